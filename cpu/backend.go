@@ -1,0 +1,273 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// Backend is the plain-Go model.Backend. It executes each op at once, with
+// goroutines across output rows, and reads quantised weights block by block.
+type Backend struct {
+	pool *pool
+	mm   matmulTask
+	attn attnTask
+	moe  moeTask
+}
+
+// New returns a Backend using threads goroutines (0: GOMAXPROCS).
+func New(threads int) *Backend {
+	return &Backend{pool: newPool(threads)}
+}
+
+var _ model.Backend = (*Backend)(nil)
+
+func t(x model.Tensor) *tensor { return x.(*tensor) }
+
+// Upload implements model.Backend. Q8_0, Q4_0 and the planar Q8/Q4 layouts
+// stay quantised; everything else is widened to f32.
+func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) { return upload(w) }
+
+// NewF32 implements model.Backend.
+func (b *Backend) NewF32(shape ...int) model.Tensor {
+	x := &tensor{shape: append([]int(nil), shape...), dtype: loader.F32}
+	x.f = make([]float32, x.numel())
+	return x
+}
+
+// NewI32 implements model.Backend.
+func (b *Backend) NewI32(shape ...int) model.Tensor {
+	x := &tensor{shape: append([]int(nil), shape...), dtype: loader.I32}
+	x.i = make([]int32, x.numel())
+	return x
+}
+
+// Free implements model.Backend.
+func (b *Backend) Free(x model.Tensor) { *t(x) = tensor{shape: t(x).shape} }
+
+// WriteI32 implements model.Backend.
+func (b *Backend) WriteI32(x model.Tensor, v []int32) { copy(t(x).i, v) }
+
+// ReadF32 implements model.Backend.
+func (b *Backend) ReadF32(x model.Tensor, dst []float32) error {
+	if len(dst) != len(t(x).f) {
+		return fmt.Errorf("cpu: ReadF32 of %d values into %d", len(t(x).f), len(dst))
+	}
+	copy(dst, t(x).f)
+	return nil
+}
+
+// ReadI32 implements model.Backend.
+func (b *Backend) ReadI32(x model.Tensor, dst []int32) error {
+	if len(dst) != len(t(x).i) {
+		return fmt.Errorf("cpu: ReadI32 of %d values into %d", len(t(x).i), len(dst))
+	}
+	copy(dst, t(x).i)
+	return nil
+}
+
+// KVCache holds f32 keys and values, (S, Hk, Dh) per layer.
+type KVCache struct {
+	K, V          [][]float32
+	capacity      int
+	kvHeads, head int
+}
+
+// Capacity implements model.KVCache.
+func (c *KVCache) Capacity() int { return c.capacity }
+
+// KVHeads implements model.KVCache.
+func (c *KVCache) KVHeads() int { return c.kvHeads }
+
+// HeadDim implements model.KVCache.
+func (c *KVCache) HeadDim() int { return c.head }
+
+// NewKVCache implements model.Backend.
+func (b *Backend) NewKVCache(layers, capacity, kvHeads, headDim int) (model.KVCache, error) {
+	if layers <= 0 || capacity <= 0 || kvHeads <= 0 || headDim <= 0 {
+		return nil, fmt.Errorf("cpu: KV cache of %d layers, %d positions, %d heads of %d", layers, capacity, kvHeads, headDim)
+	}
+	per := int64(capacity) * int64(kvHeads) * int64(headDim)
+	if per*int64(layers)*8 > 1<<40 {
+		return nil, fmt.Errorf("cpu: KV cache of %d bytes is too large", per*int64(layers)*8)
+	}
+	c := &KVCache{capacity: capacity, kvHeads: kvHeads, head: headDim}
+	for l := 0; l < layers; l++ {
+		c.K = append(c.K, make([]float32, per))
+		c.V = append(c.V, make([]float32, per))
+	}
+	return c, nil
+}
+
+// Embed implements model.Backend.
+func (b *Backend) Embed(out, table, ids model.Tensor) {
+	o, tb := t(out), t(table)
+	D := tb.cols()
+	for r, id := range t(ids).i {
+		dst := o.f[r*D : (r+1)*D]
+		if tb.dtype == loader.F32 {
+			copy(dst, tb.f[int(id)*D:])
+		} else {
+			tb.row(int(id), dst)
+		}
+	}
+}
+
+// RMSNorm implements model.Backend.
+func (b *Backend) RMSNorm(out, x, w model.Tensor, eps float32) {
+	RMSNorm(t(out).f, t(x).f, t(w).f, eps)
+}
+
+// AddRMSNorm implements model.Backend.
+func (b *Backend) AddRMSNorm(x, residual, w model.Tensor, eps float32) {
+	AddRMSNorm(t(x).f, t(residual).f, t(w).f, eps)
+}
+
+// QKNorm implements model.Backend.
+func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float32) {
+	q := t(qkv)
+	Dh := len(t(qw).f)
+	QKNorm(q.f, t(qw).f, t(kw).f, q.shape[0], heads, kvHeads, Dh, eps)
+}
+
+// RoPE implements model.Backend.
+func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
+	RoPE(t(x).f, t(pos).i, t(x).cols(), heads, r.NeoX, r.InvFreq)
+}
+
+// SiluMul implements model.Backend.
+func (b *Backend) SiluMul(out, gateUp model.Tensor) {
+	o := t(out)
+	SiluMul(o.f, t(gateUp).f, o.shape[0], o.cols())
+}
+
+// CopyRows implements model.Backend.
+func (b *Backend) CopyRows(dst, src model.Tensor, row0 int) {
+	d, s := t(dst), t(src)
+	C := s.cols()
+	copy(d.f, s.f[row0*C:row0*C+len(d.f)])
+}
+
+// Argmax implements model.Backend.
+func (b *Backend) Argmax(out, logits model.Tensor) {
+	l := t(logits)
+	Argmax(t(out).i, l.f, l.numel()/l.cols(), l.cols())
+}
+
+// TopK implements model.Backend.
+func (b *Backend) TopK(ids, vals, logits model.Tensor, k int) {
+	l := t(logits)
+	topK(t(ids).i, t(vals).f, l.f, l.numel()/l.cols(), l.cols(), k)
+}
+
+// matmulTask computes rows [lo, hi) of out (T, N) = x (T, K) · wᵀ.
+type matmulTask struct {
+	out, x []float32
+	w      *tensor
+	T, N   int
+	off    int // row offset of w (expert slices)
+	buf    [][]float32
+}
+
+func (m *matmulTask) run(worker, lo, hi int) {
+	K := len(m.x) / m.T
+	if m.w.dtype == loader.F32 || m.T < 4 {
+		for n := lo; n < hi; n++ {
+			for r := 0; r < m.T; r++ {
+				m.out[r*m.N+n] = m.w.dot(m.off+n, m.x[r*K:(r+1)*K])
+			}
+		}
+		return
+	}
+	row := m.buf[worker][:K]
+	for n := lo; n < hi; n++ {
+		m.w.row(m.off+n, row)
+		for r := 0; r < m.T; r++ {
+			m.out[r*m.N+n] = dotF32(row, m.x[r*K:(r+1)*K])
+		}
+	}
+}
+
+func (b *Backend) workerBufs(bufs *[][]float32, n int) {
+	if len(*bufs) < b.pool.n {
+		*bufs = make([][]float32, b.pool.n)
+	}
+	for i := range *bufs {
+		if len((*bufs)[i]) < n {
+			(*bufs)[i] = make([]float32, n)
+		}
+	}
+}
+
+// MatMul implements model.Backend.
+func (b *Backend) MatMul(out, x, w model.Tensor) {
+	o, xt, wt := t(out), t(x), t(w)
+	T, N := o.shape[0], o.cols()
+	b.workerBufs(&b.mm.buf, xt.cols())
+	b.mm = matmulTask{out: o.f, x: xt.f, w: wt, T: T, N: N, buf: b.mm.buf}
+	b.pool.Run(&b.mm, N, 16)
+}
+
+// attnTask runs attention for (token, head) pairs [lo, hi).
+type attnTask struct {
+	out, qkv  []float32
+	pos       []int32
+	kc, vc    []float32
+	H, Hk, Dh int
+	scores    [][]float32
+}
+
+func (a *attnTask) run(worker, lo, hi int) {
+	H, Hk, Dh := a.H, a.Hk, a.Dh
+	C := (H + 2*Hk) * Dh
+	kvw := Hk * Dh
+	scale := float32(1 / math.Sqrt(float64(Dh)))
+	for th := lo; th < hi; th++ {
+		tk, h := th/H, th%H
+		n := int(a.pos[tk]) + 1
+		kh := h / (H / Hk)
+		q := a.qkv[tk*C+h*Dh : tk*C+(h+1)*Dh]
+		s := a.scores[worker][:n]
+		maxS := float32(math.Inf(-1))
+		for j := range s {
+			s[j] = dotF32(q, a.kc[j*kvw+kh*Dh:j*kvw+(kh+1)*Dh]) * scale
+			maxS = max(maxS, s[j])
+		}
+		var sum float32
+		for j := range s {
+			s[j] = float32(math.Exp(float64(s[j] - maxS)))
+			sum += s[j]
+		}
+		o := a.out[tk*H*Dh+h*Dh : tk*H*Dh+(h+1)*Dh]
+		clear(o)
+		inv := 1 / sum
+		for j := range s {
+			w := s[j] * inv
+			v := a.vc[j*kvw+kh*Dh : j*kvw+(kh+1)*Dh]
+			for d := range o {
+				o[d] += w * v[d]
+			}
+		}
+	}
+}
+
+// Attention implements model.Backend.
+func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer int) {
+	c := cache.(*KVCache)
+	q, p := t(qkv), t(pos)
+	Hk, Dh := c.kvHeads, c.head
+	H := q.cols()/Dh - 2*Hk
+	C := q.cols()
+	kvw := Hk * Dh
+	kc, vc := c.K[layer], c.V[layer]
+	for r, ps := range p.i {
+		row := q.f[r*C:]
+		copy(kc[int(ps)*kvw:(int(ps)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
+		copy(vc[int(ps)*kvw:(int(ps)+1)*kvw], row[(H+Hk)*Dh:C])
+	}
+	b.workerBufs(&b.attn.scores, c.capacity)
+	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, scores: b.attn.scores}
+	b.pool.Run(&b.attn, len(p.i)*H, 1)
+}

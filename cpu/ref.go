@@ -1,0 +1,247 @@
+// Package cpu is the reference Backend in plain Go. The functions in this
+// file are the plain-loop definitions of every op, each the numeric oracle
+// for the kernel of the same name; the Backend runs faster equivalents.
+package cpu
+
+import (
+	"math"
+)
+
+// Embed gathers rows: out (T, D) = table (V, D) [ids (T)].
+func Embed(out, table []float32, ids []int32, D int) {
+	for t, id := range ids {
+		copy(out[t*D:(t+1)*D], table[int(id)*D:(int(id)+1)*D])
+	}
+}
+
+// RMSNorm normalises each segment of len(w) values of x into out (out may be x).
+func RMSNorm(out, x, w []float32, eps float32) {
+	n := len(w)
+	for s := 0; s+n <= len(x); s += n {
+		seg := x[s : s+n]
+		var sum float64
+		for _, v := range seg {
+			sum += float64(v) * float64(v)
+		}
+		scale := float32(1 / math.Sqrt(sum/float64(n)+float64(eps)))
+		for i, v := range seg {
+			out[s+i] = v * scale * w[i]
+		}
+	}
+}
+
+// AddRMSNorm: residual += x; x = RMSNorm(residual) * w. x, residual (T, D); w (D).
+func AddRMSNorm(x, residual, w []float32, eps float32) {
+	for i := range x {
+		residual[i] += x[i]
+	}
+	RMSNorm(x, residual, w, eps)
+}
+
+// MatMul: out (T, N) = x (T, K) · w (N, K)ᵀ, w dequantised.
+func MatMul(out, x, w []float32, T, N, K int) {
+	for t := 0; t < T; t++ {
+		for n := 0; n < N; n++ {
+			var sum float32
+			for k := 0; k < K; k++ {
+				sum += x[t*K+k] * w[n*K+k]
+			}
+			out[t*N+n] = sum
+		}
+	}
+}
+
+// QKNorm normalises the H query heads of each row of qkv (T, (H+2Hk)*Dh)
+// with qw (Dh) and the Hk key heads with kw (Dh), in place.
+func QKNorm(qkv, qw, kw []float32, T, H, Hk, Dh int, eps float32) {
+	C := (H + 2*Hk) * Dh
+	for t := 0; t < T; t++ {
+		row := qkv[t*C:]
+		RMSNorm(row[:H*Dh], row[:H*Dh], qw, eps)
+		RMSNorm(row[H*Dh:(H+Hk)*Dh], row[H*Dh:(H+Hk)*Dh], kw, eps)
+	}
+}
+
+// RoPE rotates the first heads heads (of Dh = 2*len(invFreq) values) of each
+// row of x (T, C) at positions pos (T). NeoX pairs (i, i+Dh/2); otherwise
+// adjacent pairs (2i, 2i+1). The angle of pair i is pos*invFreq[i].
+func RoPE(x []float32, pos []int32, C, heads int, neox bool, invFreq []float32) {
+	half := len(invFreq)
+	Dh := 2 * half
+	for t, p := range pos {
+		for h := 0; h < heads; h++ {
+			v := x[t*C+h*Dh : t*C+(h+1)*Dh]
+			for i := 0; i < half; i++ {
+				a := float64(p) * float64(invFreq[i])
+				cos, sin := float32(math.Cos(a)), float32(math.Sin(a))
+				i0, i1 := 2*i, 2*i+1
+				if neox {
+					i0, i1 = i, i+half
+				}
+				x0, x1 := v[i0], v[i1]
+				v[i0] = x0*cos - x1*sin
+				v[i1] = x0*sin + x1*cos
+			}
+		}
+	}
+}
+
+// Attention stores k and v of qkv (T, (H+2Hk)*Dh) into kc, vc (S, Hk, Dh)
+// at positions pos (T), then for each token t and head h attends over cache
+// positions [0, pos[t]] with scale 1/sqrt(Dh): out (T, H*Dh). Query head h
+// reads key/value head h / (H/Hk).
+func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh int) {
+	C := (H + 2*Hk) * Dh
+	kvw := Hk * Dh
+	for t, p := range pos {
+		row := qkv[t*C:]
+		copy(kc[int(p)*kvw:(int(p)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
+		copy(vc[int(p)*kvw:(int(p)+1)*kvw], row[(H+Hk)*Dh:C])
+	}
+	scale := 1 / math.Sqrt(float64(Dh))
+	group := H / Hk
+	for t, p := range pos {
+		n := int(p) + 1
+		scores := make([]float64, n)
+		for h := 0; h < H; h++ {
+			q := qkv[t*C+h*Dh : t*C+(h+1)*Dh]
+			kh := h / group
+			maxS := math.Inf(-1)
+			for j := 0; j < n; j++ {
+				k := kc[j*kvw+kh*Dh : j*kvw+(kh+1)*Dh]
+				var dot float32
+				for d := range q {
+					dot += q[d] * k[d]
+				}
+				scores[j] = float64(dot) * scale
+				maxS = math.Max(maxS, scores[j])
+			}
+			var sum float64
+			for j := range scores {
+				scores[j] = math.Exp(scores[j] - maxS)
+				sum += scores[j]
+			}
+			o := out[t*H*Dh+h*Dh : t*H*Dh+(h+1)*Dh]
+			for d := range o {
+				o[d] = 0
+			}
+			for j := 0; j < n; j++ {
+				wgt := float32(scores[j] / sum)
+				v := vc[j*kvw+kh*Dh : j*kvw+(kh+1)*Dh]
+				for d := range o {
+					o[d] += wgt * v[d]
+				}
+			}
+		}
+	}
+}
+
+// Silu is x * sigmoid(x).
+func Silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
+
+// SiluMul: out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:].
+func SiluMul(out, gateUp []float32, T, F int) {
+	for t := 0; t < T; t++ {
+		for i := 0; i < F; i++ {
+			out[t*F+i] = Silu(gateUp[t*2*F+i]) * gateUp[t*2*F+F+i]
+		}
+	}
+}
+
+// Route computes one token's top-k experts and weights from router logits
+// (E): softmax over all E, the k largest (ties to the lowest index), and
+// renormalised to sum 1 when norm is set.
+func Route(logits []float32, k int, norm bool, ids []int32, weights []float32) {
+	maxL := float32(math.Inf(-1))
+	for _, v := range logits {
+		maxL = max(maxL, v)
+	}
+	probs := make([]float64, len(logits))
+	var sum float64
+	for e, v := range logits {
+		probs[e] = math.Exp(float64(v - maxL))
+		sum += probs[e]
+	}
+	used := make([]bool, len(logits))
+	var total float64
+	for a := 0; a < k; a++ {
+		best := -1
+		for e := range probs {
+			if !used[e] && (best < 0 || probs[e] > probs[best]) {
+				best = e
+			}
+		}
+		used[best] = true
+		ids[a] = int32(best)
+		weights[a] = float32(probs[best] / sum)
+		total += probs[best] / sum
+	}
+	if norm {
+		for a := range weights[:k] {
+			weights[a] = float32(float64(weights[a]) / total)
+		}
+	}
+}
+
+// MoE: for each token of x (T, D), route with router (E, D), then
+// out = Σ_a weight_a · down_a (D, F) · SiluMul(gateUp_a (2F, D) · x).
+func MoE(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
+	logits := make([]float32, E)
+	ids := make([]int32, k)
+	weights := make([]float32, k)
+	gu := make([]float32, 2*F)
+	act := make([]float32, F)
+	y := make([]float32, D)
+	for t := 0; t < T; t++ {
+		xt := x[t*D : (t+1)*D]
+		MatMul(logits, xt, router, 1, E, D)
+		Route(logits, k, norm, ids, weights)
+		o := out[t*D : (t+1)*D]
+		for i := range o {
+			o[i] = 0
+		}
+		for a := 0; a < k; a++ {
+			e := int(ids[a])
+			MatMul(gu, xt, gateUp[e*2*F*D:(e+1)*2*F*D], 1, 2*F, D)
+			SiluMul(act, gu, 1, F)
+			MatMul(y, act, down[e*D*F:(e+1)*D*F], 1, D, F)
+			for i := range o {
+				o[i] += weights[a] * y[i]
+			}
+		}
+	}
+}
+
+// Argmax: out (T) = index of each row's maximum of logits (T, V), lowest on ties.
+func Argmax(out []int32, logits []float32, T, V int) {
+	for t := 0; t < T; t++ {
+		row := logits[t*V : (t+1)*V]
+		best := 0
+		for i, v := range row {
+			if v > row[best] {
+				best = i
+			}
+		}
+		out[t] = int32(best)
+	}
+}
+
+// TopK writes each row's k largest values in descending order, ties to the
+// lowest index: logits (T, V) -> ids, vals (T, k).
+func TopK(ids []int32, vals []float32, logits []float32, T, V, k int) {
+	for t := 0; t < T; t++ {
+		row := logits[t*V : (t+1)*V]
+		used := make([]bool, V)
+		for a := 0; a < k; a++ {
+			best := -1
+			for i, v := range row {
+				if !used[i] && (best < 0 || v > row[best]) {
+					best = i
+				}
+			}
+			used[best] = true
+			ids[t*k+a] = int32(best)
+			vals[t*k+a] = row[best]
+		}
+	}
+}

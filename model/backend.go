@@ -1,0 +1,104 @@
+package model
+
+import "wasmllm/loader"
+
+// Shape letters used throughout:
+//
+//	T  tokens in a batch          D  hidden size (embedding_length)
+//	V  vocabulary                 F  MLP intermediate size (per expert for MoE)
+//	H  query heads                Hk key/value heads
+//	Dh head dim                   S  KV cache capacity (context length)
+//	E  experts                    A  active experts per token (top-k)
+//	L  layers                     K  a matmul's inner dimension, N its output rows
+
+// Tensor is an array owned by a Backend. Row-major; the last dimension is
+// contiguous.
+type Tensor interface {
+	Shape() []int
+}
+
+// Backend runs the model's ops. The cpu package is the reference; the gpu
+// package runs the same ops as WGSL kernels. Every op has a Go reference of
+// the same name in package cpu, and both backends pass one conformance suite.
+//
+// Ops are issued in order; a backend may defer execution until a Read.
+type Backend interface {
+	// Upload makes a weight tensor resident. Weights keep their dtype
+	// (F32, F16, Q8_0, Q4_0, or the planar Q8/Q4 shard layouts); other
+	// dtypes are the caller's to convert first.
+	Upload(w *loader.Tensor) (Tensor, error)
+	// NewF32 and NewI32 allocate zeroed activations.
+	NewF32(shape ...int) Tensor
+	NewI32(shape ...int) Tensor
+	// Free releases an activation or weight.
+	Free(t Tensor)
+	// WriteI32 copies host values into an I32 tensor (token ids, positions).
+	WriteI32(t Tensor, v []int32)
+	// ReadF32 and ReadI32 copy a tensor back to the host, finishing all
+	// pending work first.
+	ReadF32(t Tensor, dst []float32) error
+	ReadI32(t Tensor, dst []int32) error
+	// NewKVCache allocates the cache for L layers of S positions, Hk heads of Dh.
+	NewKVCache(layers, capacity, kvHeads, headDim int) (KVCache, error)
+
+	// Embed gathers rows: out (T, D) f32 = table[ids[t]]; table (V, D); ids (T) i32.
+	Embed(out, table, ids Tensor)
+	// RMSNorm normalises each contiguous segment of len(w) elements of x:
+	// out = x / sqrt(mean(x²) + eps) * w. x and out (R, C) f32 with C a
+	// multiple of len(w); out may be x. Used for the layer norms (len(w) = D)
+	// and for Qwen3's per-head q/k norms (len(w) = Dh).
+	RMSNorm(out, x, w Tensor, eps float32)
+	// AddRMSNorm is vLLM's fused_add_rms_norm: residual += x, then
+	// x = RMSNorm(residual) * w. x, residual (T, D) f32; w (D).
+	AddRMSNorm(x, residual, w Tensor, eps float32)
+	// MatMul computes out (T, N) = x (T, K) · wᵀ for a weight w (N, K).
+	MatMul(out, x, w Tensor)
+	// QKNorm is Qwen3's per-head RMSNorm, in place on the merged projection
+	// qkv (T, (H+2Hk)*Dh): each of the H query heads is normalised with
+	// qw (Dh), each of the Hk key heads with kw (Dh); values are untouched.
+	QKNorm(qkv, qw, kw Tensor, heads, kvHeads int, eps float32)
+	// RoPE rotates, in place, the first `heads` heads of Dh = r.Dim values
+	// in each row of x (T, C) at the positions pos (T) i32. On the merged
+	// projection, heads = H+Hk covers queries and keys.
+	RoPE(x, pos Tensor, heads int, r *RoPE)
+	// Attention reads q, k, v from the merged projection qkv
+	// (T, (H+2Hk)*Dh), with H derived from its width and the cache's Hk and
+	// Dh. It writes k and v into the cache of layer at the positions pos
+	// (T) i32, then computes causal GQA attention for each token t over
+	// cache positions [0, pos[t]], scaled by 1/sqrt(Dh): out (T, H*Dh).
+	Attention(out, qkv, pos Tensor, cache KVCache, layer int)
+	// SiluMul computes out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:] for
+	// gateUp (T, 2F), vLLM's SiluAndMul.
+	SiluMul(out, gateUp Tensor)
+	// MoE is the sparse MLP: router logits = x·routerᵀ, softmax over E,
+	// top-A experts, weights renormalised to sum 1 when norm is set, and
+	// out = Σ weight_a · down_a(SiluMul(gateUp_a · x)). x, out (T, D);
+	// router (E, D); gateUp (E, 2F, D); down (E, D, F).
+	MoE(out, x, router, gateUp, down Tensor, topK int, norm bool)
+	// CopyRows copies rows [row0, row0+R) of src (_, C) into dst (R, C).
+	CopyRows(dst, src Tensor, row0 int)
+	// Argmax writes the index of each row's maximum (lowest index on ties):
+	// logits (T, V) f32 -> out (T) i32.
+	Argmax(out, logits Tensor)
+	// TopK writes each row's k largest logits in descending order, ties to
+	// the lowest id: logits (T, V) -> ids (T, k) i32, vals (T, k) f32.
+	TopK(ids, vals, logits Tensor, k int)
+}
+
+// KVCache is a backend's key/value store for every layer.
+type KVCache interface {
+	// Capacity is the number of positions S the cache holds.
+	Capacity() int
+	// KVHeads and HeadDim are Hk and Dh.
+	KVHeads() int
+	HeadDim() int
+}
+
+// RoPE describes the rotary embedding of one model.
+type RoPE struct {
+	Dim  int  // rotated dims per head (Dh for every model here)
+	NeoX bool // rotate halves (x[i], x[i+Dim/2]); false: adjacent pairs (x[2i], x[2i+1])
+	// InvFreq holds the Dim/2 inverse frequencies, with any llama3 scaling
+	// or GGUF rope_freqs factors already applied.
+	InvFreq []float32
+}

@@ -1,0 +1,299 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Model is a loaded model: plain structs of backend tensors and a Forward.
+type Model struct {
+	Config Config
+	Rope   RoPE
+	Embed  Tensor // (V, D)
+	Norm   Tensor // (D)
+	LMHead Tensor // (V, D); Embed when tied
+	Layers []Layer
+
+	b       Backend
+	scratch map[scratchKey]*scratch
+}
+
+// Layer is one transformer block.
+type Layer struct {
+	AttnNorm Tensor // (D)
+	QKV      Tensor // ((H+2Hk)*Dh, D)
+	QNorm    Tensor // (Dh), nil unless Config.QKNorm
+	KNorm    Tensor // (Dh)
+	AttnOut  Tensor // (D, H*Dh)
+	MLPNorm  Tensor // (D)
+	MLP      MLP
+}
+
+// MLP is the feed-forward half of a block: dense SwiGLU or sparse MoE,
+// chosen at load.
+type MLP interface {
+	// Forward reads x (T, D) and returns the tensor holding the output (T, D).
+	Forward(b Backend, x Tensor, s *scratch) Tensor
+}
+
+// Dense is vLLM's LlamaMLP: merged gate_up, SiluAndMul, down.
+type Dense struct {
+	GateUp Tensor // (2F, D)
+	Down   Tensor // (D, F)
+}
+
+// Forward implements MLP.
+func (m *Dense) Forward(b Backend, x Tensor, s *scratch) Tensor {
+	b.MatMul(s.gateUp, x, m.GateUp)
+	b.SiluMul(s.act, s.gateUp)
+	b.MatMul(x, s.act, m.Down)
+	return x
+}
+
+// Sparse is Qwen3-MoE's block: router, top-A of E experts, no shared expert.
+type Sparse struct {
+	Router Tensor // (E, D)
+	GateUp Tensor // (E, 2F, D)
+	Down   Tensor // (E, D, F)
+	TopK   int
+	Norm   bool
+}
+
+// Forward implements MLP.
+func (m *Sparse) Forward(b Backend, x Tensor, s *scratch) Tensor {
+	b.MoE(s.moe, x, m.Router, m.GateUp, m.Down, m.TopK, m.Norm)
+	return s.moe
+}
+
+// Build uploads w to b and assembles the model.
+func Build(b Backend, w *Weights) (*Model, error) {
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	c := w.Config
+	m := &Model{Config: c, b: b, scratch: map[scratchKey]*scratch{}}
+	up := func(name string) (Tensor, error) {
+		t, err := w.Get(name)
+		if err != nil {
+			return nil, err
+		}
+		bt, err := b.Upload(t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: uploading %s: %w", w.Source, name, err)
+		}
+		return bt, nil
+	}
+	var err error
+	if m.Embed, err = up(NameEmbed); err != nil {
+		return nil, err
+	}
+	if m.Norm, err = up(NameNorm); err != nil {
+		return nil, err
+	}
+	m.LMHead = m.Embed
+	if !c.TiedEmbeddings {
+		if m.LMHead, err = up(NameLMHead); err != nil {
+			return nil, err
+		}
+	}
+	m.Rope = RoPE{Dim: c.HeadDim, NeoX: c.RopeNeoX, InvFreq: c.InvFreq()}
+	if t, ok := w.Tensors[NameRopeFreqs]; ok {
+		// llama.cpp divides each base frequency by its rope_freqs factor.
+		factors, err := t.F32()
+		if err != nil {
+			return nil, err
+		}
+		base := (&Config{HeadDim: c.HeadDim, RopeTheta: c.RopeTheta}).InvFreq()
+		for i := range base {
+			m.Rope.InvFreq[i] = float32(float64(base[i]) / float64(factors[i]))
+		}
+	}
+	m.Layers = make([]Layer, c.Layers)
+	for l := range m.Layers {
+		L := &m.Layers[l]
+		f := func(s string) string { return fmt.Sprintf(s, l) }
+		for _, p := range []struct {
+			dst  *Tensor
+			name string
+		}{{&L.AttnNorm, NameAttnNorm}, {&L.QKV, NameQKV}, {&L.AttnOut, NameAttnOut}, {&L.MLPNorm, NameFFNNorm}} {
+			if *p.dst, err = up(f(p.name)); err != nil {
+				return nil, err
+			}
+		}
+		if c.QKNorm {
+			if L.QNorm, err = up(f(NameQNorm)); err != nil {
+				return nil, err
+			}
+			if L.KNorm, err = up(f(NameKNorm)); err != nil {
+				return nil, err
+			}
+		}
+		if c.MoE() {
+			s := &Sparse{TopK: c.ExpertsUsed, Norm: c.NormTopK}
+			if s.Router, err = up(f(NameRouter)); err != nil {
+				return nil, err
+			}
+			if s.GateUp, err = up(f(NameGateUpExps)); err != nil {
+				return nil, err
+			}
+			if s.Down, err = up(f(NameDownExps)); err != nil {
+				return nil, err
+			}
+			L.MLP = s
+		} else {
+			d := &Dense{}
+			if d.GateUp, err = up(f(NameGateUp)); err != nil {
+				return nil, err
+			}
+			if d.Down, err = up(f(NameDown)); err != nil {
+				return nil, err
+			}
+			L.MLP = d
+		}
+	}
+	return m, nil
+}
+
+// ErrContextFull reports a batch that does not fit in the KV cache.
+var ErrContextFull = errors.New("context full")
+
+// ContextError names the positions asked for and the cache capacity.
+type ContextError struct {
+	Pos, Tokens, Capacity int
+}
+
+func (e *ContextError) Error() string {
+	return fmt.Sprintf("model: %d tokens at position %d exceed the context of %d positions", e.Tokens, e.Pos, e.Capacity)
+}
+
+func (e *ContextError) Unwrap() error { return ErrContextFull }
+
+// NewCache allocates a KV cache for capacity positions.
+func (m *Model) NewCache(capacity int) (KVCache, error) {
+	c := m.Config
+	return m.b.NewKVCache(c.Layers, capacity, c.KVHeads, c.HeadDim)
+}
+
+// Forward runs the tokens ids at positions pos, pos+1, ... through the
+// model, appending their keys and values to cache. It returns the logits
+// for every token (T, V) when all is set, else for the last token only
+// (1, V). The result is a backend tensor owned by the model and valid until
+// the next Forward.
+func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, error) {
+	T := len(ids)
+	if T == 0 {
+		return nil, errors.New("model: empty batch")
+	}
+	if pos < 0 || pos+T > cache.Capacity() {
+		return nil, &ContextError{Pos: pos, Tokens: T, Capacity: cache.Capacity()}
+	}
+	c := &m.Config
+	for _, id := range ids {
+		if id < 0 || int(id) >= c.Vocab {
+			return nil, fmt.Errorf("model: token id %d outside the vocabulary of %d", id, c.Vocab)
+		}
+	}
+	b := m.b
+	s := m.scratchFor(T, all)
+	b.WriteI32(s.ids, ids)
+	for i := range s.posHost {
+		s.posHost[i] = int32(pos + i)
+	}
+	b.WriteI32(s.pos, s.posHost)
+	eps := float32(c.RMSEps)
+	b.Embed(s.res, m.Embed, s.ids)
+	h := s.x
+	for l := range m.Layers {
+		L := &m.Layers[l]
+		if l == 0 {
+			b.RMSNorm(h, s.res, L.AttnNorm, eps)
+		} else {
+			b.AddRMSNorm(h, s.res, L.AttnNorm, eps)
+		}
+		b.MatMul(s.qkv, h, L.QKV)
+		if c.QKNorm {
+			b.QKNorm(s.qkv, L.QNorm, L.KNorm, c.Heads, c.KVHeads, eps)
+		}
+		b.RoPE(s.qkv, s.pos, c.Heads+c.KVHeads, &m.Rope)
+		b.Attention(s.attn, s.qkv, s.pos, cache, l)
+		b.MatMul(s.x, s.attn, L.AttnOut)
+		b.AddRMSNorm(s.x, s.res, L.MLPNorm, eps)
+		h = L.MLP.Forward(b, s.x, s)
+	}
+	b.AddRMSNorm(h, s.res, m.Norm, eps)
+	if all || T == 1 {
+		b.MatMul(s.logits, h, m.LMHead)
+		return s.logits, nil
+	}
+	b.CopyRows(s.last, h, T-1)
+	b.MatMul(s.logits, s.last, m.LMHead)
+	return s.logits, nil
+}
+
+type scratchKey struct {
+	T   int
+	all bool
+}
+
+// scratch holds the activations of one batch shape, allocated once.
+type scratch struct {
+	ids, pos Tensor // (T) i32
+	posHost  []int32
+	x, res   Tensor // (T, D)
+	qkv      Tensor // (T, (H+2Hk)*Dh)
+	attn     Tensor // (T, H*Dh)
+	gateUp   Tensor // (T, 2F)
+	act      Tensor // (T, F)
+	moe      Tensor // (T, D)
+	last     Tensor // (1, D)
+	logits   Tensor // (T or 1, V)
+	tensors  []Tensor
+}
+
+// maxScratch bounds how many batch shapes keep their activations.
+const maxScratch = 4
+
+func (m *Model) scratchFor(T int, all bool) *scratch {
+	if T == 1 {
+		all = true
+	}
+	key := scratchKey{T, all}
+	if s, ok := m.scratch[key]; ok {
+		return s
+	}
+	if len(m.scratch) >= maxScratch {
+		for k, old := range m.scratch {
+			if k.T != 1 {
+				for _, t := range old.tensors {
+					m.b.Free(t)
+				}
+				delete(m.scratch, k)
+				break
+			}
+		}
+	}
+	c := &m.Config
+	s := &scratch{posHost: make([]int32, T)}
+	f32 := func(shape ...int) Tensor { t := m.b.NewF32(shape...); s.tensors = append(s.tensors, t); return t }
+	i32 := func(shape ...int) Tensor { t := m.b.NewI32(shape...); s.tensors = append(s.tensors, t); return t }
+	s.ids, s.pos = i32(T), i32(T)
+	s.x, s.res = f32(T, c.Hidden), f32(T, c.Hidden)
+	s.qkv = f32(T, (c.Heads+2*c.KVHeads)*c.HeadDim)
+	s.attn = f32(T, c.Heads*c.HeadDim)
+	if c.MoE() {
+		s.moe = f32(T, c.Hidden)
+	} else {
+		s.gateUp, s.act = f32(T, 2*c.FFN), f32(T, c.FFN)
+	}
+	rows := T
+	if !all {
+		rows = 1
+		s.last = f32(1, c.Hidden)
+	}
+	s.logits = f32(rows, c.Vocab)
+	m.scratch[key] = s
+	return s
+}
+
+// Backend returns the backend the model runs on.
+func (m *Model) Backend() Backend { return m.b }

@@ -1,0 +1,188 @@
+package model
+
+import (
+	"fmt"
+
+	"wasmllm/loader"
+)
+
+// FromGGUF maps a parsed GGUF file of architecture llama, qwen3 or qwen3moe
+// onto a Config and canonical tensors. Tensor data is shared with g where no
+// merge is needed.
+func FromGGUF(g *loader.GGUF) (*Weights, error) {
+	arch, ok := g.String("general.architecture")
+	if !ok {
+		return nil, &loader.FormatError{File: g.File, Field: "metadata general.architecture", Offset: -1, Err: loader.ErrNotFound}
+	}
+	ferr := func(field string, err error) error {
+		return &loader.FormatError{File: g.File, Field: field, Offset: -1, Err: err}
+	}
+	req := func(key string) (int, error) {
+		v, ok := g.Int(arch + "." + key)
+		if !ok {
+			return 0, ferr("metadata "+arch+"."+key, loader.ErrNotFound)
+		}
+		if v <= 0 || v > 1<<31 {
+			return 0, ferr("metadata "+arch+"."+key, fmt.Errorf("%w: %d", loader.ErrCorrupt, v))
+		}
+		return int(v), nil
+	}
+	opt := func(key string, def int) int {
+		if v, ok := g.Int(arch + "." + key); ok && v > 0 && v < 1<<31 {
+			return int(v)
+		}
+		return def
+	}
+	c := Config{Arch: arch}
+	switch arch {
+	case ArchLlama:
+	case ArchQwen3, ArchQwen3MoE:
+		c.QKNorm, c.RopeNeoX = true, true
+	default:
+		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: architecture %q", loader.ErrUnsupported, arch))
+	}
+	var err error
+	if c.Hidden, err = req("embedding_length"); err != nil {
+		return nil, err
+	}
+	if c.Layers, err = req("block_count"); err != nil {
+		return nil, err
+	}
+	if c.Heads, err = req("attention.head_count"); err != nil {
+		return nil, err
+	}
+	c.KVHeads = opt("attention.head_count_kv", c.Heads)
+	c.HeadDim = opt("attention.key_length", c.Hidden/c.Heads)
+	c.MaxContext = opt("context_length", 2048)
+	c.RopeTheta = 10000
+	if v, ok := g.Float(arch + ".rope.freq_base"); ok {
+		c.RopeTheta = v
+	}
+	c.RMSEps = 1e-5
+	if v, ok := g.Float(arch + ".attention.layer_norm_rms_epsilon"); ok {
+		c.RMSEps = v
+	}
+	if arch == ArchQwen3MoE {
+		if c.Experts, err = req("expert_count"); err != nil {
+			return nil, err
+		}
+		if c.ExpertsUsed, err = req("expert_used_count"); err != nil {
+			return nil, err
+		}
+		if c.ExpertFFN, err = req("expert_feed_forward_length"); err != nil {
+			return nil, err
+		}
+		// llama.cpp always renormalises qwen3moe's top-k weights.
+		c.NormTopK = true
+		if v, ok := g.Bool(arch + ".expert_weights_norm"); ok {
+			c.NormTopK = v
+		}
+	} else if c.FFN, err = req("feed_forward_length"); err != nil {
+		return nil, err
+	}
+	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
+		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
+	}
+	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: g.File}
+	get := func(name string) (*loader.Tensor, error) { return g.Tensor(name) }
+	put := func(name string, t *loader.Tensor) { t.Name = name; w.Tensors[name] = t }
+	for _, name := range []string{NameEmbed, NameNorm} {
+		t, err := get(name)
+		if err != nil {
+			return nil, err
+		}
+		put(name, t)
+	}
+	w.Config.Vocab = w.Tensors[NameEmbed].Shape[0]
+	if g.Has(NameLMHead) {
+		t, _ := get(NameLMHead)
+		put(NameLMHead, t)
+	} else {
+		w.Config.TiedEmbeddings = true
+	}
+	if g.Has(NameRopeFreqs) {
+		t, _ := get(NameRopeFreqs)
+		put(NameRopeFreqs, t)
+	}
+	for l := 0; l < c.Layers; l++ {
+		f := func(s string) string { return fmt.Sprintf(s, l) }
+		one := func(dst, src string) error {
+			t, err := get(fmt.Sprintf(src, l))
+			if err != nil {
+				return err
+			}
+			put(f(dst), t)
+			return nil
+		}
+		if err := one(NameAttnNorm, "blk.%d.attn_norm.weight"); err != nil {
+			return nil, err
+		}
+		if err := one(NameAttnOut, "blk.%d.attn_output.weight"); err != nil {
+			return nil, err
+		}
+		if err := one(NameFFNNorm, "blk.%d.ffn_norm.weight"); err != nil {
+			return nil, err
+		}
+		var qkv [3]*loader.Tensor
+		for i, s := range []string{"q", "k", "v"} {
+			if qkv[i], err = get(fmt.Sprintf("blk.%d.attn_%s.weight", l, s)); err != nil {
+				return nil, err
+			}
+		}
+		merged, err := concatRows(f(NameQKV), qkv[:]...)
+		if err != nil {
+			return nil, ferr("tensor "+f(NameQKV), err)
+		}
+		put(f(NameQKV), merged)
+		if c.QKNorm {
+			if err := one(NameQNorm, "blk.%d.attn_q_norm.weight"); err != nil {
+				return nil, err
+			}
+			if err := one(NameKNorm, "blk.%d.attn_k_norm.weight"); err != nil {
+				return nil, err
+			}
+		}
+		if c.MoE() {
+			if err := one(NameRouter, "blk.%d.ffn_gate_inp.weight"); err != nil {
+				return nil, err
+			}
+			if err := one(NameDownExps, "blk.%d.ffn_down_exps.weight"); err != nil {
+				return nil, err
+			}
+			gate, err := get(f("blk.%d.ffn_gate_exps.weight"))
+			if err != nil {
+				return nil, err
+			}
+			up, err := get(f("blk.%d.ffn_up_exps.weight"))
+			if err != nil {
+				return nil, err
+			}
+			gu, err := interleaveExperts(f(NameGateUpExps), gate, up)
+			if err != nil {
+				return nil, ferr("tensor "+f(NameGateUpExps), err)
+			}
+			put(f(NameGateUpExps), gu)
+			continue
+		}
+		if err := one(NameDown, "blk.%d.ffn_down.weight"); err != nil {
+			return nil, err
+		}
+		gate, err := get(f("blk.%d.ffn_gate.weight"))
+		if err != nil {
+			return nil, err
+		}
+		up, err := get(f("blk.%d.ffn_up.weight"))
+		if err != nil {
+			return nil, err
+		}
+		gu, err := concatRows(f(NameGateUp), gate, up)
+		if err != nil {
+			return nil, ferr("tensor "+f(NameGateUp), err)
+		}
+		put(f(NameGateUp), gu)
+	}
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}

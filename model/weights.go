@@ -1,0 +1,189 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+
+	"wasmllm/loader"
+)
+
+// Canonical tensor names. Every source (GGUF, Hugging Face, llama2.c,
+// converted manifests) is mapped onto these, with Q/K/V and gate/up merged
+// as the forward pass reads them.
+const (
+	NameEmbed     = "token_embd.weight"  // (V, D)
+	NameNorm      = "output_norm.weight" // (D)
+	NameLMHead    = "output.weight"      // (V, D); absent when tied
+	NameRopeFreqs = "rope_freqs.weight"  // (Dh/2) optional llama3 frequency divisors
+)
+
+// Per-layer canonical names; format with the layer index.
+const (
+	NameAttnNorm   = "blk.%d.attn_norm.weight"        // (D)
+	NameQKV        = "blk.%d.attn_qkv.weight"         // ((H+2Hk)*Dh, D)
+	NameQNorm      = "blk.%d.attn_q_norm.weight"      // (Dh)
+	NameKNorm      = "blk.%d.attn_k_norm.weight"      // (Dh)
+	NameAttnOut    = "blk.%d.attn_output.weight"      // (D, H*Dh)
+	NameFFNNorm    = "blk.%d.ffn_norm.weight"         // (D)
+	NameGateUp     = "blk.%d.ffn_gate_up.weight"      // (2F, D)
+	NameDown       = "blk.%d.ffn_down.weight"         // (D, F)
+	NameRouter     = "blk.%d.ffn_gate_inp.weight"     // (E, D)
+	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight" // (E, 2F, D)
+	NameDownExps   = "blk.%d.ffn_down_exps.weight"    // (E, D, F)
+)
+
+// Weights is a model's config and its canonical tensors on the host.
+type Weights struct {
+	Config  Config
+	Tensors map[string]*loader.Tensor
+	// Source names where the weights came from, for messages.
+	Source string
+}
+
+// Names returns the tensor names in a stable order.
+func (w *Weights) Names() []string {
+	names := make([]string, 0, len(w.Tensors))
+	for n := range w.Tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Get returns a tensor, or a typed error naming the source when it is missing.
+func (w *Weights) Get(name string) (*loader.Tensor, error) {
+	t, ok := w.Tensors[name]
+	if !ok {
+		return nil, &loader.FormatError{File: w.Source, Field: "tensor " + name, Offset: -1, Err: loader.ErrNotFound}
+	}
+	return t, nil
+}
+
+// Check verifies that every tensor the config needs is present with the
+// right shape and a consistent byte size.
+func (w *Weights) Check() error {
+	c := &w.Config
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", w.Source, err)
+	}
+	D, Dh, V := c.Hidden, c.HeadDim, c.Vocab
+	want := map[string][]int{NameEmbed: {V, D}, NameNorm: {D}}
+	if !c.TiedEmbeddings {
+		want[NameLMHead] = []int{V, D}
+	}
+	for l := 0; l < c.Layers; l++ {
+		f := func(s string) string { return fmt.Sprintf(s, l) }
+		want[f(NameAttnNorm)] = []int{D}
+		want[f(NameQKV)] = []int{(c.Heads + 2*c.KVHeads) * Dh, D}
+		want[f(NameAttnOut)] = []int{D, c.Heads * Dh}
+		want[f(NameFFNNorm)] = []int{D}
+		if c.QKNorm {
+			want[f(NameQNorm)] = []int{Dh}
+			want[f(NameKNorm)] = []int{Dh}
+		}
+		if c.MoE() {
+			want[f(NameRouter)] = []int{c.Experts, D}
+			want[f(NameGateUpExps)] = []int{c.Experts, 2 * c.ExpertFFN, D}
+			want[f(NameDownExps)] = []int{c.Experts, D, c.ExpertFFN}
+		} else {
+			want[f(NameGateUp)] = []int{2 * c.FFN, D}
+			want[f(NameDown)] = []int{D, c.FFN}
+		}
+	}
+	for name, shape := range want {
+		t, err := w.Get(name)
+		if err != nil {
+			return err
+		}
+		if !equalShape(t.Shape, shape) {
+			return &loader.FormatError{File: w.Source, Field: "tensor " + name + " shape", Offset: -1,
+				Err: fmt.Errorf("%w: got %v, want %v", loader.ErrCorrupt, t.Shape, shape)}
+		}
+		if err := t.CheckSize(); err != nil {
+			return &loader.FormatError{File: w.Source, Field: "tensor " + name, Offset: -1, Err: err}
+		}
+	}
+	if t, ok := w.Tensors[NameRopeFreqs]; ok && t.NumElements() != Dh/2 {
+		return &loader.FormatError{File: w.Source, Field: "tensor " + NameRopeFreqs + " shape", Offset: -1,
+			Err: fmt.Errorf("%w: %d elements, want %d", loader.ErrCorrupt, t.NumElements(), Dh/2)}
+	}
+	return nil
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// concatRows stacks tensors with equal column counts into one (ΣN, K)
+// tensor. Block-quantised rows are self-contained, so rows of one dtype
+// concatenate byte for byte; mixed dtypes are widened to F32 losslessly.
+func concatRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
+	dt := parts[0].DType
+	cols := parts[0].Cols()
+	rows := 0
+	for _, p := range parts {
+		if p.Cols() != cols {
+			return nil, fmt.Errorf("merging %s: %s has %d columns, %s has %d", name, parts[0].Name, cols, p.Name, p.Cols())
+		}
+		if p.DType != dt {
+			dt = loader.F32
+		}
+		rows += p.Rows()
+	}
+	var data []byte
+	for _, p := range parts {
+		b := p.Data
+		if p.DType != dt {
+			f, err := p.F32()
+			if err != nil {
+				return nil, err
+			}
+			b = f32Bytes(f)
+		}
+		data = append(data, b...)
+	}
+	return &loader.Tensor{Name: name, DType: dt, Shape: []int{rows, cols}, Data: data}, nil
+}
+
+// interleaveExperts merges per-expert matrices a (E, N1, K) and b (E, N2, K)
+// into (E, N1+N2, K), expert by expert.
+func interleaveExperts(name string, a, b *loader.Tensor) (*loader.Tensor, error) {
+	if len(a.Shape) != 3 || len(b.Shape) != 3 || a.Shape[0] != b.Shape[0] || a.Shape[2] != b.Shape[2] {
+		return nil, fmt.Errorf("merging %s: shapes %v and %v", name, a.Shape, b.Shape)
+	}
+	if a.DType != b.DType {
+		fa, err := widen(a)
+		if err != nil {
+			return nil, err
+		}
+		fb, err := widen(b)
+		if err != nil {
+			return nil, err
+		}
+		a, b = fa, fb
+	}
+	E := a.Shape[0]
+	sa, sb := len(a.Data)/E, len(b.Data)/E
+	data := make([]byte, 0, len(a.Data)+len(b.Data))
+	for e := 0; e < E; e++ {
+		data = append(data, a.Data[e*sa:(e+1)*sa]...)
+		data = append(data, b.Data[e*sb:(e+1)*sb]...)
+	}
+	return &loader.Tensor{Name: name, DType: a.DType, Shape: []int{E, a.Shape[1] + b.Shape[1], a.Shape[2]}, Data: data}, nil
+}
+
+func widen(t *loader.Tensor) (*loader.Tensor, error) {
+	f, err := t.F32()
+	if err != nil {
+		return nil, err
+	}
+	return &loader.Tensor{Name: t.Name, DType: loader.F32, Shape: t.Shape, Data: f32Bytes(f)}, nil
+}
