@@ -50,6 +50,9 @@ func (b *Backend) Free(x model.Tensor) { *t(x) = tensor{shape: t(x).shape} }
 // WriteI32 implements model.Backend.
 func (b *Backend) WriteI32(x model.Tensor, v []int32) { copy(t(x).i, v) }
 
+// WriteF32 implements model.Backend.
+func (b *Backend) WriteF32(x model.Tensor, v []float32) { copy(t(x).f, v) }
+
 // ReadF32 implements model.Backend.
 func (b *Backend) ReadF32(x model.Tensor, dst []float32) error {
 	if len(dst) != len(t(x).f) {

@@ -34,6 +34,8 @@ type Backend interface {
 	Free(t Tensor)
 	// WriteI32 copies host values into an I32 tensor (token ids, positions).
 	WriteI32(t Tensor, v []int32)
+	// WriteF32 copies host values into an F32 activation.
+	WriteF32(t Tensor, v []float32)
 	// ReadF32 and ReadI32 copy a tensor back to the host, finishing all
 	// pending work first.
 	ReadF32(t Tensor, dst []float32) error

@@ -1,0 +1,234 @@
+package backendtest
+
+import (
+	"fmt"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+var weightTypes = []loader.DType{loader.F32, loader.F16, loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4}
+
+func testEmbed(t *testing.T, b model.Backend) {
+	r := rng(1)
+	for _, dt := range weightTypes {
+		for _, sh := range [][2]int{{67, 64}, {5, 96}} {
+			V, D := sh[0], sh[1]
+			w, wf := weight(r, dt, V, D)
+			tab := upload(t, b, w)
+			idv := []int32{0, int32(V - 1), 3, 3, int32(V / 2)}
+			out := b.NewF32(len(idv), D)
+			b.Embed(out, tab, ids(t, b, idv))
+			want := make([]float32, len(idv)*D)
+			cpu.Embed(want, wf, idv, D)
+			compare(t, fmt.Sprintf("Embed %s V=%d D=%d", dt, V, D), read(t, b, out, len(want)), want, 0)
+		}
+	}
+}
+
+func testRMSNorm(t *testing.T, b model.Backend) {
+	r := rng(2)
+	for _, sh := range [][2]int{{1, 64}, {3, 96}, {7, 2048}, {2, 4096}} {
+		T, D := sh[0], sh[1]
+		xv, wv := randF32(r, T*D, 3), randF32(r, D, 1)
+		x, out := input(t, b, xv, T, D), b.NewF32(T, D)
+		b.RMSNorm(out, x, upload(t, b, f32Tensor("w", wv, D)), 1e-6)
+		want := make([]float32, T*D)
+		cpu.RMSNorm(want, xv, wv, 1e-6)
+		compare(t, fmt.Sprintf("RMSNorm T=%d D=%d", T, D), read(t, b, out, T*D), want, 1e-5)
+	}
+}
+
+func testAddRMSNorm(t *testing.T, b model.Backend) {
+	r := rng(3)
+	for _, sh := range [][2]int{{1, 64}, {5, 128}, {3, 2048}} {
+		T, D := sh[0], sh[1]
+		xv, rv, wv := randF32(r, T*D, 3), randF32(r, T*D, 3), randF32(r, D, 1)
+		x, res := input(t, b, xv, T, D), input(t, b, rv, T, D)
+		b.AddRMSNorm(x, res, upload(t, b, f32Tensor("w", wv, D)), 1e-5)
+		cpu.AddRMSNorm(xv, rv, wv, 1e-5)
+		compare(t, fmt.Sprintf("AddRMSNorm residual T=%d D=%d", T, D), read(t, b, res, T*D), rv, 1e-6)
+		compare(t, fmt.Sprintf("AddRMSNorm out T=%d D=%d", T, D), read(t, b, x, T*D), xv, 1e-5)
+	}
+}
+
+func testMatMul(t *testing.T, b model.Backend, o Options) {
+	r := rng(4)
+	shapes := [][3]int{{1, 67, 64}, {1, 257, 128}, {5, 96, 256}, {17, 130, 96}, {64, 64, 64}, {1, 1000, 2048}, {33, 200, 512}}
+	if o.Short {
+		shapes = [][3]int{{1, 67, 64}, {1, 257, 128}, {5, 96, 256}, {17, 130, 96}, {1, 1000, 512}}
+	}
+	for _, dt := range weightTypes {
+		for _, sh := range shapes {
+			T, N, K := sh[0], sh[1], sh[2]
+			w, wf := weight(r, dt, N, K)
+			xv := randF32(r, T*K, 1)
+			out := b.NewF32(T, N)
+			b.MatMul(out, input(t, b, xv, T, K), upload(t, b, w))
+			want := make([]float32, T*N)
+			cpu.MatMul(want, xv, wf, T, N, K)
+			compare(t, fmt.Sprintf("MatMul %s T=%d N=%d K=%d", dt, T, N, K), read(t, b, out, T*N), want, 1e-4)
+		}
+	}
+}
+
+func testQKNorm(t *testing.T, b model.Backend) {
+	r := rng(5)
+	for _, sh := range [][4]int{{1, 8, 2, 32}, {3, 4, 2, 128}, {5, 16, 4, 64}} {
+		T, H, Hk, Dh := sh[0], sh[1], sh[2], sh[3]
+		C := (H + 2*Hk) * Dh
+		xv, qw, kw := randF32(r, T*C, 2), randF32(r, Dh, 1), randF32(r, Dh, 1)
+		x := input(t, b, xv, T, C)
+		b.QKNorm(x, upload(t, b, f32Tensor("q", qw, Dh)), upload(t, b, f32Tensor("k", kw, Dh)), H, Hk, 1e-6)
+		cpu.QKNorm(xv, qw, kw, T, H, Hk, Dh, 1e-6)
+		compare(t, fmt.Sprintf("QKNorm T=%d H=%d Hk=%d Dh=%d", T, H, Hk, Dh), read(t, b, x, T*C), xv, 1e-5)
+	}
+}
+
+func testRoPE(t *testing.T, b model.Backend) {
+	r := rng(6)
+	llama3 := &model.Config{HeadDim: 64, RopeTheta: 500000, RopeScaling: &model.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192}}
+	plain := &model.Config{HeadDim: 128, RopeTheta: 1e6}
+	small := &model.Config{HeadDim: 16, RopeTheta: 10000}
+	for _, neox := range []bool{false, true} {
+		for _, c := range []*model.Config{llama3, plain, small} {
+			for _, sh := range [][3]int{{1, 4, 3}, {6, 10, 2}} {
+				T, heads, extra := sh[0], sh[1], sh[2]
+				Dh := c.HeadDim
+				C := (heads + extra) * Dh
+				pos := make([]int32, T)
+				for i := range pos {
+					pos[i] = int32(r.IntN(5000))
+				}
+				xv := randF32(r, T*C, 1)
+				rp := &model.RoPE{Dim: Dh, NeoX: neox, InvFreq: c.InvFreq()}
+				x := input(t, b, xv, T, C)
+				b.RoPE(x, ids(t, b, pos), heads, rp)
+				cpu.RoPE(xv, pos, C, heads, neox, rp.InvFreq)
+				compare(t, fmt.Sprintf("RoPE neox=%v Dh=%d T=%d heads=%d of %d", neox, Dh, T, heads, heads+extra), read(t, b, x, T*C), xv, 2e-4)
+			}
+		}
+	}
+}
+
+func testAttention(t *testing.T, b model.Backend, o Options) {
+	tol := o.AttentionTol
+	if tol == 0 {
+		tol = 1e-4
+	}
+	r := rng(7)
+	// prior positions, then T new tokens
+	cases := [][5]int{ // H, Hk, Dh, prior, T
+		{8, 2, 16, 0, 1}, {8, 2, 16, 0, 12}, {4, 2, 32, 254, 1}, {4, 2, 32, 255, 1}, {4, 2, 32, 256, 1},
+		{8, 8, 64, 1000, 1}, {32, 8, 128, 300, 1}, {8, 2, 32, 100, 7}, {16, 4, 64, 0, 33}, {4, 1, 128, 511, 2},
+	}
+	if o.Short {
+		cases = [][5]int{{8, 2, 16, 0, 1}, {8, 2, 16, 0, 12}, {4, 2, 32, 255, 1}, {4, 2, 32, 256, 1}, {8, 2, 32, 100, 7}, {4, 1, 128, 511, 2}}
+	}
+	for _, c := range cases {
+		H, Hk, Dh, prior, T := c[0], c[1], c[2], c[3], c[4]
+		C := (H + 2*Hk) * Dh
+		S := prior + T + 3
+		cache, err := b.NewKVCache(2, S, Hk, Dh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc, vc := make([]float32, S*Hk*Dh), make([]float32, S*Hk*Dh)
+		step := func(start, n int, check bool) {
+			pos := make([]int32, n)
+			for i := range pos {
+				pos[i] = int32(start + i)
+			}
+			qv := randF32(r, n*C, 2)
+			out := b.NewF32(n, H*Dh)
+			b.Attention(out, input(t, b, qv, n, C), ids(t, b, pos), cache, 1)
+			want := make([]float32, n*H*Dh)
+			cpu.Attention(want, qv, pos, kc, vc, n, H, Hk, Dh)
+			if check {
+				compare(t, fmt.Sprintf("Attention H=%d Hk=%d Dh=%d at %d T=%d", H, Hk, Dh, start, n), read(t, b, out, len(want)), want, tol)
+			}
+		}
+		if prior > 0 {
+			step(0, prior, false)
+		}
+		step(prior, T, true)
+	}
+}
+
+func testSiluMul(t *testing.T, b model.Backend) {
+	r := rng(8)
+	for _, sh := range [][2]int{{1, 32}, {3, 172}, {2, 8192}} {
+		T, F := sh[0], sh[1]
+		gv := randF32(r, T*2*F, 6)
+		out := b.NewF32(T, F)
+		b.SiluMul(out, input(t, b, gv, T, 2*F))
+		want := make([]float32, T*F)
+		cpu.SiluMul(want, gv, T, F)
+		compare(t, fmt.Sprintf("SiluMul T=%d F=%d", T, F), read(t, b, out, T*F), want, 1e-5)
+	}
+}
+
+func testMoE(t *testing.T, b model.Backend, o Options) {
+	r := rng(9)
+	cases := [][5]int{{1, 64, 128, 32, 8}, {5, 64, 128, 32, 8}, {3, 128, 16, 64, 4}}
+	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q4} {
+		for _, c := range cases {
+			T, D, E, F, A := c[0], c[1], c[2], c[3], c[4]
+			for _, norm := range []bool{true, false} {
+				rw, rf := weight(r, loader.F32, E, D)
+				gw, gf := weight(r, dt, E, 2*F, D)
+				dw, df := weight(r, dt, E, D, F)
+				xv := randF32(r, T*D, 1)
+				out := b.NewF32(T, D)
+				b.MoE(out, input(t, b, xv, T, D), upload(t, b, rw), upload(t, b, gw), upload(t, b, dw), A, norm)
+				want := make([]float32, T*D)
+				cpu.MoE(want, xv, rf, gf, df, T, D, E, F, A, norm)
+				compare(t, fmt.Sprintf("MoE %s T=%d D=%d E=%d F=%d A=%d norm=%v", dt, T, D, E, F, A, norm), read(t, b, out, T*D), want, 1e-4)
+			}
+		}
+	}
+}
+
+func testCopyRows(t *testing.T, b model.Backend) {
+	r := rng(10)
+	xv := randF32(r, 7*33, 1)
+	src := input(t, b, xv, 7, 33)
+	for _, c := range [][2]int{{0, 1}, {6, 1}, {2, 3}} {
+		dst := b.NewF32(c[1], 33)
+		b.CopyRows(dst, src, c[0])
+		compare(t, fmt.Sprintf("CopyRows row0=%d rows=%d", c[0], c[1]), read(t, b, dst, c[1]*33), xv[c[0]*33:(c[0]+c[1])*33], 0)
+	}
+}
+
+func testArgmax(t *testing.T, b model.Backend) {
+	r := rng(11)
+	for _, sh := range [][2]int{{1, 67}, {3, 1000}, {1, 151936}, {2, 128256}} {
+		T, V := sh[0], sh[1]
+		lv := randF32(r, T*V, 10)
+		// a tie: the lowest index must win
+		lv[V/3], lv[V/2] = 20, 20
+		out := b.NewI32(T)
+		b.Argmax(out, input(t, b, lv, T, V))
+		want := make([]int32, T)
+		cpu.Argmax(want, lv, T, V)
+		compareI(t, fmt.Sprintf("Argmax T=%d V=%d", T, V), readI(t, b, out, T), want)
+	}
+}
+
+func testTopK(t *testing.T, b model.Backend) {
+	r := rng(12)
+	for _, c := range [][3]int{{1, 67, 1}, {2, 1000, 8}, {1, 151936, 40}, {1, 5000, 64}} {
+		T, V, k := c[0], c[1], c[2]
+		lv := randF32(r, T*V, 10)
+		lv[V-1], lv[1] = 15, 15
+		gi, gv := b.NewI32(T, k), b.NewF32(T, k)
+		b.TopK(gi, gv, input(t, b, lv, T, V), k)
+		wi, wv := make([]int32, T*k), make([]float32, T*k)
+		cpu.TopK(wi, wv, lv, T, V, k)
+		what := fmt.Sprintf("TopK T=%d V=%d k=%d", T, V, k)
+		compareI(t, what+" ids", readI(t, b, gi, T*k), wi)
+		compare(t, what+" vals", read(t, b, gv, T*k), wv, 0)
+	}
+}
