@@ -16,11 +16,28 @@ var dequantizers = map[DType]dequantizer{
 	BF16: dequantBF16,
 	Q8_0: dequantQ8_0,
 	Q4_0: dequantQ4_0,
+	Q4_1: dequantQ4_1,
+	Q5_0: dequantQ5_0,
+	Q5_1: dequantQ5_1,
+	Q4_K: dequantQ4K,
+	Q5_K: dequantQ5K,
+	Q6_K: dequantQ6K,
+	Q4:   func(src []byte, dst []float32) { dequantPlanar(Q4, src, dst) },
+	Q8:   func(src []byte, dst []float32) { dequantPlanar(Q8, src, dst) },
 }
 
+// CanDequantize reports whether Dequantize supports d.
+func CanDequantize(d DType) bool { _, ok := dequantizers[d]; return ok }
+
 // Dequantize expands src, holding len(dst) elements of type d, into dst. It
-// follows ggml's reference dequantisation bit for bit.
+// follows ggml's reference dequantisation (dequantize_row_* in
+// ggml-quants.c) bit for bit, rounding every product and sum to float32 as
+// that C code does without floating-point contraction.
 func Dequantize(d DType, src []byte, dst []float32) error {
+	f, ok := dequantizers[d]
+	if !ok {
+		return fmt.Errorf("%w: dequantising %s", ErrUnsupported, d)
+	}
 	need, err := d.Size(len(dst))
 	if err != nil {
 		return err
@@ -28,20 +45,13 @@ func Dequantize(d DType, src []byte, dst []float32) error {
 	if len(src) != need {
 		return fmt.Errorf("%w: %d %s elements need %d bytes, got %d", ErrCorrupt, len(dst), d, need, len(src))
 	}
-	switch d {
-	case Q4, Q8:
-		dequantPlanar(d, src, dst)
-		return nil
-	}
-	f, ok := dequantizers[d]
-	if !ok {
-		return fmt.Errorf("%w: dequantising %s", ErrUnsupported, d)
-	}
 	f(src, dst)
 	return nil
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+
+func f16at(b []byte) float32 { return F16ToF32(le16(b)) }
 
 func dequantF32(src []byte, dst []float32) {
 	for i := range dst {
@@ -61,54 +71,80 @@ func dequantBF16(src []byte, dst []float32) {
 	}
 }
 
-// Q8_0 block: f16 d, int8 qs[32]; x = d*q.
+// Q8_0 block (34 bytes): f16 d, int8 qs[32]; x = q*d.
 func dequantQ8_0(src []byte, dst []float32) {
 	for b := 0; b < len(dst)/32; b++ {
-		blk := src[b*34:]
-		d := F16ToF32(le16(blk))
-		for j := 0; j < 32; j++ {
-			dst[b*32+j] = float32(int8(blk[2+j])) * d
+		blk := src[b*34 : b*34+34]
+		d := f16at(blk)
+		out := dst[b*32 : b*32+32]
+		for j := range out {
+			out[j] = float32(int8(blk[2+j])) * d
 		}
 	}
 }
 
-// Q4_0 block: f16 d, qs[16]; element j is the low nibble of qs[j], element
-// j+16 the high nibble; x = d*(q-8).
+// Q4_0 block (18 bytes): f16 d, qs[16]. Element j is the low nibble of
+// qs[j], element j+16 the high nibble; x = (q-8)*d.
 func dequantQ4_0(src []byte, dst []float32) {
 	for b := 0; b < len(dst)/32; b++ {
-		blk := src[b*18:]
-		d := F16ToF32(le16(blk))
+		blk := src[b*18 : b*18+18]
+		d := f16at(blk)
+		out := dst[b*32 : b*32+32]
 		for j := 0; j < 16; j++ {
 			q := blk[2+j]
-			dst[b*32+j] = float32(int(q&0xf)-8) * d
-			dst[b*32+j+16] = float32(int(q>>4)-8) * d
+			out[j] = float32(int(q&0xf)-8) * d
+			out[j+16] = float32(int(q>>4)-8) * d
 		}
 	}
 }
 
-// dequantPlanar expands the shard layouts: the quantised plane (Q4: 16 bytes
-// per group in Q4_0's nibble order; Q8: 32 int8 per group), then the f16
-// scale plane at a 4-byte-aligned offset.
-func dequantPlanar(d DType, src []byte, dst []float32) {
-	groups := len(dst) / 32
-	qPer := 16
-	if d == Q8 {
-		qPer = 32
-	}
-	scales := src[align4(groups*qPer):]
-	for g := 0; g < groups; g++ {
-		s := F16ToF32(le16(scales[2*g:]))
-		q := src[g*qPer:]
-		out := dst[g*32 : g*32+32]
-		if d == Q8 {
-			for j := 0; j < 32; j++ {
-				out[j] = float32(int8(q[j])) * s
-			}
-			continue
-		}
+// Q4_1 block (20 bytes): f16 d, f16 m, qs[16] in Q4_0's nibble order;
+// x = q*d + m.
+func dequantQ4_1(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/32; b++ {
+		blk := src[b*20 : b*20+20]
+		d, m := f16at(blk), f16at(blk[2:])
+		out := dst[b*32 : b*32+32]
 		for j := 0; j < 16; j++ {
-			out[j] = float32(int(q[j]&0xf)-8) * s
-			out[j+16] = float32(int(q[j]>>4)-8) * s
+			q := blk[4+j]
+			out[j] = float32(float32(q&0xf)*d) + m
+			out[j+16] = float32(float32(q>>4)*d) + m
+		}
+	}
+}
+
+// Q5_0 block (22 bytes): f16 d, u32 qh, qs[16]. Element j's fifth bit is
+// bit j of qh (j+16: bit j+16); x = (q-16)*d.
+func dequantQ5_0(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/32; b++ {
+		blk := src[b*22 : b*22+22]
+		d := f16at(blk)
+		qh := binary.LittleEndian.Uint32(blk[2:])
+		out := dst[b*32 : b*32+32]
+		for j := 0; j < 16; j++ {
+			q := blk[6+j]
+			lo := int(q&0xf) | int(qh>>j&1)<<4
+			hi := int(q>>4) | int(qh>>(j+16)&1)<<4
+			out[j] = float32(lo-16) * d
+			out[j+16] = float32(hi-16) * d
+		}
+	}
+}
+
+// Q5_1 block (24 bytes): f16 d, f16 m, u32 qh, qs[16]; bits as Q5_0;
+// x = q*d + m.
+func dequantQ5_1(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/32; b++ {
+		blk := src[b*24 : b*24+24]
+		d, m := f16at(blk), f16at(blk[2:])
+		qh := binary.LittleEndian.Uint32(blk[4:])
+		out := dst[b*32 : b*32+32]
+		for j := 0; j < 16; j++ {
+			q := blk[8+j]
+			lo := q&0xf | uint8(qh>>j&1)<<4
+			hi := q>>4 | uint8(qh>>(j+16)&1)<<4
+			out[j] = float32(float32(lo)*d) + m
+			out[j+16] = float32(float32(hi)*d) + m
 		}
 	}
 }

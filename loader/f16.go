@@ -71,3 +71,13 @@ func F32ToF16(f float32) uint16 {
 
 // BF16ToF32 widens a bfloat16 value.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// F32ToBF16 narrows float32 to bfloat16, rounding to nearest even; NaNs stay
+// NaN (quietened), as ggml's and PyTorch's conversions do.
+func F32ToBF16(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16) | 0x40
+	}
+	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
+}
