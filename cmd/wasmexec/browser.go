@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// The page reports through these CDP bindings. Runtime.bindingCalled events
+// arrive in call order, so stdout and stderr keep the program's order.
+const (
+	writeBinding = "__wasmexec_write"
+	exitBinding  = "__wasmexec_exit"
+)
+
+// chromiumFlags are the verified flags for headless WebGPU on SwiftShader.
+var chromiumFlags = []chromedp.ExecAllocatorOption{
+	chromedp.Headless,
+	chromedp.NoSandbox,
+	chromedp.NoFirstRun,
+	chromedp.NoDefaultBrowserCheck,
+	chromedp.Flag("enable-unsafe-webgpu", true),
+	chromedp.Flag("disable-background-networking", true),
+	chromedp.Flag("disable-component-update", true),
+	chromedp.Flag("disable-sync", true),
+	chromedp.Flag("disable-quic", true),
+	chromedp.Flag("disable-extensions", true),
+	chromedp.Flag("disable-dev-shm-usage", true),
+	chromedp.Flag("disable-background-timer-throttling", true),
+	chromedp.Flag("disable-renderer-backgrounding", true),
+	chromedp.Flag("disable-hang-monitor", true),
+}
+
+// outcome is how a run ended: the program's exit code, or an error.
+type outcome struct {
+	code int
+	err  error
+}
+
+// execute runs cfg's program in a fresh headless Chromium and returns its exit
+// code.
+func execute(ctx context.Context, cfg *config) (int, error) {
+	srv, err := newServer(cfg.wasm, cfg.wasmExecJS, cfg.repoRoot, pageConfig{
+		WASM:         "/prog.wasm",
+		Argv:         cfg.argv,
+		Env:          cfg.env,
+		WriteBinding: writeBinding,
+		ExitBinding:  exitBinding,
+	})
+	if err != nil {
+		return 0, err
+	}
+	base, stopServer, err := srv.listen()
+	if err != nil {
+		return 0, err
+	}
+	defer stopServer()
+
+	browserLog := &tailBuffer{max: 16 << 10}
+	var logOut io.Writer = browserLog
+	if cfg.verbose {
+		logOut = io.MultiWriter(browserLog, os.Stderr)
+	}
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(cfg.browser),
+		chromedp.CombinedOutput(logOut),
+	}, chromiumFlags...)
+	for _, f := range cfg.extraFlags {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if hasVal {
+			opts = append(opts, chromedp.Flag(name, val))
+		} else {
+			opts = append(opts, chromedp.Flag(name, true))
+		}
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+
+	done := make(chan outcome, 1)
+	finish := func(o outcome) {
+		select {
+		case done <- o:
+		default:
+		}
+	}
+	out := &outputs{stdout: os.Stdout, stderr: os.Stderr}
+	tctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventBindingCalled:
+			switch ev.Name {
+			case writeBinding:
+				if err := out.write(ev.Payload); err != nil {
+					finish(outcome{err: err})
+				}
+			case exitBinding:
+				code, err := strconv.Atoi(ev.Payload)
+				if err != nil {
+					finish(outcome{err: fmt.Errorf("bad exit code %q from the page", ev.Payload)})
+					return
+				}
+				finish(outcome{code: code})
+			}
+		case *inspector.EventTargetCrashed:
+			finish(outcome{err: errors.New("the page crashed (renderer process died)")})
+		}
+	}))
+	defer cancelTab()
+
+	start := func() error {
+		for _, name := range []string{writeBinding, exitBinding} {
+			if _, err := chromedp.Call(tctx, runtime.AddBinding, runtime.AddBindingParams{Name: name}); err != nil {
+				return fmt.Errorf("starting %s: %w", cfg.browser, err)
+			}
+		}
+		go forwardConsole(tctx, cfg.verbose)
+		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: base + "/"})
+		if err != nil {
+			return fmt.Errorf("loading the page: %w", err)
+		}
+		if res.ErrorText != "" {
+			return fmt.Errorf("loading the page: %s", res.ErrorText)
+		}
+		return nil
+	}
+	if err := start(); err != nil {
+		return 0, withLog(err, browserLog)
+	}
+	detached, err := chromedp.Detached(tctx)
+	if err != nil {
+		return 0, err
+	}
+
+	timer := time.NewTimer(cfg.timeout)
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return 0, withLog(o.err, browserLog)
+		}
+		return o.code, nil
+	case <-timer.C:
+		dumpGoroutines(tctx, done)
+		return 0, fmt.Errorf("timed out after %v (set -timeout or WASMEXEC_TIMEOUT)", cfg.timeout)
+	case <-detached:
+		return 0, withLog(errors.New("the page went away before the program exited"), browserLog)
+	case <-tctx.Done():
+		if ctx.Err() != nil {
+			return 0, errors.New("interrupted")
+		}
+		return 0, withLog(errors.New("lost the connection to Chromium before the program exited"), browserLog)
+	}
+}
+
+// dumpGoroutines asks a Go program that waits on events to print every
+// goroutine's stack, as go_js_wasm_exec does under Node on a deadlock: an
+// event with id 0 makes the runtime block forever, which it then reports. A
+// program busy in a loop never sees it.
+func dumpGoroutines(ctx context.Context, done <-chan outcome) {
+	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	go chromedp.Do(ectx, chromedp.Evaluate[chromedp.Void](
+		`(g => { if (g && !g.exited) { g._pendingEvent = { id: 0 }; g._resume(); } })(globalThis.wasmexecGo)`))
+	select {
+	case <-done:
+	case <-ectx.Done():
+	}
+}
+
+// forwardConsole prints the page's console errors and warnings (WebGPU
+// reports some problems only there) and, when verbose, every other message.
+func forwardConsole(ctx context.Context, verbose bool) {
+	for m, err := range chromedp.Console(ctx) {
+		if err != nil {
+			return
+		}
+		switch m.Type {
+		case chromedp.ConsoleError, chromedp.ConsoleWarning:
+		default:
+			if !verbose {
+				continue
+			}
+		}
+		fmt.Fprintf(os.Stderr, "wasmexec: console.%s: %s\n", m.Type, m.Text)
+	}
+}
+
+// outputs decodes the page's "fd:base64" writes onto the real stdout and stderr.
+type outputs struct {
+	stdout, stderr io.Writer
+}
+
+func (o *outputs) write(payload string) error {
+	fd, b64, ok := strings.Cut(payload, ":")
+	if !ok {
+		return fmt.Errorf("bad write from the page: %.40q", payload)
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return fmt.Errorf("bad write from the page: %w", err)
+	}
+	w := o.stdout
+	if fd == "2" {
+		w = o.stderr
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// withLog appends the tail of Chromium's own output to err.
+func withLog(err error, log *tailBuffer) error {
+	if s := strings.TrimSpace(log.String()); s != "" {
+		return fmt.Errorf("%w\nChromium output (last %d bytes):\n%s", err, log.max, s)
+	}
+	return err
+}
