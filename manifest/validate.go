@@ -1,0 +1,168 @@
+package manifest
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"wasmllm/loader"
+)
+
+// Validate checks the manifest on its own, before any shard is fetched: the
+// format version, the config, every shard entry (content-hashed name, size,
+// sha256) and every tensor entry (known dtype, shape*dtype == bytes, shard
+// index valid, offset aligned to Align, offset+bytes within the shard, no
+// overlap). Errors are *loader.FormatError; a tensor entry that does not fit
+// its shard names the shard file, the tensor and the offset.
+func (m *Manifest) Validate() error { return m.validate(ManifestFile) }
+
+func (m *Manifest) validate(file string) error {
+	bad := func(field string, format string, args ...any) error {
+		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: fmt.Errorf("%w: "+format, append([]any{loader.ErrCorrupt}, args...)...)}
+	}
+	if m.FormatVersion != FormatVersion {
+		return &loader.FormatError{File: file, Field: "format_version", Offset: -1,
+			Err: fmt.Errorf("%w: format_version %d, this build reads %d", loader.ErrUnsupported, m.FormatVersion, FormatVersion)}
+	}
+	if m.Arch == "" {
+		return bad("arch", "missing")
+	}
+	if m.Config.Arch != m.Arch {
+		return bad("config.arch", "%q differs from arch %q", m.Config.Arch, m.Arch)
+	}
+	if err := m.Config.Validate(); err != nil {
+		return &loader.FormatError{File: file, Field: "config", Offset: -1, Err: fmt.Errorf("%w: %w", loader.ErrCorrupt, err)}
+	}
+	if tok := bytes.TrimSpace(m.Tokenizer); len(tok) > 0 && tok[0] != '{' && !bytes.Equal(tok, []byte("null")) {
+		return bad("tokenizer", "not a JSON object")
+	}
+	if err := m.validateShards(file, bad); err != nil {
+		return err
+	}
+	return m.validateTensors(file, bad)
+}
+
+func (m *Manifest) validateShards(file string, bad func(string, string, ...any) error) error {
+	seen := make(map[string]int, len(m.Shards))
+	for i, s := range m.Shards {
+		field := fmt.Sprintf("shards[%d]", i)
+		h, ok := NameHash(s.File)
+		switch {
+		case !ok:
+			return bad(field+".file", "%q is not a content-hashed shard name (<name>-<16..64 hex>.bin)", s.File)
+		case len(s.SHA256) != 64 || !isLowerHex(s.SHA256):
+			return bad(field+".sha256", "%q is not 64 lowercase hex digits", s.SHA256)
+		case s.SHA256[:len(h)] != h:
+			return bad(field+".file", "name hash %s does not match sha256 %s", h, s.SHA256)
+		case s.Bytes < 0 || s.Bytes > MaxShardBytes:
+			return bad(field+".bytes", "%d out of range", s.Bytes)
+		}
+		if j, dup := seen[s.File]; dup {
+			return bad(field+".file", "%q repeats shards[%d]", s.File, j)
+		}
+		seen[s.File] = i
+	}
+	return nil
+}
+
+type span struct {
+	shard      int
+	start, end int64
+	tensor     int
+}
+
+func (m *Manifest) validateTensors(file string, bad func(string, string, ...any) error) error {
+	seen := make(map[string]int, len(m.Tensors))
+	spans := make([]span, 0, len(m.Tensors))
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		field := fmt.Sprintf("tensors[%d] %q", i, t.Name)
+		if t.Name == "" {
+			return bad(field+" name", "empty")
+		}
+		if j, dup := seen[t.Name]; dup {
+			return bad(field+" name", "repeats tensors[%d]", j)
+		}
+		seen[t.Name] = i
+		d, ok := t.Type()
+		if !ok {
+			return &loader.FormatError{File: file, Field: field + " dtype", Offset: -1, Err: fmt.Errorf("%w: dtype %q", loader.ErrUnsupported, t.DType)}
+		}
+		n, err := elements(t.Shape)
+		if err != nil {
+			return bad(field+" shape", "%v: %v", t.Shape, err)
+		}
+		if cols, be := lastDim(t.Shape), d.BlockElems(); cols%be != 0 {
+			return bad(field+" shape", "row of %d elements is not a whole number of %s blocks of %d", cols, t.DType, be)
+		}
+		size, err := d.Size(int(n))
+		if err != nil {
+			return &loader.FormatError{File: file, Field: field + " shape", Offset: -1, Err: err}
+		}
+		if int64(size) != t.Bytes {
+			return bad(field+" bytes", "%d, but shape %v of %s needs %d", t.Bytes, t.Shape, t.DType, size)
+		}
+		if t.Shard < 0 || t.Shard >= len(m.Shards) {
+			return bad(field+" shard", "index %d, manifest has %d shards", t.Shard, len(m.Shards))
+		}
+		s := m.Shards[t.Shard]
+		at := &loader.FormatError{File: filepath.Join(filepath.Dir(file), s.File), Field: fmt.Sprintf("tensor %q (%s tensors[%d])", t.Name, filepath.Base(file), i), Offset: t.Offset}
+		switch {
+		case t.Offset < 0:
+			at.Err = fmt.Errorf("%w: negative offset", loader.ErrCorrupt)
+		case t.Offset%Align != 0:
+			at.Err = fmt.Errorf("%w: offset not a multiple of %d", loader.ErrCorrupt, Align)
+		case t.Offset > s.Bytes || t.Bytes > s.Bytes-t.Offset:
+			at.Err = fmt.Errorf("%w: %d bytes at offset %d run past the shard's %d bytes", loader.ErrTruncated, t.Bytes, t.Offset, s.Bytes)
+		}
+		if at.Err != nil {
+			return at
+		}
+		spans = append(spans, span{t.Shard, t.Offset, t.Offset + t.Bytes, i})
+	}
+	slices.SortFunc(spans, func(a, b span) int {
+		if c := cmp.Compare(a.shard, b.shard); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.start, b.start)
+	})
+	for k := 1; k < len(spans); k++ {
+		p, q := spans[k-1], spans[k]
+		if p.shard == q.shard && q.start < p.end {
+			t := &m.Tensors[q.tensor]
+			return &loader.FormatError{File: filepath.Join(filepath.Dir(file), m.Shards[q.shard].File),
+				Field: fmt.Sprintf("tensor %q (%s tensors[%d])", t.Name, filepath.Base(file), q.tensor), Offset: q.start,
+				Err: fmt.Errorf("%w: overlaps tensor %q", loader.ErrCorrupt, m.Tensors[p.tensor].Name)}
+		}
+	}
+	return nil
+}
+
+// elements returns the product of shape, each dimension at least 1, at most
+// MaxDims dimensions and MaxElements elements.
+func elements(shape []int) (int64, error) {
+	if len(shape) > MaxDims {
+		return 0, fmt.Errorf("%d dimensions, at most %d", len(shape), MaxDims)
+	}
+	n := int64(1)
+	for _, d := range shape {
+		if d < 1 {
+			return 0, fmt.Errorf("dimension %d", d)
+		}
+		if int64(d) > MaxElements/n {
+			return 0, fmt.Errorf("more than %d elements", int64(MaxElements))
+		}
+		n *= int64(d)
+	}
+	return n, nil
+}
+
+// lastDim is the contiguous dimension, 1 for a scalar.
+func lastDim(shape []int) int {
+	if len(shape) == 0 {
+		return 1
+	}
+	return shape[len(shape)-1]
+}
