@@ -96,16 +96,16 @@ func TestRoundTripGGUF(t *testing.T) {
 func TestShardSplitting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
 	m := writeModel(t, dir, 1024,
-		f32Tensor("a", 1, 100),  // 400 bytes: shard 0 @0
-		f32Tensor("b", 2, 100),  // 400: shard 0 @512 (ends 912)
-		f32Tensor("c", 3, 100),  // 400: 1024+400 > 1024, shard 1 @0
-		f32Tensor("d", 4, 750),  // 3000 > shard: own shard 2
-		f32Tensor("e", 5, 25),   // 100: shard 3 @0
-		f32Tensor("f", 6, 256),  // 1024: 256+1024 > 1024, shard 4 @0, full
-		f32Tensor("g", 7, 64),   // 256: shard 5 @0
-		f32Tensor("h", 8, 1),    // 4: shard 5 @256
-		f32Tensor("i", 9, 128),  // 512: shard 5 @512, ends at 1024: full
-		f32Tensor("j", 10, 1))   // 4: shard 6 @0
+		f32Tensor("a", 1, 100), // 400 bytes: shard 0 @0
+		f32Tensor("b", 2, 100), // 400: shard 0 @512 (ends 912)
+		f32Tensor("c", 3, 100), // 400: 1024+400 > 1024, shard 1 @0
+		f32Tensor("d", 4, 750), // 3000 > shard: own shard 2
+		f32Tensor("e", 5, 25),  // 100: shard 3 @0
+		f32Tensor("f", 6, 256), // 1024: 256+1024 > 1024, shard 4 @0, full
+		f32Tensor("g", 7, 64),  // 256: shard 5 @0
+		f32Tensor("h", 8, 1),   // 4: shard 5 @256
+		f32Tensor("i", 9, 128), // 512: shard 5 @512, ends at 1024: full
+		f32Tensor("j", 10, 1))  // 4: shard 6 @0
 	type place struct {
 		shard  int
 		offset int64
