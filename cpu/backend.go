@@ -204,13 +204,19 @@ func (b *Backend) workerBufs(bufs *[][]float32, n int) {
 	}
 }
 
+// minWork is the fewest multiply-adds worth handing to another goroutine.
+const minWork = 1 << 15
+
+// rowGrain is the fewest output rows per parallel chunk for a (T, K) input.
+func rowGrain(T, K int) int { return max(16, minWork/max(1, T*K)) }
+
 // MatMul implements model.Backend.
 func (b *Backend) MatMul(out, x, w model.Tensor) {
 	o, xt, wt := t(out), t(x), t(w)
 	T, N := o.shape[0], o.cols()
 	b.workerBufs(&b.mm.buf, xt.cols())
 	b.mm = matmulTask{out: o.f, x: xt.f, w: wt, T: T, N: N, buf: b.mm.buf}
-	b.pool.Run(&b.mm, N, 16)
+	b.pool.Run(&b.mm, N, rowGrain(T, xt.cols()))
 }
 
 // attnTask runs attention for (token, head) pairs [lo, hi).
@@ -272,5 +278,6 @@ func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, lay
 	}
 	b.workerBufs(&b.attn.scores, c.capacity)
 	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, scores: b.attn.scores}
-	b.pool.Run(&b.attn, len(p.i)*H, 1)
+	work := int(p.i[len(p.i)-1]+1) * Dh * 2
+	b.pool.Run(&b.attn, len(p.i)*H, max(1, minWork/work))
 }

@@ -55,7 +55,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	ids, weights, logits := m.ids[:T*topK], m.weights[:T*topK], m.logits[:T*E]
 	b.workerBufs(&b.mm.buf, D)
 	b.mm = matmulTask{out: logits, x: xt.f, w: rt, T: T, N: E, buf: b.mm.buf}
-	b.pool.Run(&b.mm, E, 16)
+	b.pool.Run(&b.mm, E, rowGrain(T, D))
 	if cap(m.probBuf) < E {
 		m.probBuf = make([]float32, E)
 	}
@@ -68,7 +68,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	*m = moeTask{out: o.f, x: xt.f, gateUp: gt, down: dt, ids: ids, weights: weights, D: D, F: F, A: topK,
 		gu: m.gu, act: m.act, y: m.y, logits: m.logits, probBuf: m.probBuf}
 	if T > 1 {
-		b.pool.Run(m, T, 1)
+		b.pool.Run(m, T, max(1, minWork/(topK*3*F*D)))
 		return
 	}
 	b.moeSingle(m)
@@ -84,10 +84,10 @@ func (b *Backend) moeSingle(m *moeTask) {
 	for a := 0; a < m.A; a++ {
 		e := int(m.ids[a])
 		b.mm = matmulTask{out: gu, x: m.x[:D], w: m.gateUp, T: 1, N: 2 * F, off: e * 2 * F, buf: b.mm.buf}
-		b.pool.Run(&b.mm, 2*F, 16)
+		b.pool.Run(&b.mm, 2*F, rowGrain(1, D))
 		SiluMul(act, gu, 1, F)
 		b.mm = matmulTask{out: y, x: act, w: m.down, T: 1, N: D, off: e * D, buf: b.mm.buf}
-		b.pool.Run(&b.mm, D, 16)
+		b.pool.Run(&b.mm, D, rowGrain(1, F))
 		w := m.weights[a]
 		for i := range o {
 			o[i] += w * y[i]

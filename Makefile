@@ -1,0 +1,55 @@
+# wasmllm: every target needs Go 1.27; the go command fetches it from the module proxy.
+export GOTOOLCHAIN := go1.27.3
+GO ?= go
+BUILD := build
+MODEL ?= testdata/models/stories260K.gguf
+PROMPT ?= Once upon a time
+
+.PHONY: all wasm run test test-native test-browser testdata bench convert dist clean
+
+all: test
+
+# wasm: build the browser engine (GOOS=js) into build/wasmllm.wasm.
+wasm:
+	@mkdir -p $(BUILD)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BUILD)/wasmllm.wasm ./wasm
+
+# run: generate from the bundled default model with the CPU engine.
+run:
+	$(GO) run ./cmd/generate -model $(MODEL) -prompt "$(PROMPT)" -n 64
+
+# testdata: fetch the test files that carry their own licence (Llama-3 tokenizers, pinned by sha256).
+testdata:
+	./scripts/fetch-testdata.sh
+
+# test: every test: native Go tests, then the browser suites in headless Chromium.
+test: test-native test-browser
+
+# test-native: go vet and the native Go tests (formats, tokenizer, sampler, CPU golden checks, server).
+test-native: testdata
+	$(GO) vet ./...
+	$(GO) test ./...
+
+# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU) in headless Chromium.
+test-browser: $(BUILD)/wasmexec
+	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/...
+
+$(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html)
+	@mkdir -p $(BUILD)
+	$(GO) build -o $@ ./cmd/wasmexec
+
+# bench: CPU decode benchmarks (tok/s) on the test models.
+bench:
+	$(GO) test -run XXX -bench . -benchtime 3x ./model/
+
+# convert: convert MODEL (a GGUF file or Hugging Face folder) into OUT, a servable model folder.
+convert:
+	$(GO) run ./cmd/convert -o $(OUT) $(MODEL)
+
+# dist: a static folder any web host can serve (pages, wasm, scripts, bundled model).
+dist: wasm
+	@mkdir -p dist
+
+# clean: remove build outputs.
+clean:
+	rm -rf $(BUILD) dist
