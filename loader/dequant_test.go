@@ -188,8 +188,8 @@ func TestDequantizeByHand(t *testing.T) {
 		blk := make([]byte, 22)
 		put16(blk, hHalf)
 		binary.LittleEndian.PutUint32(blk[2:], 1<<0|1<<31) // fifth bits of elements 0 and 31
-		blk[6] = 0xff                                       // element 0: 31 -> 7.5; element 16: 15 -> -0.5
-		blk[21] = 0xf0                                      // element 15: 0 -> -8; element 31: 31 -> 7.5
+		blk[6] = 0xff                                      // element 0: 31 -> 7.5; element 16: 15 -> -0.5
+		blk[21] = 0xf0                                     // element 15: 0 -> -8; element 31: 31 -> 7.5
 		got := dequant(t, Q5_0, blk, 32)
 		checkAll(t, "Q5_0", []float32{got[0], got[16], got[15], got[31], got[1]}, []float32{7.5, -0.5, -8, 7.5, -8})
 	})
@@ -212,8 +212,8 @@ func TestDequantizeByHand(t *testing.T) {
 		blk[4+1] = 2 << 6   // sc1 = 0, top bits of sc5 = 0b10
 		blk[4+5] = 1 << 6   // m1 = 0, top bits of m5 = 0b01
 		blk[4+9] = 1 | 2<<4 // low nibbles of sc5 (1) and m5 (2)
-		blk[16] = 0x0f       // element 0 (sub-block 0): q 15; element 32 (sub-block 1): q 0
-		blk[16+64] = 0xa0    // element 128 (sub-block 4): q 0; element 160 (sub-block 5): q 10
+		blk[16] = 0x0f      // element 0 (sub-block 0): q 15; element 32 (sub-block 1): q 0
+		blk[16+64] = 0xa0   // element 128 (sub-block 4): q 0; element 160 (sub-block 5): q 10
 		got := dequant(t, Q4_K, blk, 256)
 		// 1*63*15 - 0.5*63 = 913.5; sub-block 1 has sc = m = 0 (top bits of
 		// bytes 1 and 5 are clear); element 160: 1*33*10 - 0.5*18 = 321.
