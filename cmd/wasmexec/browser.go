@@ -179,18 +179,17 @@ func dumpGoroutines(ctx context.Context, done <-chan outcome) {
 }
 
 // forwardConsole prints the page's console errors and warnings (WebGPU
-// reports some problems only there) and, when verbose, every other message.
+// reports some problems only there) and, when verbose, every other message
+// and the network log (tests fetch missing files on purpose).
 func forwardConsole(ctx context.Context, verbose bool) {
 	for m, err := range chromedp.Console(ctx) {
 		if err != nil {
 			return
 		}
-		switch m.Type {
-		case chromedp.ConsoleError, chromedp.ConsoleWarning:
-		default:
-			if !verbose {
-				continue
-			}
+		quiet := m.Source == "network" ||
+			m.Type != chromedp.ConsoleError && m.Type != chromedp.ConsoleWarning
+		if quiet && !verbose {
+			continue
 		}
 		fmt.Fprintf(os.Stderr, "wasmexec: console.%s: %s\n", m.Type, m.Text)
 	}
