@@ -1,0 +1,144 @@
+package tokenizer
+
+// merge is one BPE merge rule: the rank (lower merges first) and the id of
+// the merged token.
+type merge struct{ rank, id int32 }
+
+// bpeModel is byte-level BPE over raw bytes. Token strings are kept in their
+// byte-level form elsewhere; here everything is ids.
+type bpeModel struct {
+	byteID       [256]int32       // token of each single byte, -1 if none
+	merges       map[uint64]merge // key pairKey(left, right)
+	rawID        map[string]int32 // raw bytes of each token -> id
+	ignoreMerges bool             // emit a whole word that is a token as is
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// bpeScratch is reusable working memory for encodeWord.
+type bpeScratch struct {
+	ids        []int32
+	prev, next []int32
+	heap       mergeHeap
+}
+
+type mergeItem struct{ rank, pos, id int32 }
+
+// mergeHeap is a binary min-heap ordered by rank, then position: the
+// lowest-ranked pair merges first, the leftmost one among equals.
+type mergeHeap []mergeItem
+
+func (h mergeHeap) less(i, j int) bool {
+	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
+}
+
+func (h *mergeHeap) push(it mergeItem) {
+	*h = append(*h, it)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() mergeItem {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
+}
+
+// encodeWord appends the BPE tokens of one pre-tokenized word. Bytes with no
+// token are dropped, as Hugging Face does for a BPE without unk_token.
+// It runs in O(n log n) for a word of n bytes.
+func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 {
+	if m.ignoreMerges || len(word) == 1 {
+		if id, ok := m.rawID[word]; ok {
+			return append(out, id)
+		}
+	}
+	ids := sc.ids[:0]
+	for i := 0; i < len(word); i++ {
+		if id := m.byteID[word[i]]; id >= 0 {
+			ids = append(ids, id)
+		}
+	}
+	n := len(ids)
+	if n <= 1 {
+		sc.ids = ids
+		return append(out, ids...)
+	}
+	prev, next := grow(sc.prev, n), grow(sc.next, n)
+	h := sc.heap[:0]
+	for i := 0; i < n; i++ {
+		prev[i] = int32(i - 1)
+		next[i] = int32(i + 1)
+		if i+1 < n {
+			if mg, ok := m.merges[pairKey(ids[i], ids[i+1])]; ok {
+				h.push(mergeItem{mg.rank, int32(i), mg.id})
+			}
+		}
+	}
+	next[n-1] = -1
+	for len(h) > 0 {
+		it := h.pop()
+		p := it.pos
+		if ids[p] < 0 || next[p] < 0 {
+			continue
+		}
+		q := next[p]
+		if mg, ok := m.merges[pairKey(ids[p], ids[q])]; !ok || mg.id != it.id {
+			continue // stale entry: a neighbour changed since it was pushed
+		}
+		ids[p] = it.id
+		ids[q] = -1
+		next[p] = next[q]
+		if nq := next[q]; nq >= 0 {
+			prev[nq] = p
+		}
+		if pp := prev[p]; pp >= 0 {
+			if mg, ok := m.merges[pairKey(ids[pp], ids[p])]; ok {
+				h.push(mergeItem{mg.rank, pp, mg.id})
+			}
+		}
+		if nq := next[p]; nq >= 0 {
+			if mg, ok := m.merges[pairKey(ids[p], ids[nq])]; ok {
+				h.push(mergeItem{mg.rank, p, mg.id})
+			}
+		}
+	}
+	for i := int32(0); i >= 0; i = next[i] {
+		out = append(out, ids[i])
+	}
+	sc.ids, sc.prev, sc.next, sc.heap = ids, prev, next, h
+	return out
+}
+
+func grow(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}

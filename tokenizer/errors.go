@@ -1,0 +1,40 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+
+	"wasmllm/loader"
+)
+
+// Sentinel errors. Malformed files are reported as *loader.FormatError
+// naming the file, the field and, where known, the byte offset.
+var (
+	// ErrUnsupported marks a tokenizer component this package does not
+	// implement, such as a WordPiece model or an unknown GGUF pre-tokenizer.
+	ErrUnsupported = errors.New("unsupported tokenizer feature")
+	// ErrNoChatTemplate is returned when rendering a chat for a model that
+	// declares no chat template.
+	ErrNoChatTemplate = errors.New("model has no chat template")
+)
+
+// TemplateError reports a chat template that failed to compile or render,
+// including a raise_exception call from the template itself.
+type TemplateError struct {
+	Stage string // "compile" or "render"
+	Err   error
+}
+
+func (e *TemplateError) Error() string { return fmt.Sprintf("chat template %s: %v", e.Stage, e.Err) }
+
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+func formatErr(file, field string, err error) error {
+	return &loader.FormatError{File: file, Field: field, Offset: -1, Err: err}
+}
+
+func formatErrf(file, field, format string, args ...any) error {
+	return formatErr(file, field, fmt.Errorf(format, args...))
+}
+
+type formatError = loader.FormatError

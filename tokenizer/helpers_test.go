@@ -1,0 +1,76 @@
+package tokenizer
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+const testdata = "../testdata"
+
+var (
+	tokMu    sync.Mutex
+	tokCache = map[string]*Tokenizer{}
+)
+
+// hfTok loads (once per test binary) the tokenizer folder under
+// testdata/tokenizer or testdata/hf.
+func hfTok(t testing.TB, dir string) *Tokenizer {
+	t.Helper()
+	tokMu.Lock()
+	defer tokMu.Unlock()
+	if tk, ok := tokCache[dir]; ok {
+		return tk
+	}
+	p := filepath.Join(testdata, dir)
+	if _, err := os.Stat(filepath.Join(p, "tokenizer.json")); err != nil {
+		t.Skipf("%s/tokenizer.json missing (run scripts/fetch-testdata.sh): %v", p, err)
+	}
+	tk, err := FromHFDir(p)
+	if err != nil {
+		t.Fatalf("FromHFDir(%s): %v", p, err)
+	}
+	tokCache[dir] = tk
+	return tk
+}
+
+// readJSONL decodes every line of a golden file into a fresh T.
+func readJSONL[T any](t testing.TB, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for n := 1; sc.Scan(); n++ {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no lines", path)
+	}
+	return out
+}
+
+// diffIDs describes the first difference between two id lists, or "".
+func diffIDs(got, want []int32) string {
+	for i := 0; i < len(got) || i < len(want); i++ {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			return fmt.Sprintf("first difference at position %d\n  got  (%d) %v\n  want (%d) %v", i, len(got), got, len(want), want)
+		}
+	}
+	return ""
+}

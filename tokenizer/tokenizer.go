@@ -1,0 +1,195 @@
+package tokenizer
+
+import (
+	"golang.org/x/text/unicode/norm"
+)
+
+// modelKind is the tokenization algorithm.
+type modelKind uint8
+
+const (
+	modelBPE     modelKind = iota // byte-level BPE (Hugging Face, GGUF gpt2)
+	modelSPM                      // llama.cpp's SentencePiece-style vocab (GGUF llama)
+	modelLlama2C                  // llama2.c tokenizer.bin
+)
+
+// Tokenizer encodes text to token ids and decodes them back. It is safe for
+// concurrent use.
+type Tokenizer struct {
+	kind   modelKind
+	texts  []string // token strings as the vocabulary stores them
+	pieces []string // bytes each token decodes to
+	// special marks tokens that DecodeOptions.SkipSpecial drops: special
+	// added tokens (Hugging Face) or control tokens (GGUF).
+	special []bool
+
+	added     *addedMatcher
+	normForm  norm.Form
+	normalize bool
+	pre       []splitter
+	bpe       *bpeModel
+	spm       *spmModel
+
+	prefix, suffix []int32 // added around the text when AddSpecial is set
+	bos            int32
+	eos            []int32
+	// stripSpace drops the leading space of the decoded text (SentencePiece).
+	stripSpace bool
+
+	chatTemplate       string
+	bosToken, eosToken string // texts handed to chat templates
+	hasBOSToken        bool
+	hasEOSToken        bool
+
+	cache wordCache
+}
+
+// EncodeOptions selects how Encode treats special tokens.
+type EncodeOptions struct {
+	// AddSpecial adds the tokens the model's post-processor puts around
+	// the text (usually BOS), like Hugging Face's add_special_tokens=true.
+	AddSpecial bool
+	// SpecialAsText treats special tokens written in the text as plain
+	// text, like Hugging Face's split_special_tokens=true. Non-special
+	// added tokens (such as Qwen3's <think>) are still recognised.
+	SpecialAsText bool
+}
+
+// Encode tokenizes text. Special tokens written in the text are recognised;
+// addSpecial adds the model's default special tokens (BOS).
+func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
+	return t.EncodeOpts(text, EncodeOptions{AddSpecial: addSpecial})
+}
+
+// EncodeOpts tokenizes text as the options say.
+func (t *Tokenizer) EncodeOpts(text string, o EncodeOptions) []int32 {
+	var out []int32
+	if o.AddSpecial {
+		out = append(out, t.prefix...)
+	}
+	switch t.kind {
+	case modelBPE:
+		out = t.encodeBPE(text, o.SpecialAsText, out)
+	default:
+		out = t.encodeSPM(text, o.SpecialAsText, out)
+	}
+	if o.AddSpecial {
+		out = append(out, t.suffix...)
+	}
+	return out
+}
+
+func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) []int32 {
+	sc := &bpeScratch{}
+	word := func(w string) {
+		if len(w) <= cacheMaxWord {
+			if ids, ok := t.cache.get(w); ok {
+				out = append(out, ids...)
+				return
+			}
+			n := len(out)
+			out = t.bpe.encodeWord(w, sc, out)
+			t.cache.put(w, out[n:])
+			return
+		}
+		out = t.bpe.encodeWord(w, sc, out)
+	}
+	pretok := func(seg string) {
+		t.pretokenize(seg, 0, word)
+	}
+	t.added.split(text, false, specialAsText, func(seg string, id int32) {
+		if id >= 0 {
+			out = append(out, id)
+			return
+		}
+		if t.normalize {
+			seg = t.normForm.String(seg)
+		}
+		t.added.split(seg, true, specialAsText, func(seg string, id int32) {
+			if id >= 0 {
+				out = append(out, id)
+				return
+			}
+			pretok(seg)
+		})
+	})
+	return out
+}
+
+// pretokenize runs the splitters from index k on s.
+func (t *Tokenizer) pretokenize(s string, k int, emit func(string)) {
+	if k == len(t.pre) {
+		if s != "" {
+			emit(s)
+		}
+		return
+	}
+	t.pre[k].split(s, func(p string) { t.pretokenize(p, k+1, emit) })
+}
+
+// VocabSize returns the number of token ids, including added tokens.
+func (t *Tokenizer) VocabSize() int { return len(t.texts) }
+
+// BOS returns the beginning-of-sequence id, or -1 if the model has none.
+func (t *Tokenizer) BOS() int32 { return t.bos }
+
+// EOS returns every end-of-generation id the model declares (eos, eot,
+// eom, im_end and the like), the primary eos first.
+func (t *Tokenizer) EOS() []int32 { return append([]int32(nil), t.eos...) }
+
+// IsEOS reports whether id ends generation.
+func (t *Tokenizer) IsEOS(id int32) bool {
+	for _, e := range t.eos {
+		if e == id {
+			return true
+		}
+	}
+	return false
+}
+
+// AddBOS reports whether Encode with addSpecial puts BOS first.
+func (t *Tokenizer) AddBOS() bool { return t.bos >= 0 && len(t.prefix) > 0 && t.prefix[0] == t.bos }
+
+// TokenText returns the vocabulary string of id (byte-level form for
+// byte-level BPE, with '▁' for SentencePiece), or "" if id is out of range.
+func (t *Tokenizer) TokenText(id int32) string {
+	if id < 0 || int(id) >= len(t.texts) {
+		return ""
+	}
+	return t.texts[id]
+}
+
+// TokenID returns the id of a vocabulary string, as TokenText spells it.
+func (t *Tokenizer) TokenID(text string) (int32, bool) {
+	for _, tok := range t.addedTokens() {
+		if tok.text == text {
+			return tok.id, true
+		}
+	}
+	switch t.kind {
+	case modelBPE:
+		if raw, ok := byteLevelRaw(text); ok {
+			id, ok := t.bpe.rawID[string(raw)]
+			return id, ok
+		}
+	default:
+		id, ok := t.spm.toID[text]
+		return id, ok
+	}
+	return -1, false
+}
+
+// IsSpecial reports whether id is a special (control) token.
+func (t *Tokenizer) IsSpecial(id int32) bool {
+	return id >= 0 && int(id) < len(t.special) && t.special[id]
+}
+
+func (t *Tokenizer) addedTokens() []addedToken {
+	if t.added == nil {
+		return nil
+	}
+	return t.added.tokens
+}
+
+// ChatTemplate returns the model's Jinja chat template, or "" if it has none.
+func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
