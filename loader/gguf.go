@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 )
 
 // GGUF metadata value types.
@@ -26,9 +27,10 @@ const (
 
 // Limits that keep a corrupt header from asking for absurd allocations.
 const (
-	maxGGUFDims   = 4
-	maxStringLen  = 1 << 28
-	maxArrayDepth = 4
+	maxGGUFDims      = 4
+	maxStringLen     = 1 << 28
+	maxArrayDepth    = 4
+	maxGGUFAlignment = 1 << 24
 )
 
 // GGUF is a parsed GGUF file. Tensor data is referenced, not copied.
@@ -39,8 +41,8 @@ type GGUF struct {
 	DataOffset int64
 	// Keys lists metadata keys in file order; Meta maps them to Go values:
 	// uint8, int8, uint16, int16, uint32, int32, float32, bool, string,
-	// uint64, int64, float64, or a slice of one of these ([]any for nested
-	// arrays).
+	// uint64, int64, float64, or a slice of one of these ([]any for arrays
+	// of arrays).
 	Keys    []string
 	Meta    map[string]any
 	Tensors []TensorInfo
@@ -65,22 +67,40 @@ func ReadGGUF(path string) (*GGUF, error) {
 	return ParseGGUF(path, data)
 }
 
+// ParseGGUF parses GGUF v1, v2 or v3 from data, naming errors after file.
+// Malformed input yields a *FormatError; no count read from data is trusted
+// before it is checked against the bytes that remain.
+func ParseGGUF(file string, data []byte) (*GGUF, error) {
+	r := &reader{file: file, data: data}
+	g, err := r.parse()
+	if err != nil {
+		return nil, err
+	}
+	g.data = data
+	return g, nil
+}
+
+// reader walks a GGUF file's bytes, naming each field it reads.
 type reader struct {
 	file string
 	data []byte
 	off  int64
+	v2   bool // 64-bit counts and lengths (GGUF v2 and v3)
 }
 
-func (r *reader) fail(field string, err error) error {
-	return &FormatError{File: r.file, Field: field, Offset: r.off, Err: err}
+func (r *reader) errAt(off int64, field string, err error) error {
+	return &FormatError{File: r.file, Field: field, Offset: off, Err: err}
 }
 
-func (r *reader) take(n int64, field string) ([]byte, error) {
-	if n < 0 || r.off+n > int64(len(r.data)) || r.off+n < r.off {
-		return nil, r.fail(field, ErrTruncated)
+func (r *reader) rest() uint64 { return uint64(int64(len(r.data)) - r.off) }
+
+// take returns the next n bytes, or ErrTruncated at the current offset.
+func (r *reader) take(n uint64, field string) ([]byte, error) {
+	if n > r.rest() {
+		return nil, r.errAt(r.off, field, fmt.Errorf("%w: %d bytes needed, %d left", ErrTruncated, n, r.rest()))
 	}
-	b := r.data[r.off : r.off+n]
-	r.off += n
+	b := r.data[r.off : r.off+int64(n)]
+	r.off += int64(n)
 	return b, nil
 }
 
@@ -100,318 +120,388 @@ func (r *reader) u64(field string) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-func (r *reader) count(v2 bool, field string) (uint64, error) {
-	if v2 {
+// count reads a count or length: uint32 in GGUF v1, uint64 later.
+func (r *reader) count(field string) (uint64, error) {
+	if r.v2 {
 		return r.u64(field)
 	}
 	v, err := r.u32(field)
 	return uint64(v), err
 }
 
-func (r *reader) str(v2 bool, field string) (string, error) {
-	start := r.off
-	n, err := r.count(v2, field+" length")
+func (r *reader) countSize() uint64 {
+	if r.v2 {
+		return 8
+	}
+	return 4
+}
+
+// need fails with ErrTooLarge at the count field that began at at when n
+// items of at least min bytes each cannot fit in the bytes left.
+func (r *reader) need(n, min uint64, at int64, field string) error {
+	if n > r.rest()/min {
+		return r.errAt(at, field, fmt.Errorf("%w: %d entries of at least %d bytes, %d bytes left", ErrTooLarge, n, min, r.rest()))
+	}
+	return nil
+}
+
+// str reads a length-prefixed string. A length past the end of the data is
+// reported at the length field.
+func (r *reader) str(field string) (string, error) {
+	at := r.off
+	n, err := r.count(field + " length")
 	if err != nil {
 		return "", err
 	}
-	if n > maxStringLen || n > uint64(len(r.data))-uint64(r.off) {
-		r.off = start
-		return "", r.fail(field+" length", fmt.Errorf("%w: string of %d bytes", ErrTruncated, n))
+	if n > maxStringLen {
+		return "", r.errAt(at, field+" length", fmt.Errorf("%w: string of %d bytes", ErrTooLarge, n))
 	}
-	b, _ := r.take(int64(n), field)
+	if n > r.rest() {
+		return "", r.errAt(at, field+" length", fmt.Errorf("%w: string of %d bytes, %d left", ErrTruncated, n, r.rest()))
+	}
+	b, _ := r.take(n, field)
 	return string(b), nil
 }
 
-// ParseGGUF parses GGUF v1, v2 or v3 from data, naming errors after file.
-func ParseGGUF(file string, data []byte) (*GGUF, error) {
-	r := &reader{file: file, data: data}
+// Minimum encoded sizes, used to bound counts before any allocation.
+func (r *reader) minKV() uint64         { return r.countSize() + 4 + 1 } // empty key, type, 1-byte value
+func (r *reader) minTensorInfo() uint64 { return r.countSize() + 4 + 4 + 8 }
+
+func (r *reader) parse() (*GGUF, error) {
 	magic, err := r.take(4, "magic")
 	if err != nil {
 		return nil, err
 	}
 	if string(magic) != "GGUF" {
-		r.off = 0
-		return nil, r.fail("magic", fmt.Errorf("%w: %q is not \"GGUF\"", ErrBadMagic, magic))
+		return nil, r.errAt(0, "magic", fmt.Errorf("%w: %q is not \"GGUF\"", ErrBadMagic, magic))
 	}
-	g := &GGUF{File: file, Meta: map[string]any{}, data: data, Alignment: 32}
+	g := &GGUF{File: r.file, Meta: map[string]any{}, Alignment: 32}
 	if g.Version, err = r.u32("version"); err != nil {
 		return nil, err
 	}
 	if g.Version < 1 || g.Version > 3 {
-		r.off -= 4
-		return nil, r.fail("version", fmt.Errorf("%w: GGUF version %d", ErrUnsupported, g.Version))
+		return nil, r.errAt(4, "version", fmt.Errorf("%w: GGUF version %d", ErrUnsupported, g.Version))
 	}
-	v2 := g.Version >= 2
-	nTensors, err := r.count(v2, "tensor count")
+	r.v2 = g.Version >= 2
+	nTensors, err := r.count("tensor count")
 	if err != nil {
 		return nil, err
 	}
-	nKV, err := r.count(v2, "metadata count")
+	kvAt := r.off
+	nKV, err := r.count("metadata count")
 	if err != nil {
 		return nil, err
 	}
-	// Every KV needs at least 12 bytes and every tensor info at least 24.
-	rest := uint64(len(data)) - uint64(r.off)
-	if nKV > rest/12 {
-		return nil, r.fail("metadata count", fmt.Errorf("%w: %d entries in %d bytes", ErrTooLarge, nKV, rest))
+	if err := r.need(nTensors, r.minTensorInfo(), 8, "tensor count"); err != nil {
+		return nil, err
 	}
-	if nTensors > rest/24 {
-		return nil, r.fail("tensor count", fmt.Errorf("%w: %d tensors in %d bytes", ErrTooLarge, nTensors, rest))
+	if err := r.need(nKV, r.minKV(), kvAt, "metadata count"); err != nil {
+		return nil, err
 	}
+	alignAt := int64(-1)
 	for i := uint64(0); i < nKV; i++ {
-		key, err := r.str(v2, fmt.Sprintf("metadata key %d", i))
+		keyAt := r.off
+		key, err := r.str(fmt.Sprintf("metadata key %d", i))
 		if err != nil {
 			return nil, err
+		}
+		if _, dup := g.Meta[key]; dup {
+			return nil, r.errAt(keyAt, "metadata key "+key, fmt.Errorf("%w: duplicate key", ErrCorrupt))
 		}
 		typ, err := r.u32("metadata " + key + " type")
 		if err != nil {
 			return nil, err
 		}
-		val, err := r.value(v2, typ, "metadata "+key, 0)
+		if key == "general.alignment" {
+			alignAt = r.off
+		}
+		val, err := r.value(typ, "metadata "+key, 0)
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := g.Meta[key]; !dup {
-			g.Keys = append(g.Keys, key)
-		}
+		g.Keys = append(g.Keys, key)
 		g.Meta[key] = val
 	}
 	if a, ok := g.Meta["general.alignment"]; ok {
 		av, ok := a.(uint32)
-		if !ok || av == 0 || av&(av-1) != 0 || av > 1<<16 {
-			return nil, &FormatError{File: file, Field: "metadata general.alignment", Offset: -1, Err: fmt.Errorf("%w: %v", ErrCorrupt, a)}
+		if !ok || av == 0 || av&(av-1) != 0 || av > maxGGUFAlignment {
+			return nil, r.errAt(alignAt, "metadata general.alignment", fmt.Errorf("%w: %v (%T) is not a power of two uint32 up to %d", ErrCorrupt, a, a, maxGGUFAlignment))
 		}
 		g.Alignment = int(av)
 	}
-	type rel struct {
-		off   uint64
-		at    int64
-		field string
-	}
-	rels := make([]rel, 0, nTensors)
+	offsetAt := make([]int64, 0, nTensors)
+	rel := make([]uint64, 0, nTensors)
+	names := make(map[string]bool, nTensors)
 	for i := uint64(0); i < nTensors; i++ {
-		name, err := r.str(v2, fmt.Sprintf("tensor %d name", i))
+		ti, at, off, err := r.tensorInfo(i, names)
 		if err != nil {
 			return nil, err
 		}
-		field := "tensor " + name
-		nd, err := r.u32(field + " dimension count")
-		if err != nil {
-			return nil, err
-		}
-		if nd > maxGGUFDims {
-			r.off -= 4
-			return nil, r.fail(field+" dimension count", fmt.Errorf("%w: %d dimensions", ErrTooLarge, nd))
-		}
-		shape := make([]int, nd)
-		elems := uint64(1)
-		for d := uint32(0); d < nd; d++ {
-			n, err := r.count(v2, field+" shape")
-			if err != nil {
-				return nil, err
-			}
-			if n > 1<<40 || (n != 0 && elems > (1<<50)/n) {
-				r.off -= 8
-				return nil, r.fail(field+" shape", fmt.Errorf("%w: dimension %d", ErrTooLarge, n))
-			}
-			elems *= n
-			shape[int(nd)-1-int(d)] = int(n)
-		}
-		typ, err := r.u32(field + " type")
-		if err != nil {
-			return nil, err
-		}
-		dt := DType(typ)
-		if !dt.Known() || dt >= 1000 {
-			r.off -= 4
-			return nil, r.fail(field+" type", fmt.Errorf("%w: ggml type %d", ErrUnsupported, typ))
-		}
-		rowLen := 1
-		if nd > 0 {
-			rowLen = shape[nd-1]
-		}
-		rowBytes, err := dt.RowBytes(rowLen)
-		if err != nil {
-			r.off -= 4
-			return nil, r.fail(field+" shape", err)
-		}
-		size := int64(rowBytes)
-		if rowLen > 0 {
-			size *= int64(elems / uint64(rowLen))
-		}
-		at := r.off
-		off, err := r.u64(field + " offset")
-		if err != nil {
-			return nil, err
-		}
-		g.Tensors = append(g.Tensors, TensorInfo{Name: name, DType: dt, Shape: shape, Size: size})
-		rels = append(rels, rel{off, at, field + " offset"})
+		g.Tensors = append(g.Tensors, ti)
+		offsetAt = append(offsetAt, at)
+		rel = append(rel, off)
 	}
 	align := int64(g.Alignment)
 	g.DataOffset = (r.off + align - 1) / align * align
-	for i := range g.Tensors {
-		t := &g.Tensors[i]
-		rl := rels[i]
-		if rl.off%uint64(align) != 0 {
-			return nil, &FormatError{File: file, Field: rl.field, Offset: rl.at, Err: fmt.Errorf("%w: offset %d not aligned to %d", ErrCorrupt, rl.off, align)}
-		}
-		end := uint64(g.DataOffset) + rl.off + uint64(t.Size)
-		if rl.off > uint64(len(data)) || end > uint64(len(data)) {
-			return nil, &FormatError{File: file, Field: rl.field, Offset: rl.at, Err: fmt.Errorf("%w: tensor data [%d, %d) past end of file (%d bytes)", ErrTruncated, g.DataOffset+int64(rl.off), end, len(data))}
-		}
-		t.Offset = g.DataOffset + int64(rl.off)
+	if err := g.placeTensors(r, rel, offsetAt); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-func (r *reader) value(v2 bool, typ uint32, field string, depth int) (any, error) {
+// tensorInfo reads one tensor table entry. It returns the entry, where its
+// offset field lies and the offset relative to the data section.
+func (r *reader) tensorInfo(i uint64, names map[string]bool) (TensorInfo, int64, uint64, error) {
+	var ti TensorInfo
+	nameAt := r.off
+	name, err := r.str(fmt.Sprintf("tensor %d name", i))
+	if err != nil {
+		return ti, 0, 0, err
+	}
+	if names[name] {
+		return ti, 0, 0, r.errAt(nameAt, fmt.Sprintf("tensor %d name", i), fmt.Errorf("%w: duplicate tensor %q", ErrCorrupt, name))
+	}
+	names[name] = true
+	field := "tensor " + name
+	ndAt := r.off
+	nd, err := r.u32(field + " dimension count")
+	if err != nil {
+		return ti, 0, 0, err
+	}
+	if nd > maxGGUFDims {
+		return ti, 0, 0, r.errAt(ndAt, field+" dimension count", fmt.Errorf("%w: %d dimensions", ErrTooLarge, nd))
+	}
+	shapeAt := r.off
+	shape := make([]int, nd)
+	elems := uint64(1)
+	for d := uint32(0); d < nd; d++ {
+		dimAt := r.off
+		dfield := fmt.Sprintf("%s dimension %d", field, d)
+		n, err := r.count(dfield)
+		if err != nil {
+			return ti, 0, 0, err
+		}
+		if n > 1<<40 || (n != 0 && elems > (1<<50)/n) {
+			return ti, 0, 0, r.errAt(dimAt, dfield, fmt.Errorf("%w: %d elements", ErrTooLarge, n))
+		}
+		elems *= n
+		shape[int(nd)-1-int(d)] = int(n)
+	}
+	typAt := r.off
+	typ, err := r.u32(field + " type")
+	if err != nil {
+		return ti, 0, 0, err
+	}
+	dt := DType(typ)
+	if !dt.Known() || dt >= 1000 {
+		return ti, 0, 0, r.errAt(typAt, field+" type", fmt.Errorf("%w: ggml type %d", ErrUnsupported, typ))
+	}
+	rowLen := 1
+	if nd > 0 {
+		rowLen = shape[nd-1]
+	}
+	rowBytes, err := dt.RowBytes(rowLen)
+	if err != nil {
+		return ti, 0, 0, r.errAt(shapeAt, field+" shape", err)
+	}
+	size := int64(rowBytes)
+	if rowLen > 0 {
+		size *= int64(elems / uint64(rowLen))
+	}
+	at := r.off
+	off, err := r.u64(field + " offset")
+	if err != nil {
+		return ti, 0, 0, err
+	}
+	return TensorInfo{Name: name, DType: dt, Shape: shape, Size: size}, at, off, nil
+}
+
+// placeTensors resolves the relative data offsets: each must be aligned,
+// lie within the file, and not overlap another tensor.
+func (g *GGUF) placeTensors(r *reader, rel []uint64, offsetAt []int64) error {
+	fileLen := uint64(len(r.data))
+	for i := range g.Tensors {
+		t := &g.Tensors[i]
+		field := "tensor " + t.Name + " offset"
+		if rel[i]%uint64(g.Alignment) != 0 {
+			return r.errAt(offsetAt[i], field, fmt.Errorf("%w: offset %d not aligned to %d", ErrCorrupt, rel[i], g.Alignment))
+		}
+		start := uint64(g.DataOffset) + rel[i]
+		if rel[i] > fileLen || start > fileLen || uint64(t.Size) > fileLen-start {
+			return r.errAt(offsetAt[i], field, fmt.Errorf("%w: tensor data [%d, +%d) past the end of the file (%d bytes)", ErrTruncated, start, t.Size, fileLen))
+		}
+		t.Offset = int64(start)
+	}
+	order := make([]int, len(g.Tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return g.Tensors[order[a]].Offset < g.Tensors[order[b]].Offset })
+	for k := 1; k < len(order); k++ {
+		prev, cur := g.Tensors[order[k-1]], g.Tensors[order[k]]
+		if cur.Size > 0 && prev.Offset+prev.Size > cur.Offset {
+			return r.errAt(offsetAt[order[k]], "tensor "+cur.Name+" offset", fmt.Errorf("%w: data overlaps tensor %s", ErrCorrupt, prev.Name))
+		}
+	}
+	return nil
+}
+
+// elemSize is the encoded size of a fixed-size metadata type, 0 for others.
+func elemSize(typ uint32) uint64 {
 	switch typ {
 	case ggufUint8, ggufInt8, ggufBool:
-		b, err := r.take(1, field)
-		if err != nil {
-			return nil, err
-		}
-		switch typ {
-		case ggufUint8:
-			return b[0], nil
-		case ggufInt8:
-			return int8(b[0]), nil
-		}
-		if b[0] > 1 {
-			r.off--
-			return nil, r.fail(field, fmt.Errorf("%w: bool byte %d", ErrCorrupt, b[0]))
-		}
-		return b[0] == 1, nil
+		return 1
 	case ggufUint16, ggufInt16:
-		b, err := r.take(2, field)
-		if err != nil {
-			return nil, err
-		}
-		v := binary.LittleEndian.Uint16(b)
-		if typ == ggufInt16 {
-			return int16(v), nil
-		}
-		return v, nil
+		return 2
 	case ggufUint32, ggufInt32, ggufFloat32:
-		v, err := r.u32(field)
-		if err != nil {
-			return nil, err
-		}
-		switch typ {
-		case ggufInt32:
-			return int32(v), nil
-		case ggufFloat32:
-			return math.Float32frombits(v), nil
-		}
-		return v, nil
+		return 4
 	case ggufUint64, ggufInt64, ggufFloat64:
-		v, err := r.u64(field)
+		return 8
+	}
+	return 0
+}
+
+func (r *reader) value(typ uint32, field string, depth int) (any, error) {
+	if n := elemSize(typ); n > 0 {
+		at := r.off
+		b, err := r.take(n, field)
 		if err != nil {
 			return nil, err
 		}
-		switch typ {
-		case ggufInt64:
-			return int64(v), nil
-		case ggufFloat64:
-			return math.Float64frombits(v), nil
+		if typ == ggufBool && b[0] > 1 {
+			return nil, r.errAt(at, field, fmt.Errorf("%w: bool byte %d", ErrCorrupt, b[0]))
 		}
-		return v, nil
+		return scalar(typ, b), nil
+	}
+	switch typ {
 	case ggufString:
-		return r.str(v2, field)
+		return r.str(field)
 	case ggufArray:
-		if depth >= maxArrayDepth {
-			return nil, r.fail(field, fmt.Errorf("%w: arrays nested deeper than %d", ErrTooLarge, maxArrayDepth))
-		}
-		et, err := r.u32(field + " element type")
-		if err != nil {
-			return nil, err
-		}
-		n, err := r.count(v2, field+" length")
-		if err != nil {
-			return nil, err
-		}
-		minSize := uint64(1)
-		switch et {
-		case ggufUint16, ggufInt16:
-			minSize = 2
-		case ggufUint32, ggufInt32, ggufFloat32:
-			minSize = 4
-		case ggufUint64, ggufInt64, ggufFloat64, ggufString:
-			minSize = 8
-			if et == ggufString && !v2 {
-				minSize = 4
-			}
-		case ggufArray:
-			minSize = 12
-		}
-		if n > (uint64(len(r.data))-uint64(r.off))/minSize {
-			return nil, r.fail(field+" length", fmt.Errorf("%w: %d elements", ErrTooLarge, n))
-		}
-		return r.array(v2, et, int(n), field, depth)
+		return r.array(field, depth)
 	}
-	return nil, r.fail(field, fmt.Errorf("%w: metadata value type %d", ErrUnsupported, typ))
+	return nil, r.errAt(r.off-4, field+" type", fmt.Errorf("%w: metadata value type %d", ErrUnsupported, typ))
 }
 
-func (r *reader) array(v2 bool, et uint32, n int, field string, depth int) (any, error) {
-	switch et {
+func scalar(typ uint32, b []byte) any {
+	switch typ {
 	case ggufUint8:
-		b, err := r.take(int64(n), field)
-		if err != nil {
-			return nil, err
-		}
-		return append([]uint8(nil), b...), nil
+		return b[0]
 	case ggufInt8:
-		return readArray[int8](r, n, 1, field, func(b []byte) int8 { return int8(b[0]) })
+		return int8(b[0])
 	case ggufBool:
-		return readArray[bool](r, n, 1, field, func(b []byte) bool { return b[0] != 0 })
+		return b[0] != 0
 	case ggufUint16:
-		return readArray[uint16](r, n, 2, field, binary.LittleEndian.Uint16)
+		return binary.LittleEndian.Uint16(b)
 	case ggufInt16:
-		return readArray[int16](r, n, 2, field, func(b []byte) int16 { return int16(binary.LittleEndian.Uint16(b)) })
+		return int16(binary.LittleEndian.Uint16(b))
 	case ggufUint32:
-		return readArray[uint32](r, n, 4, field, binary.LittleEndian.Uint32)
+		return binary.LittleEndian.Uint32(b)
 	case ggufInt32:
-		return readArray[int32](r, n, 4, field, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
+		return int32(binary.LittleEndian.Uint32(b))
 	case ggufFloat32:
-		return readArray[float32](r, n, 4, field, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
+		return math.Float32frombits(binary.LittleEndian.Uint32(b))
 	case ggufUint64:
-		return readArray[uint64](r, n, 8, field, binary.LittleEndian.Uint64)
+		return binary.LittleEndian.Uint64(b)
 	case ggufInt64:
-		return readArray[int64](r, n, 8, field, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+		return int64(binary.LittleEndian.Uint64(b))
 	case ggufFloat64:
-		return readArray[float64](r, n, 8, field, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
-	case ggufString:
-		out := make([]string, n)
-		for i := range out {
-			s, err := r.str(v2, field)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = s
-		}
-		return out, nil
+		return math.Float64frombits(binary.LittleEndian.Uint64(b))
 	}
-	out := make([]any, n)
-	for i := range out {
-		v, err := r.value(v2, et, field, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
+	return nil
 }
 
-func readArray[T any](r *reader, n, size int, field string, conv func([]byte) T) ([]T, error) {
-	b, err := r.take(int64(n)*int64(size), field)
+func (r *reader) array(field string, depth int) (any, error) {
+	etAt := r.off
+	et, err := r.u32(field + " element type")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, n)
-	for i := range out {
-		out[i] = conv(b[i*size:])
+	var min uint64
+	switch {
+	case elemSize(et) > 0:
+		min = elemSize(et)
+	case et == ggufString:
+		min = r.countSize()
+	case et == ggufArray:
+		if depth+1 >= maxArrayDepth {
+			return nil, r.errAt(etAt, field+" element type", fmt.Errorf("%w: arrays nested deeper than %d", ErrTooLarge, maxArrayDepth))
+		}
+		min = 4 + r.countSize()
+	default:
+		return nil, r.errAt(etAt, field+" element type", fmt.Errorf("%w: metadata value type %d", ErrUnsupported, et))
+	}
+	nAt := r.off
+	n, err := r.count(field + " count")
+	if err != nil {
+		return nil, err
+	}
+	if err := r.need(n, min, nAt, field+" count"); err != nil {
+		return nil, err
+	}
+	if size := elemSize(et); size > 0 {
+		at := r.off
+		b, _ := r.take(n*size, field)
+		return fixedArray(r, et, b, at, field)
+	}
+	if et == ggufString {
+		out := make([]string, 0, n)
+		for i := uint64(0); i < n; i++ {
+			s, err := r.str(fmt.Sprintf("%s[%d]", field, i))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	out := make([]any, 0, n)
+	for i := uint64(0); i < n; i++ {
+		v, err := r.array(fmt.Sprintf("%s[%d]", field, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 	}
 	return out, nil
+}
+
+func fixedArray(r *reader, et uint32, b []byte, at int64, field string) (any, error) {
+	switch et {
+	case ggufUint8:
+		return append([]uint8(nil), b...), nil
+	case ggufInt8:
+		return conv(b, 1, func(b []byte) int8 { return int8(b[0]) }), nil
+	case ggufBool:
+		for i, c := range b {
+			if c > 1 {
+				return nil, r.errAt(at+int64(i), fmt.Sprintf("%s[%d]", field, i), fmt.Errorf("%w: bool byte %d", ErrCorrupt, c))
+			}
+		}
+		return conv(b, 1, func(b []byte) bool { return b[0] != 0 }), nil
+	case ggufUint16:
+		return conv(b, 2, binary.LittleEndian.Uint16), nil
+	case ggufInt16:
+		return conv(b, 2, func(b []byte) int16 { return int16(binary.LittleEndian.Uint16(b)) }), nil
+	case ggufUint32:
+		return conv(b, 4, binary.LittleEndian.Uint32), nil
+	case ggufInt32:
+		return conv(b, 4, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) }), nil
+	case ggufFloat32:
+		return conv(b, 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }), nil
+	case ggufUint64:
+		return conv(b, 8, binary.LittleEndian.Uint64), nil
+	case ggufInt64:
+		return conv(b, 8, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }), nil
+	}
+	return conv(b, 8, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }), nil
+}
+
+func conv[T any](b []byte, size int, f func([]byte) T) []T {
+	out := make([]T, len(b)/size)
+	for i := range out {
+		out[i] = f(b[i*size:])
+	}
+	return out
 }
 
 // Tensor returns the named tensor, its Data referencing the file's bytes.
@@ -427,7 +517,8 @@ func (g *GGUF) Tensor(name string) (*Tensor, error) {
 // TensorAt returns the i-th tensor of the table.
 func (g *GGUF) TensorAt(i int) *Tensor {
 	ti := g.Tensors[i]
-	return &Tensor{Name: ti.Name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: g.data[ti.Offset : ti.Offset+ti.Size]}
+	end := ti.Offset + ti.Size
+	return &Tensor{Name: ti.Name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: g.data[ti.Offset:end:end]}
 }
 
 // Has reports whether the named tensor exists.
@@ -438,6 +529,15 @@ func (g *GGUF) Has(name string) bool {
 		}
 	}
 	return false
+}
+
+// MetaKVs returns the metadata in file order, as WriteGGUF takes it.
+func (g *GGUF) MetaKVs() []MetaKV {
+	out := make([]MetaKV, len(g.Keys))
+	for i, k := range g.Keys {
+		out[i] = MetaKV{Key: k, Value: g.Meta[k]}
+	}
+	return out
 }
 
 // String returns a string metadata value.
