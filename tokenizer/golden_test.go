@@ -6,13 +6,13 @@ import (
 )
 
 type goldenLine struct {
-	Case              string   `json:"case"`
-	Text              string   `json:"text"`
-	IDs               []int32  `json:"ids"`
-	IDsWithSpecial    []int32  `json:"ids_with_special"`
-	IDsSpecialAsText  []int32  `json:"ids_special_as_text"`
-	DecodedRaw        string   `json:"decoded_raw"`
-	Tokens            []string `json:"tokens"`
+	Case             string   `json:"case"`
+	Text             string   `json:"text"`
+	IDs              []int32  `json:"ids"`
+	IDsWithSpecial   []int32  `json:"ids_with_special"`
+	IDsSpecialAsText []int32  `json:"ids_special_as_text"`
+	DecodedRaw       string   `json:"decoded_raw"`
+	Tokens           []string `json:"tokens"`
 }
 
 var goldenNames = []string{"llama3", "llama3_instruct_v2", "qwen3"}

@@ -1,0 +1,148 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"wasmllm/loader"
+)
+
+func ggufTok(t testing.TB, path string) *Tokenizer {
+	t.Helper()
+	tokMu.Lock()
+	defer tokMu.Unlock()
+	if tk, ok := tokCache[path]; ok {
+		return tk
+	}
+	g, err := loader.ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := FromGGUF(g)
+	if err != nil {
+		t.Fatalf("FromGGUF(%s): %v", path, err)
+	}
+	tokCache[path] = tk
+	return tk
+}
+
+// llamaCppVectors reads llama.cpp's test-tokenizer-0 files: texts separated
+// by "\n__ggml_vocab_test__\n", and one line of space-separated ids each.
+func llamaCppVectors(t *testing.T, base string) ([]string, [][]int32) {
+	inp, err := os.ReadFile(base + ".inp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(base + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := strings.Split(string(inp), "\n__ggml_vocab_test__\n")
+	if texts[len(texts)-1] == "" {
+		texts = texts[:len(texts)-1]
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("%s: %d texts but %d id lines", base, len(texts), len(lines))
+	}
+	ids := make([][]int32, len(lines))
+	for i, l := range lines {
+		ids[i] = []int32{}
+		for _, f := range strings.Fields(l) {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s.out:%d: %v", base, i+1, err)
+			}
+			ids[i] = append(ids[i], int32(v))
+		}
+	}
+	return texts, ids
+}
+
+// TestLlamaCppVectors checks llama.cpp's own tokenizer test vectors: the
+// SentencePiece GGUF vocab, and the llama-bpe / qwen2 vectors against the
+// Llama-3 and Qwen3 tokenizer.json.
+func TestLlamaCppVectors(t *testing.T) {
+	dir := filepath.Join(testdata, "tokenizer", "vocab")
+	cases := []struct {
+		vectors string
+		tok     func(t *testing.T) *Tokenizer
+	}{
+		{"ggml-vocab-llama-spm.gguf", func(t *testing.T) *Tokenizer { return ggufTok(t, filepath.Join(dir, "ggml-vocab-llama-spm.gguf")) }},
+		{"ggml-vocab-llama-bpe.gguf", func(t *testing.T) *Tokenizer { return hfTok(t, "tokenizer/llama3") }},
+		{"ggml-vocab-qwen2.gguf", func(t *testing.T) *Tokenizer { return hfTok(t, "tokenizer/qwen3") }},
+	}
+	for _, c := range cases {
+		t.Run(c.vectors, func(t *testing.T) {
+			tk := c.tok(t)
+			texts, want := llamaCppVectors(t, filepath.Join(dir, c.vectors))
+			for i, text := range texts {
+				if d := diffIDs(tk.Encode(text, false), want[i]); d != "" {
+					t.Errorf("test %d: text %q\n%s", i+1, text, d)
+				}
+			}
+		})
+	}
+}
+
+type tokenizeGolden struct {
+	Model string  `json:"model"`
+	Text  string  `json:"text"`
+	IDs   []int32 `json:"ids"`
+}
+
+func readTokenizeGolden(t *testing.T, name string) tokenizeGolden {
+	data, err := os.ReadFile(filepath.Join(testdata, "golden", "tokenize", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g tokenizeGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestGGUFVocabs checks the vocabularies embedded in the test models against
+// llama.cpp's ids, and the tiny models' Hugging Face folders against the
+// same ids.
+func TestGGUFVocabs(t *testing.T) {
+	for _, c := range []struct{ golden, gguf, hf string }{
+		{"stories260K", "stories260K.gguf", ""},
+		{"tiny-llama3", "tiny-llama3-f32.gguf", "hf/tiny-llama3"},
+		{"tiny-qwen3", "tiny-qwen3-f32.gguf", "hf/tiny-qwen3"},
+		{"tiny-qwen3", "tiny-qwen3moe-f32.gguf", "hf/tiny-qwen3moe"},
+	} {
+		t.Run(c.gguf, func(t *testing.T) {
+			g := readTokenizeGolden(t, c.golden)
+			tk := ggufTok(t, filepath.Join(testdata, "models", c.gguf))
+			if d := diffIDs(tk.Encode(g.Text, true), g.IDs); d != "" {
+				t.Errorf("GGUF: text %q\n%s", g.Text, d)
+			}
+			if got := tk.DecodeOpts(g.IDs, DecodeOptions{SkipSpecial: true}); got != g.Text {
+				t.Errorf("GGUF decode: got %q, want %q", got, g.Text)
+			}
+			if c.hf == "" {
+				return
+			}
+			h := hfTok(t, c.hf)
+			if d := diffIDs(h.Encode(g.Text, true), g.IDs); d != "" {
+				t.Errorf("HF folder: text %q\n%s", g.Text, d)
+			}
+			// Qwen's tokenizer_config.json has no bos_token while the GGUF
+			// names one, so BOS itself may differ; adding it may not.
+			if h.VocabSize() != tk.VocabSize() || h.AddBOS() != tk.AddBOS() {
+				t.Errorf("HF vs GGUF: vocab %d/%d, AddBOS %v/%v", h.VocabSize(), tk.VocabSize(), h.AddBOS(), tk.AddBOS())
+			}
+			for id := int32(0); id < int32(tk.VocabSize()); id++ {
+				if h.TokenText(id) != tk.TokenText(id) || h.Decode([]int32{id}) != tk.Decode([]int32{id}) {
+					t.Errorf("token %d: HF %q decodes %q, GGUF %q decodes %q", id, h.TokenText(id), h.Decode([]int32{id}), tk.TokenText(id), tk.Decode([]int32{id}))
+				}
+			}
+		})
+	}
+}
