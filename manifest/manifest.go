@@ -35,7 +35,7 @@ const Align = 256
 
 // ErrChecksum is wrapped by the error for a shard whose sha256 does not match
 // the manifest.
-var ErrChecksum = errors.New("sha256 mismatch")
+var ErrChecksum = errors.New("checksum mismatch")
 
 // Manifest describes a converted model folder.
 type Manifest struct {
