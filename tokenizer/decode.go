@@ -84,3 +84,15 @@ func (d *Decoder) Flush() string {
 	d.atStart = true
 	return out
 }
+
+// Prime feeds ids whose text was already shown, such as the prompt, and
+// discards their text. Streaming a continuation this way keeps the
+// SentencePiece leading space of its first token and completes a character
+// split between the prompt and the generated tokens.
+func (d *Decoder) Prime(ids []int32) {
+	for _, id := range ids {
+		d.pending, d.atStart = d.t.appendPiece(d.pending, id, d.opts, d.atStart)
+	}
+	keep := incompleteTail(d.pending)
+	d.pending = append(d.pending[:0], d.pending[len(d.pending)-keep:]...)
+}
