@@ -1,0 +1,233 @@
+// The JavaScript half of package gpu: object tables, the program replayer and
+// readback. Go evaluates this expression once per device and calls the
+// returned object's methods. Methods that Go calls never throw; failures are
+// recorded in `errors` (and surface in Go) or returned as a message.
+(device, onDone, onLost) => {
+	"use strict";
+	const OP_PIPELINE = 1, OP_BIND = 2, OP_DISPATCH = 3, OP_DISPATCH_INDIRECT = 4,
+		OP_COPY = 5, OP_CLEAR = 6, OP_WRITE = 7;
+	const queue = device.queue;
+	// Handle 0 is never valid, so a zero word in a program fails loudly.
+	const buffers = [null], pipelines = [null], bindGroups = [null], programs = [null];
+	const errors = [];
+	const pending = new Set(); // error-scope promises not yet settled
+	const stats = { dispatches: 0, submits: 0, passes: 0, maps: 0, bytesRead: 0, bytesWritten: 0, runs: 0 };
+	const readPool = new Map(); // allocation size -> idle MAP_READ buffers
+	let upload = new Uint8Array(4096);
+	let readScratch = new Uint8Array(4096);
+	let lost = null;
+
+	const kindOf = (e) =>
+		(typeof GPUValidationError !== "undefined" && e instanceof GPUValidationError) ? "validation" :
+		(typeof GPUOutOfMemoryError !== "undefined" && e instanceof GPUOutOfMemoryError) ? "out-of-memory" :
+		(typeof GPUInternalError !== "undefined" && e instanceof GPUInternalError) ? "internal" : "exception";
+	const record = (kind, label, message) => errors.push({ kind, label, message: String(message) });
+	const grow = (a, n) => {
+		if (a.length >= n) return a;
+		let m = a.length;
+		while (m < n) m *= 2;
+		return new Uint8Array(m);
+	};
+
+	device.lost.then((info) => {
+		lost = info;
+		onLost(String(info.reason), String(info.message));
+	});
+	device.addEventListener("uncapturederror", (ev) => {
+		record(kindOf(ev.error), "", ev.error.message);
+		ev.preventDefault(); // Go reports it; keep the console quiet
+	});
+
+	// scoped runs fn inside validation and out-of-memory error scopes, and
+	// records what they catch under label once they settle.
+	const scoped = (label, fn) => {
+		device.pushErrorScope("out-of-memory");
+		device.pushErrorScope("validation");
+		let result;
+		try {
+			result = fn();
+		} catch (e) {
+			record("exception", label, e && e.message ? e.message : e);
+		}
+		const p = Promise.all([device.popErrorScope(), device.popErrorScope()]).then(
+			(errs) => { for (const e of errs) if (e) record(kindOf(e), label, e.message); },
+			(e) => record("exception", label, e && e.message ? e.message : e));
+		pending.add(p);
+		p.finally(() => pending.delete(p));
+		return result;
+	};
+
+	const settle = () => Promise.all([...pending]);
+
+	const rt = {
+		stats,
+		uploadBuffer(n) { upload = grow(upload, n); return upload; },
+		errorCount() { return errors.length; },
+		takeErrors() { return errors.splice(0, errors.length); },
+		isLost() { return lost !== null; },
+
+		createBuffer(label, size, usage) {
+			const b = scoped(label, () => device.createBuffer({ label, size, usage }));
+			if (!b) return 0;
+			buffers.push(b);
+			return buffers.length - 1;
+		},
+		destroyBuffer(h) {
+			const b = buffers[h];
+			if (b) { b.destroy(); buffers[h] = null; }
+		},
+		buffer(h) { return buffers[h]; },
+		// write copies upload[0:n) into buffer h at off.
+		write(h, off, n) {
+			scoped("WriteBuffer", () => queue.writeBuffer(buffers[h], off, upload, 0, n));
+			stats.bytesWritten += n;
+		},
+		// writeFrom writes a JavaScript typed array, e.g. a fetched chunk,
+		// without passing it through Go.
+		writeFrom(h, off, src) {
+			scoped("WriteBufferFromJS", () => queue.writeBuffer(buffers[h], off, src));
+			stats.bytesWritten += src.byteLength;
+		},
+		addPipeline(p) { pipelines.push(p); return pipelines.length - 1; },
+		// createBindGroup(label, layout, binding, buffer, offset, size, ...)
+		createBindGroup(label, layout, ...flat) {
+			const entries = [];
+			for (let i = 0; i < flat.length; i += 4) {
+				entries.push({ binding: flat[i], resource: { buffer: buffers[flat[i + 1]], offset: flat[i + 2], size: flat[i + 3] } });
+			}
+			const g = scoped(label, () => device.createBindGroup({ label, layout, entries }));
+			if (!g) return 0;
+			bindGroups.push(g);
+			return bindGroups.length - 1;
+		},
+		addProgram(label, bytes) {
+			programs.push({ label, ops: new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) });
+			return programs.length - 1;
+		},
+		freeProgram(h) { programs[h] = null; },
+
+		// run replays program ph (0: none) in one command buffer and submits
+		// it. When rlen > 0 it also copies [roff, roff+ralen) of buffer rh into
+		// a mappable buffer in the same submit, maps it, waits for the error
+		// scopes, and calls onDone(null, view of rlen bytes from rskip,
+		// errorCount) or onDone(message, null, errorCount). It returns the
+		// number of recorded errors, or -1 when the device is lost.
+		run(ph, rh, roff, ralen, rskip, rlen) {
+			if (lost) {
+				if (rlen > 0) onDone("device lost: " + lost.message, null, errors.length);
+				return -1;
+			}
+			const prog = ph ? programs[ph] : null;
+			const label = prog ? prog.label : "ReadBuffer";
+			let staging = null, submitted = false;
+			scoped(label, () => {
+				if (ph && !prog) throw new Error("program was freed");
+				const enc = device.createCommandEncoder({ label });
+				if (prog) encode(prog, enc);
+				if (rlen > 0) {
+					const idle = readPool.get(ralen);
+					staging = idle && idle.length ? idle.pop() :
+						device.createBuffer({ label: "readback", size: ralen, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+					enc.copyBufferToBuffer(buffers[rh], roff, staging, 0, ralen);
+				}
+				queue.submit([enc.finish()]);
+				submitted = true;
+				stats.submits++;
+				if (prog) stats.runs++;
+			});
+			if (rlen > 0) {
+				const fail = (msg) => onDone(msg, null, errors.length);
+				if (!submitted) {
+					if (staging) readPool.get(ralen)?.push(staging) ?? staging.destroy();
+					settle().then(() => fail("not submitted"));
+					return errors.length;
+				}
+				Promise.all([staging.mapAsync(GPUMapMode.READ, 0, ralen), settle()]).then(() => {
+					const m = new Uint8Array(staging.getMappedRange(0, ralen));
+					readScratch = grow(readScratch, rlen);
+					readScratch.set(m.subarray(rskip, rskip + rlen));
+					staging.unmap();
+					if (!readPool.has(ralen)) readPool.set(ralen, []);
+					readPool.get(ralen).push(staging);
+					stats.maps++;
+					stats.bytesRead += rlen;
+					onDone(null, readScratch.subarray(0, rlen), errors.length);
+				}, (e) => {
+					staging.destroy();
+					settle().then(() => fail("readback failed: " + (e && e.message ? e.message : e)));
+				});
+			}
+			return errors.length;
+		},
+
+		// sync waits for all submitted work and error scopes, then calls onDone.
+		sync() {
+			Promise.all([queue.onSubmittedWorkDone(), settle()]).then(
+				() => onDone(lost ? "device lost: " + lost.message : null, null, errors.length),
+				(e) => onDone(String(e && e.message ? e.message : e), null, errors.length));
+		},
+	};
+
+	// encode replays a program's ops. Copies and clears cannot be inside a
+	// compute pass, so they end the current one; the next dispatch opens a new
+	// pass and re-applies the pipeline and bind groups in effect.
+	const encode = (prog, enc) => {
+		const ops = prog.ops;
+		let pass = null, pipeline = null;
+		const groups = [];
+		const open = () => {
+			pass = enc.beginComputePass();
+			stats.passes++;
+			if (pipeline) pass.setPipeline(pipeline);
+			for (let g = 0; g < groups.length; g++) if (groups[g]) pass.setBindGroup(g, groups[g]);
+		};
+		const close = () => { if (pass) { pass.end(); pass = null; } };
+		for (let i = 0; i < ops.length;) {
+			switch (ops[i]) {
+			case OP_PIPELINE:
+				pipeline = pipelines[ops[i + 1]];
+				if (pass) pass.setPipeline(pipeline);
+				i += 2;
+				break;
+			case OP_BIND:
+				groups[ops[i + 1]] = bindGroups[ops[i + 2]];
+				if (pass) pass.setBindGroup(ops[i + 1], groups[ops[i + 1]]);
+				i += 3;
+				break;
+			case OP_DISPATCH:
+				if (!pass) open();
+				pass.dispatchWorkgroups(ops[i + 1], ops[i + 2], ops[i + 3]);
+				stats.dispatches++;
+				i += 4;
+				break;
+			case OP_DISPATCH_INDIRECT:
+				if (!pass) open();
+				pass.dispatchWorkgroupsIndirect(buffers[ops[i + 1]], ops[i + 2]);
+				stats.dispatches++;
+				i += 3;
+				break;
+			case OP_COPY:
+				close();
+				enc.copyBufferToBuffer(buffers[ops[i + 1]], ops[i + 2], buffers[ops[i + 3]], ops[i + 4], ops[i + 5]);
+				i += 6;
+				break;
+			case OP_CLEAR:
+				close();
+				enc.clearBuffer(buffers[ops[i + 1]], ops[i + 2], ops[i + 3]);
+				i += 4;
+				break;
+			case OP_WRITE:
+				// A queue write lands before this submit's commands.
+				queue.writeBuffer(buffers[ops[i + 1]], ops[i + 2], upload, ops[i + 3], ops[i + 4]);
+				stats.bytesWritten += ops[i + 4];
+				i += 5;
+				break;
+			default:
+				throw new Error("program " + prog.label + ": bad op " + ops[i] + " at word " + i);
+			}
+		}
+		close();
+	};
+
+	return rt;
+}

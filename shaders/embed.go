@@ -1,0 +1,27 @@
+// Package shaders holds the WGSL kernels, one file per op, each binding
+// annotated with its shape, e.g. `// (N) f32`.
+package shaders
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+)
+
+// FS holds every .wgsl file of this directory.
+//
+//go:embed *.wgsl
+var FS embed.FS
+
+// Source returns the WGSL source of a file such as "test_add.wgsl".
+func Source(name string) (string, error) {
+	b, err := fs.ReadFile(FS, name)
+	if err != nil {
+		return "", fmt.Errorf("shaders: %w", err)
+	}
+	return string(b), nil
+}
+
+// Path is the repository path of a shader file, for error messages:
+// Path("test_add.wgsl") == "shaders/test_add.wgsl".
+func Path(name string) string { return "shaders/" + name }
