@@ -161,7 +161,7 @@ func decodeLine(tk *tokenizer.Tokenizer, line []byte) (any, error) {
 
 func chatLine(tk *tokenizer.Tokenizer, line []byte, special bool) (any, error) {
 	var in struct {
-		Messages *[]tokenizer.Message      `json:"messages"`
+		Messages *[]tokenizer.Message       `json:"messages"`
 		Kwargs   map[string]json.RawMessage `json:"kwargs"`
 	}
 	if err := strict(line, &in); err != nil {
