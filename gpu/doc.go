@@ -9,6 +9,23 @@
 // has. Device.Run replays a program; Device.RunRead replays one and reads a
 // small buffer back in the same submit.
 //
+// A typical use, at load time and then once per step:
+//
+//	d, err := gpu.Open(ctx, gpu.Options{})
+//	mod, err := d.CreateShaderModule("shaders/add.wgsl", src)
+//	bgl, err := d.CreateBindGroupLayout("add", gpu.ReadOnlyStorage, gpu.ReadOnlyStorage, gpu.Storage, gpu.Uniform)
+//	pl, err := d.CreatePipelineLayout("add", bgl)
+//	pipe, err := d.CreateComputePipeline("add", mod, "main", pl, nil)
+//	bg, err := d.CreateBindGroup("add", bgl, gpu.Binding{Binding: 0, Buffer: a}, ...)
+//	rec := d.NewRecorder("decode")
+//	rec.Write(params, 0, 0, 16) // the step's uniform, from Run's upload
+//	rec.SetPipeline(pipe)
+//	rec.SetBindGroup(0, bg)
+//	rec.Dispatch(groups, 1, 1)
+//	prog, err := rec.Finish()
+//	// per step: one submit, one await, 4 bytes back
+//	err = d.RunRead(prog, upload, ids, 0, dst[:4])
+//
 // Everything that touches JavaScript needs GOOS=js (files with the js build
 // tag); the error and option types build everywhere. A Device is not safe for
 // concurrent use: drive it from one goroutine, never from inside a js.Func
