@@ -1,0 +1,195 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Sampler samples one request's tokens. It keeps the request's state: the
+// prompt and generated tokens (for penalties, bad_words and min_tokens)
+// and the seeded random stream. Sample and SampleCandidates append the
+// token they return to the history; Accept appends a token chosen
+// elsewhere. A Sampler is not safe for concurrent use.
+type Sampler struct {
+	p      Params
+	vocab  int
+	greedy bool
+	temp   float32
+	topK   int // 0: off
+	topP   float32
+	minP   float32
+	logpN  int // top-n logprobs, -1 when off
+	raw    bool
+	ps     procState
+	h      history
+	rng    rng
+	ed     editor
+
+	// scratch, reused across tokens
+	tb, tb2     topBuf
+	sc          []float32
+	e           []float64
+	extra       []float32
+	cands       []cand
+	wideE       []float32
+	blocks      []float64
+	nuc         []cand
+	rawCopy     []float32
+	allowedMask []bool
+}
+
+// New validates p against the vocabulary size and returns a Sampler for one
+// request. eos holds the model's end-of-sequence ids (banned until
+// min_tokens, like stop_token_ids); prompt is the prompt's token ids (for
+// the repetition penalty).
+func New(p Params, vocab int, eos []int32, prompt []int32) (*Sampler, error) {
+	if err := p.Validate(vocab); err != nil {
+		return nil, err
+	}
+	for i, id := range eos {
+		if id < 0 || int(id) >= vocab {
+			return nil, &ParamError{Param: "eos", Value: id, Reason: fmt.Sprintf("entry %d outside the vocabulary [0, %d)", i, vocab)}
+		}
+	}
+	for i, id := range prompt {
+		if id < 0 || int(id) >= vocab {
+			return nil, &ParamError{Param: "prompt", Value: id, Reason: fmt.Sprintf("token %d outside the vocabulary [0, %d)", i, vocab)}
+		}
+	}
+	s := &Sampler{p: p, vocab: vocab, greedy: p.Greedy(), logpN: -1}
+	s.temp = float32(p.effectiveTemperature())
+	if !s.greedy {
+		s.topK = p.topK(vocab)
+		s.topP = float32(p.TopP)
+		s.minP = float32(p.MinP)
+	} else {
+		s.temp, s.topP = 1, 1
+	}
+	if p.Logprobs != nil {
+		s.logpN = *p.Logprobs
+		s.raw = p.logprobsMode() == RawLogprobs
+	}
+	seed := randomSeed()
+	if p.Seed != nil && *p.Seed != -1 {
+		seed = *p.Seed
+	}
+	s.rng = newRNG(seed)
+
+	ps := &s.ps
+	if p.AllowedTokenIDs != nil {
+		ps.allowed = slices.Clone(p.AllowedTokenIDs)
+		slices.Sort(ps.allowed)
+		ps.allowed = slices.Compact(ps.allowed)
+	}
+	for _, seq := range p.BadWordIDs {
+		ps.badWords = append(ps.badWords, slices.Clone(seq))
+	}
+	if len(p.LogitBias) > 0 {
+		ps.bias = make(map[int32]float32, len(p.LogitBias))
+		for id, b := range p.LogitBias {
+			ps.bias[id] = float32(b)
+			ps.biasIDs = append(ps.biasIDs, id)
+		}
+		slices.Sort(ps.biasIDs)
+	}
+	ps.minTokens = p.MinTokens
+	if p.MinTokens > 0 {
+		ps.stopIDs = append(slices.Clone(p.StopTokenIDs), eos...)
+		slices.Sort(ps.stopIDs)
+		ps.stopIDs = slices.Compact(ps.stopIDs)
+	}
+	ps.rep = float32(p.RepetitionPenalty)
+	ps.freq = float32(p.FrequencyPenalty)
+	ps.pres = float32(p.PresencePenalty)
+	ps.custom = slices.Clone(p.Processors)
+	s.h = newHistory(vocab, prompt, ps.rep != 1)
+	s.ed.mark = make([]int32, vocab)
+	return s, nil
+}
+
+// Params returns the request's parameters.
+func (s *Sampler) Params() Params { return s.p }
+
+// Output returns the tokens generated so far (do not modify).
+func (s *Sampler) Output() []int32 { return s.h.out }
+
+// Accept appends a token that was not returned by Sample or
+// SampleCandidates (a forced token) to the history.
+func (s *Sampler) Accept(id int32) error {
+	if id < 0 || int(id) >= s.vocab {
+		return &ParamError{Param: "token", Value: id, Reason: fmt.Sprintf("outside the vocabulary [0, %d)", s.vocab)}
+	}
+	s.h.add(id)
+	return nil
+}
+
+// Sample picks the next token from a full row of logits (one per vocabulary
+// entry) and appends it to the history. It uses logits as scratch: their
+// contents are unspecified afterwards.
+func (s *Sampler) Sample(logits []float32) (Result, error) {
+	if len(logits) != s.vocab {
+		return Result{}, &RowError{What: "logits", Got: len(logits), Want: s.vocab}
+	}
+	var r Result
+	var err error
+	switch {
+	case len(s.ps.custom) > 0:
+		r, err = s.sampleDense(logits)
+	case s.ps.allowed != nil:
+		r, err = s.sampleAllowed(logits)
+	default:
+		r, err = s.sampleSparse(logits)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	s.h.add(r.ID)
+	return r, nil
+}
+
+// kProc is how many of the best processed logits the decision needs.
+func (s *Sampler) kProc() int {
+	k := 1
+	if !s.greedy && s.topK > 0 {
+		k = s.topK
+	}
+	if s.logpN >= 0 && !s.raw {
+		k = max(k, s.logpN)
+	}
+	return k
+}
+
+// needProcSum: greedy with processed logprobs is a log-softmax of the
+// whole processed row.
+func (s *Sampler) needProcSum() bool { return s.greedy && s.logpN >= 0 && !s.raw }
+
+func (s *Sampler) needRaw() bool { return s.logpN >= 0 && s.raw }
+
+// rawStats is the raw log-softmax, for raw logprobs.
+type rawStats struct {
+	ls    logSoftmax
+	top   []cand // the best max(n,1) raw logits
+	full  bool   // top was cut (more entries may tie its last one)
+	count func(v float32) int
+	value func(id int32) float32
+}
+
+// finishRaw sets the raw logprob, rank and top list of a decision.
+func (s *Sampler) finishRaw(r Result, st *rawStats) Result {
+	v := st.value(r.ID)
+	r.Logprob = st.ls.of(v)
+	r.Rank = rankOf(st.top, st.full, v, st.count)
+	r.Top = topLogprobs(st.top, s.logpN, st.ls)
+	return r
+}
+
+// checkProcessed rejects a processed logit that is NaN or +Inf.
+func checkProcessed(id int32, v float32, stage string) error {
+	if v != v || v > math.MaxFloat32 {
+		return &LogitError{Index: int(id), Value: v, Stage: stage}
+	}
+	return nil
+}
+
+func checkRaw(id int32, v float32) error { return checkProcessed(id, v, "model") }
