@@ -75,7 +75,8 @@ func (s *Sampler) procLogpN() int {
 // decide takes the greedy pick or samples from the processed candidates
 // (proc: the best kProc processed logits, sorted), falling back to the wide
 // path over row (the materialised processed row, built by widen) when no
-// top_k bounds the candidates.
+// top_k bounds the candidates. A nil widen means proc is the whole
+// universe (allowed_token_ids) or a verified candidate set.
 func (s *Sampler) decide(proc []cand, procLS func() logSoftmax, procCount func(float32) int, widen func() []float32) (Result, error) {
 	if s.greedy {
 		if len(proc) == 0 {
@@ -90,7 +91,7 @@ func (s *Sampler) decide(proc []cand, procLS func() logSoftmax, procCount func(f
 		}
 		return r, nil
 	}
-	if s.topK > 0 {
+	if s.topK > 0 || widen == nil { // proc holds every candidate
 		return s.narrow(proc, narrowOpts{topK: s.topK, minP: s.minP > 0, topP: s.topP < 1, logpN: s.procLogpN()})
 	}
 	return s.wide(widen(), proc, s.procLogpN())
@@ -271,6 +272,29 @@ func (s *Sampler) sampleDense(row []float32) (Result, error) {
 		st.value = func(id int32) float32 { return raw[id] }
 		st.count = func(v float32) int { return countRow(raw, v) }
 	}
+	if err := s.processRow(row); err != nil {
+		return Result{}, err
+	}
+	res, err := s.tb.scan(row, s.kProc(), s.needProcSum())
+	if err != nil {
+		if le, ok := err.(*LogitError); ok {
+			le.Stage = "after the logits processors"
+		}
+		return Result{}, err
+	}
+	r, err := s.decide(res.top,
+		func() logSoftmax { return newLogSoftmax(res.max, res.sum) },
+		func(v float32) int { return countRow(row, v) },
+		func() []float32 { return row })
+	if err != nil {
+		return Result{}, err
+	}
+	return s.finish(r, st), nil
+}
+
+// processRow applies allowed_token_ids, bad_words, logit_bias, min_tokens,
+// the custom processors and the penalties to row in place, in vLLM's order.
+func (s *Sampler) processRow(row []float32) error {
 	ed := &s.ed
 	ed.gather(&s.ps, &s.h)
 	defer ed.clear()
@@ -292,25 +316,11 @@ func (s *Sampler) sampleDense(row []float32) (Result, error) {
 	}
 	for i, lp := range s.ps.custom {
 		if err := lp.Process(row, s.h.out); err != nil {
-			return Result{}, fmt.Errorf("sampler: logits processor %d: %w", i, err)
+			return fmt.Errorf("sampler: logits processor %d: %w", i, err)
 		}
 	}
 	for _, id := range ed.ids {
 		row[id] = s.ps.pen(id, row[id], &s.h)
 	}
-	res, err := s.tb.scan(row, s.kProc(), s.needProcSum())
-	if err != nil {
-		if le, ok := err.(*LogitError); ok {
-			le.Stage = "after the logits processors"
-		}
-		return Result{}, err
-	}
-	r, err := s.decide(res.top,
-		func() logSoftmax { return newLogSoftmax(res.max, res.sum) },
-		func(v float32) int { return countRow(row, v) },
-		func() []float32 { return row })
-	if err != nil {
-		return Result{}, err
-	}
-	return s.finish(r, st), nil
+	return nil
 }
