@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"log"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// handler routes requests: /wasmllm.wasm to the wasm file, /models/ to the
+// model listing, /models/NAME/... into the models folder, the rest into the
+// web folder.
+type handler struct {
+	web, models string
+	wasmDir     string // the wasm file's folder and name
+	wasmName    string
+	corsAny     bool
+	corsOrigins map[string]bool
+	maxAge      time.Duration
+	log         *log.Logger
+}
+
+func newHandler(cfg serverConfig, logger *log.Logger) (*handler, error) {
+	h := &handler{
+		web:      cfg.Web,
+		models:   cfg.Models,
+		wasmDir:  filepath.Dir(cfg.Wasm),
+		wasmName: filepath.Base(cfg.Wasm),
+		maxAge:   cfg.MaxAge,
+		log:      logger,
+	}
+	for _, o := range strings.Split(cfg.CORS, ",") {
+		switch o = strings.TrimSpace(o); {
+		case o == "":
+		case o == "*":
+			h.corsAny = true
+		case strings.HasPrefix(o, "http://") || strings.HasPrefix(o, "https://"):
+			if h.corsOrigins == nil {
+				h.corsOrigins = map[string]bool{}
+			}
+			h.corsOrigins[strings.TrimSuffix(o, "/")] = true
+		default:
+			return nil, fmt.Errorf("-cors: %q is not \"*\" or an origin such as https://example.com", o)
+		}
+	}
+	return h, nil
+}
+
+func (h *handler) corsEnabled() bool { return h.corsAny || len(h.corsOrigins) > 0 }
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	lw := &logWriter{ResponseWriter: w}
+	start := time.Now()
+	defer func() { h.logRequest(lw, r, time.Since(start)) }()
+	h.setCommonHeaders(lw.Header(), r)
+
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		h.options(lw, r)
+		return
+	default:
+		lw.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		http.Error(lw, "405 method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	rel, ok := cleanPath(r)
+	if !ok {
+		http.Error(lw, "400 bad path", http.StatusBadRequest)
+		return
+	}
+	switch {
+	case rel == "wasmllm.wasm":
+		h.serveFile(lw, r, h.wasmDir, h.wasmName, fileWasm)
+	case rel == "models" || rel == "models/":
+		h.serveListing(lw, r)
+	case strings.HasPrefix(rel, "models/"):
+		h.serveFile(lw, r, h.models, strings.TrimPrefix(rel, "models/"), fileModel)
+	default:
+		h.serveFile(lw, r, h.web, rel, filePage)
+	}
+}
+
+// setCommonHeaders sets the headers every response carries: cross-origin
+// isolation, and CORS when enabled.
+func (h *handler) setCommonHeaders(hd http.Header, r *http.Request) {
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Embedder-Policy", "require-corp")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	if !h.corsEnabled() {
+		hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+		return
+	}
+	hd.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	origin := r.Header.Get("Origin")
+	switch {
+	case h.corsAny:
+		hd.Set("Access-Control-Allow-Origin", "*")
+	case h.corsOrigins[origin]:
+		hd.Set("Access-Control-Allow-Origin", origin)
+	}
+	if !h.corsAny {
+		hd.Add("Vary", "Origin")
+	}
+	if hd.Get("Access-Control-Allow-Origin") != "" {
+		hd.Set("Access-Control-Expose-Headers", "Content-Length, Content-Range, Content-Encoding, Accept-Ranges, ETag, Last-Modified")
+	}
+}
+
+// options answers OPTIONS, including CORS preflights when CORS is enabled.
+func (h *handler) options(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Allow", "GET, HEAD, OPTIONS")
+	if hd.Get("Access-Control-Allow-Origin") != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+		hd.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", "Range, If-Range, If-None-Match, If-Modified-Since, Cache-Control")
+		hd.Set("Access-Control-Max-Age", "600")
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cleanPath returns the request path relative to the site root, without the
+// leading slash (a trailing slash is kept). It rejects encoded slashes,
+// backslashes and NULs, "." and ".." segments, and empty segments.
+func cleanPath(r *http.Request) (string, bool) {
+	raw := strings.ToLower(r.URL.EscapedPath())
+	if strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") || strings.Contains(raw, "%00") {
+		return "", false
+	}
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\\x00") {
+		return "", false
+	}
+	rel := p[1:]
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		switch {
+		case s == "." || s == "..":
+			return "", false
+		case s == "" && i != len(segs)-1:
+			return "", false
+		}
+	}
+	return rel, true
+}
