@@ -83,7 +83,24 @@ func FromGGUF(g *loader.GGUF) (*Weights, error) {
 	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
 		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
 	}
-	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: g.File}
+	return fromGGUFNames(g.File, c, g)
+}
+
+// ggufNamed is a source of tensors under llama.cpp's GGUF names.
+type ggufNamed interface {
+	tensorSource
+	Has(name string) bool
+}
+
+// fromGGUFNames maps tensors with GGUF names (GGUF files, llama2.c
+// checkpoints) onto canonical weights; c's Vocab and TiedEmbeddings are
+// filled in from the tensors.
+func fromGGUFNames(file string, c Config, g ggufNamed) (*Weights, error) {
+	ferr := func(field string, err error) error {
+		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: err}
+	}
+	var err error
+	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: file}
 	get := func(name string) (*loader.Tensor, error) { return g.Tensor(name) }
 	put := func(name string, t *loader.Tensor) { t.Name = name; w.Tensors[name] = t }
 	for _, name := range []string{NameEmbed, NameNorm} {

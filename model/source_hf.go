@@ -1,0 +1,255 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"wasmllm/loader"
+)
+
+// hfConfig is the subset of a Hugging Face config.json the supported
+// architectures use.
+type hfConfig struct {
+	Architectures         []string        `json:"architectures"`
+	VocabSize             int             `json:"vocab_size"`
+	HiddenSize            int             `json:"hidden_size"`
+	NumHiddenLayers       int             `json:"num_hidden_layers"`
+	NumAttentionHeads     int             `json:"num_attention_heads"`
+	NumKeyValueHeads      int             `json:"num_key_value_heads"`
+	HeadDim               int             `json:"head_dim"`
+	IntermediateSize      int             `json:"intermediate_size"`
+	RMSNormEps            float64         `json:"rms_norm_eps"`
+	RopeTheta             float64         `json:"rope_theta"`
+	RopeScaling           json.RawMessage `json:"rope_scaling"`
+	MaxPositionEmbeddings int             `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool            `json:"tie_word_embeddings"`
+	NumExperts            int             `json:"num_experts"`
+	NumExpertsPerTok      int             `json:"num_experts_per_tok"`
+	MoeIntermediateSize   int             `json:"moe_intermediate_size"`
+	NormTopkProb          *bool           `json:"norm_topk_prob"`
+	DecoderSparseStep     int             `json:"decoder_sparse_step"`
+	MLPOnlyLayers         []int           `json:"mlp_only_layers"`
+	AttentionBias         bool            `json:"attention_bias"`
+	HiddenAct             string          `json:"hidden_act"`
+}
+
+// ParseHFConfig maps a Hugging Face config.json onto a Config.
+func ParseHFConfig(file string, data []byte) (*Config, error) {
+	ferr := func(field string, err error) error {
+		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: err}
+	}
+	var h hfConfig
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, ferr("json", fmt.Errorf("%w: %v", loader.ErrCorrupt, err))
+	}
+	if len(h.Architectures) == 0 {
+		return nil, ferr("architectures", loader.ErrNotFound)
+	}
+	c := &Config{
+		Vocab: h.VocabSize, Hidden: h.HiddenSize, Layers: h.NumHiddenLayers, Heads: h.NumAttentionHeads,
+		KVHeads: h.NumKeyValueHeads, HeadDim: h.HeadDim, FFN: h.IntermediateSize, RMSEps: h.RMSNormEps,
+		RopeTheta: h.RopeTheta, MaxContext: h.MaxPositionEmbeddings, TiedEmbeddings: h.TieWordEmbeddings,
+		RopeNeoX: true, // Hugging Face keeps Q/K in the half-split layout
+	}
+	switch arch := h.Architectures[0]; arch {
+	case "LlamaForCausalLM":
+		c.Arch = ArchLlama
+	case "Qwen3ForCausalLM":
+		c.Arch, c.QKNorm = ArchQwen3, true
+	case "Qwen3MoeForCausalLM":
+		c.Arch, c.QKNorm = ArchQwen3MoE, true
+		c.Experts, c.ExpertsUsed, c.ExpertFFN = h.NumExperts, h.NumExpertsPerTok, h.MoeIntermediateSize
+		c.NormTopK = h.NormTopkProb == nil || *h.NormTopkProb
+		c.FFN = 0
+		if len(h.MLPOnlyLayers) > 0 || h.DecoderSparseStep > 1 {
+			return nil, ferr("mlp_only_layers", fmt.Errorf("%w: dense layers inside a MoE model", loader.ErrUnsupported))
+		}
+	default:
+		return nil, ferr("architectures", fmt.Errorf("%w: %q", loader.ErrUnsupported, arch))
+	}
+	if h.AttentionBias {
+		return nil, ferr("attention_bias", fmt.Errorf("%w: attention biases", loader.ErrUnsupported))
+	}
+	if h.HiddenAct != "" && h.HiddenAct != "silu" {
+		return nil, ferr("hidden_act", fmt.Errorf("%w: %q", loader.ErrUnsupported, h.HiddenAct))
+	}
+	if c.KVHeads == 0 {
+		c.KVHeads = c.Heads
+	}
+	if c.HeadDim == 0 && c.Heads > 0 {
+		c.HeadDim = c.Hidden / c.Heads
+	}
+	if c.RMSEps == 0 {
+		c.RMSEps = 1e-6
+	}
+	if c.RopeTheta == 0 {
+		c.RopeTheta = 10000
+	}
+	if len(h.RopeScaling) > 0 && string(h.RopeScaling) != "null" {
+		var rs struct {
+			RopeScaling
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(h.RopeScaling, &rs); err != nil {
+			return nil, ferr("rope_scaling", fmt.Errorf("%w: %v", loader.ErrCorrupt, err))
+		}
+		if rs.RopeScaling.Type == "" {
+			rs.RopeScaling.Type = rs.Type
+		}
+		if rs.RopeScaling.Type != "default" {
+			s := rs.RopeScaling
+			c.RopeScaling = &s
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, ferr("config", err)
+	}
+	return c, nil
+}
+
+// tensorSource is any reader of named tensors (safetensors files).
+type tensorSource interface {
+	Tensor(name string) (*loader.Tensor, error)
+}
+
+// FromHF maps a Hugging Face folder's config and tensors onto canonical weights.
+func FromHF(dir string) (*Weights, error) {
+	cfgPath := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseHFConfig(cfgPath, data)
+	if err != nil {
+		return nil, err
+	}
+	st, err := loader.OpenSafetensors(dir)
+	if err != nil {
+		return nil, err
+	}
+	return fromHFTensors(dir, *c, st)
+}
+
+func fromHFTensors(dir string, c Config, st tensorSource) (*Weights, error) {
+	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: dir}
+	put := func(name string, t *loader.Tensor) { t.Name = name; w.Tensors[name] = t }
+	one := func(dst, src string) error {
+		t, err := st.Tensor(src)
+		if err != nil {
+			return err
+		}
+		put(dst, t)
+		return nil
+	}
+	if err := one(NameEmbed, "model.embed_tokens.weight"); err != nil {
+		return nil, err
+	}
+	if err := one(NameNorm, "model.norm.weight"); err != nil {
+		return nil, err
+	}
+	if !c.TiedEmbeddings {
+		if err := one(NameLMHead, "lm_head.weight"); err != nil {
+			return nil, err
+		}
+	}
+	for l := 0; l < c.Layers; l++ {
+		f := func(s string) string { return fmt.Sprintf(s, l) }
+		p := fmt.Sprintf("model.layers.%d.", l)
+		for dst, src := range map[string]string{
+			NameAttnNorm: "input_layernorm.weight", NameAttnOut: "self_attn.o_proj.weight", NameFFNNorm: "post_attention_layernorm.weight",
+		} {
+			if err := one(f(dst), p+src); err != nil {
+				return nil, err
+			}
+		}
+		parts := make([]*loader.Tensor, 3)
+		for i, s := range []string{"q", "k", "v"} {
+			t, err := st.Tensor(p + "self_attn." + s + "_proj.weight")
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = t
+		}
+		qkv, err := concatRows(f(NameQKV), parts...)
+		if err != nil {
+			return nil, err
+		}
+		put(f(NameQKV), qkv)
+		if c.QKNorm {
+			if err := one(f(NameQNorm), p+"self_attn.q_norm.weight"); err != nil {
+				return nil, err
+			}
+			if err := one(f(NameKNorm), p+"self_attn.k_norm.weight"); err != nil {
+				return nil, err
+			}
+		}
+		if !c.MoE() {
+			gate, err := st.Tensor(p + "mlp.gate_proj.weight")
+			if err != nil {
+				return nil, err
+			}
+			up, err := st.Tensor(p + "mlp.up_proj.weight")
+			if err != nil {
+				return nil, err
+			}
+			gu, err := concatRows(f(NameGateUp), gate, up)
+			if err != nil {
+				return nil, err
+			}
+			put(f(NameGateUp), gu)
+			if err := one(f(NameDown), p+"mlp.down_proj.weight"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := one(f(NameRouter), p+"mlp.gate.weight"); err != nil {
+			return nil, err
+		}
+		var gateUps, downs []*loader.Tensor
+		for e := 0; e < c.Experts; e++ {
+			ep := fmt.Sprintf("%smlp.experts.%d.", p, e)
+			var ts [3]*loader.Tensor
+			for i, s := range []string{"gate_proj", "up_proj", "down_proj"} {
+				t, err := st.Tensor(ep + s + ".weight")
+				if err != nil {
+					return nil, err
+				}
+				ts[i] = t
+			}
+			gu, err := concatRows(ep+"gate_up", ts[0], ts[1])
+			if err != nil {
+				return nil, err
+			}
+			gateUps = append(gateUps, gu)
+			downs = append(downs, ts[2])
+		}
+		gu, err := stackExperts(f(NameGateUpExps), gateUps)
+		if err != nil {
+			return nil, err
+		}
+		dn, err := stackExperts(f(NameDownExps), downs)
+		if err != nil {
+			return nil, err
+		}
+		put(f(NameGateUpExps), gu)
+		put(f(NameDownExps), dn)
+	}
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// stackExperts stacks E matrices (N, K) into one (E, N, K) tensor.
+func stackExperts(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+	t, err := concatRows(name, parts...)
+	if err != nil {
+		return nil, err
+	}
+	t.Shape = []int{len(parts), parts[0].Rows(), parts[0].Cols()}
+	return t, nil
+}
+
+func init() { loaders[FormatHF] = FromHF }

@@ -1,0 +1,35 @@
+package model
+
+import "wasmllm/loader"
+
+// FromLlama2C maps a llama2.c checkpoint onto canonical weights. Its Q/K
+// are in Meta's interleaved-pairs layout, like GGUF llama.
+func FromLlama2C(m *loader.Llama2C) (*Weights, error) {
+	lc := m.Config
+	c := Config{
+		Arch: ArchLlama, Hidden: lc.Dim, Layers: lc.Layers, Heads: lc.Heads, KVHeads: lc.KVHeads,
+		HeadDim: lc.HeadDim(), FFN: lc.HiddenDim, RMSEps: 1e-5, RopeTheta: 10000, MaxContext: lc.SeqLen,
+	}
+	return fromGGUFNames(m.File, c, llama2cNamed{m})
+}
+
+type llama2cNamed struct{ *loader.Llama2C }
+
+func (l llama2cNamed) Has(name string) bool {
+	for _, t := range l.Tensors {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func init() {
+	loaders[FormatLlama2C] = func(path string) (*Weights, error) {
+		m, err := loader.ReadLlama2C(path)
+		if err != nil {
+			return nil, err
+		}
+		return FromLlama2C(m)
+	}
+}

@@ -1,0 +1,56 @@
+package model_test
+
+import (
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/model"
+)
+
+// TestTwoSources loads one model from two formats and checks that both meet
+// the same golden file and agree with each other position by position.
+func TestTwoSources(t *testing.T) {
+	cases := []struct{ a, b, golden string }{
+		{"../testdata/models/stories260K.gguf", "../testdata/models/stories260K.bin", "stories260K.json"},
+		{"../testdata/models/tiny-llama3-f32.gguf", "../testdata/hf/tiny-llama3", "tiny-llama3-f32.long.json"},
+		{"../testdata/models/tiny-qwen3-f32.gguf", "../testdata/hf/tiny-qwen3", "tiny-qwen3-f32.long.json"},
+		{"../testdata/models/tiny-qwen3moe-f32.gguf", "../testdata/hf/tiny-qwen3moe", "tiny-qwen3moe-f32.json"},
+	}
+	for _, c := range cases {
+		t.Run(c.b, func(t *testing.T) {
+			g := readGolden(t, "../testdata/golden/"+c.golden)
+			var rows [2][]float32
+			for i, path := range []string{c.a, c.b} {
+				w, err := model.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := model.Build(cpu.New(0), w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkGolden(t, m, g, g.Tolerance)
+				cache, _ := m.NewCache(len(g.Tokens))
+				logits, err := m.Forward(cache, g.Tokens, 0, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows[i] = make([]float32, len(g.Tokens)*m.Config.Vocab)
+				m.Backend().ReadF32(logits, rows[i])
+			}
+			if e, i := rowError(rows[1], rows[0]); e > 1e-5 {
+				t.Errorf("%s vs %s: relative error %.3g at %d: %v vs %v", c.b, c.a, e, i, rows[1][i], rows[0][i])
+			}
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, path := range []string{"../testdata/tokenizer/qwen3.jsonl", "../testdata", "missing.gguf"} {
+		if _, err := model.Load(path); err == nil {
+			t.Errorf("Load(%s): no error", path)
+		} else {
+			t.Logf("Load(%s): %v", path, err)
+		}
+	}
+}
