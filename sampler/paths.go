@@ -275,7 +275,14 @@ func (s *Sampler) sampleDense(row []float32) (Result, error) {
 	if err := s.processRow(row); err != nil {
 		return Result{}, err
 	}
-	res, err := s.tb.scan(row, s.kProc(), s.needProcSum())
+	k, widen := s.kProc(), func() []float32 { return row }
+	if s.ps.allowed != nil { // sample the allowed list as sampleAllowed does
+		widen = nil
+		if !s.greedy && s.topK == 0 {
+			k = len(s.ps.allowed)
+		}
+	}
+	res, err := s.tb.scan(row, k, s.needProcSum())
 	if err != nil {
 		if le, ok := err.(*LogitError); ok {
 			le.Stage = "after the logits processors"
@@ -285,7 +292,7 @@ func (s *Sampler) sampleDense(row []float32) (Result, error) {
 	r, err := s.decide(res.top,
 		func() logSoftmax { return newLogSoftmax(res.max, res.sum) },
 		func(v float32) int { return countRow(row, v) },
-		func() []float32 { return row })
+		widen)
 	if err != nil {
 		return Result{}, err
 	}

@@ -14,6 +14,9 @@ type refResult struct {
 	// its log (processed logprobs).
 	probs  []float64
 	procLP []float64
+	// ambiguous: a min_p or top_p boundary fell within rounding error, so
+	// float32 and float64 implementations may keep different sets.
+	ambiguous bool
 }
 
 // reference is a literal, slow transcription of vLLM's sampler for one
@@ -97,7 +100,11 @@ func reference(p Params, vocab int, eos, prompt, out []int32, logits []float32) 
 		pr := softmax64(x)
 		pmax := slices.Max(pr)
 		for i := range x {
-			if pr[i] < float64(float32(p.MinP))*pmax {
+			lim := float64(float32(p.MinP)) * pmax
+			if math.Abs(pr[i]-lim) < 1e-9*lim {
+				r.ambiguous = true
+			}
+			if pr[i] < lim {
 				x[i] = ninf
 			}
 		}
@@ -124,6 +131,9 @@ func reference(p Params, vocab int, eos, prompt, out []int32, logits []float32) 
 		pr := softmax64(x)
 		var cum float64
 		for j, i := range order {
+			if j > 0 && pr[i] > 0 && math.Abs(cum-float64(float32(p.TopP))) < 1e-9 {
+				r.ambiguous = true
+			}
 			if j > 0 && !(cum < float64(float32(p.TopP))) {
 				x[i] = ninf
 			}
