@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"wasmllm/loader"
@@ -21,22 +23,35 @@ type Options struct {
 	AttentionTol float64
 	// Short runs fewer and smaller shapes (slow software GPUs).
 	Short bool
+	// Only, when set, runs just the ops named in it (comma-separated).
+	Only string
 }
 
 // Run runs every op of b against the reference.
 func Run(t *testing.T, b model.Backend, o Options) {
-	t.Run("Embed", func(t *testing.T) { testEmbed(t, b) })
-	t.Run("RMSNorm", func(t *testing.T) { testRMSNorm(t, b) })
-	t.Run("AddRMSNorm", func(t *testing.T) { testAddRMSNorm(t, b) })
-	t.Run("MatMul", func(t *testing.T) { testMatMul(t, b, o) })
-	t.Run("QKNorm", func(t *testing.T) { testQKNorm(t, b) })
-	t.Run("RoPE", func(t *testing.T) { testRoPE(t, b) })
-	t.Run("Attention", func(t *testing.T) { testAttention(t, b, o) })
-	t.Run("SiluMul", func(t *testing.T) { testSiluMul(t, b) })
-	t.Run("MoE", func(t *testing.T) { testMoE(t, b, o) })
-	t.Run("CopyRows", func(t *testing.T) { testCopyRows(t, b) })
-	t.Run("Argmax", func(t *testing.T) { testArgmax(t, b) })
-	t.Run("TopK", func(t *testing.T) { testTopK(t, b) })
+	ops := []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"Embed", func(t *testing.T) { testEmbed(t, b) }},
+		{"RMSNorm", func(t *testing.T) { testRMSNorm(t, b) }},
+		{"AddRMSNorm", func(t *testing.T) { testAddRMSNorm(t, b) }},
+		{"MatMul", func(t *testing.T) { testMatMul(t, b, o) }},
+		{"QKNorm", func(t *testing.T) { testQKNorm(t, b) }},
+		{"RoPE", func(t *testing.T) { testRoPE(t, b) }},
+		{"Attention", func(t *testing.T) { testAttention(t, b, o) }},
+		{"SiluMul", func(t *testing.T) { testSiluMul(t, b) }},
+		{"MoE", func(t *testing.T) { testMoE(t, b, o) }},
+		{"CopyRows", func(t *testing.T) { testCopyRows(t, b) }},
+		{"Argmax", func(t *testing.T) { testArgmax(t, b) }},
+		{"TopK", func(t *testing.T) { testTopK(t, b) }},
+	}
+	for _, op := range ops {
+		if o.Only != "" && !slices.Contains(strings.Split(o.Only, ","), op.name) {
+			continue
+		}
+		t.Run(op.name, op.run)
+	}
 }
 
 func rng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }

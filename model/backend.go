@@ -47,8 +47,7 @@ type Backend interface {
 	Embed(out, table, ids Tensor)
 	// RMSNorm normalises each contiguous segment of len(w) elements of x:
 	// out = x / sqrt(mean(x²) + eps) * w. x and out (R, C) f32 with C a
-	// multiple of len(w); out may be x. Used for the layer norms (len(w) = D)
-	// and for Qwen3's per-head q/k norms (len(w) = Dh).
+	// multiple of len(w); out and x are distinct tensors.
 	RMSNorm(out, x, w Tensor, eps float32)
 	// AddRMSNorm is vLLM's fused_add_rms_norm: residual += x, then
 	// x = RMSNorm(residual) * w. x, residual (T, D) f32; w (D).

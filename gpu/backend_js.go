@@ -1,0 +1,108 @@
+//go:build js
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+
+	"wasmllm/model"
+)
+
+// BackendOptions configures NewBackend.
+type BackendOptions struct {
+	// MaxPrograms bounds the cache of recorded programs (default 64).
+	MaxPrograms int
+}
+
+// Backend is the WebGPU model.Backend. Ops append commands to a pending
+// list; a Read turns the list into one program (recorded once per distinct
+// list, then replayed) and submits it once. A decode step therefore costs a
+// fixed handful of calls into JavaScript however many dispatches it has.
+type Backend struct {
+	d    *Device
+	opts BackendOptions
+
+	modules map[string]*ShaderModule
+	kernels map[kernelKey]*kernel
+	groups  map[groupKey]*BindGroup
+	params  map[Params]*Buffer
+	dummy   *Buffer // bound where a kernel's optional input is absent
+
+	pending []cmd
+	upload  []byte
+	rbuf    []byte
+	writes  bool // pending holds only writes so far
+	progs   map[uint64][]*cachedProg
+	nprogs  int
+	tick    uint64
+
+	err error // first error of a deferred op, returned by the next Read
+
+	ops opKernels
+
+	// Counters for benchmarks (see Stats).
+	counters BackendStats
+}
+
+// BackendStats counts the backend's own work; Device.Stats counts the
+// device's.
+type BackendStats struct {
+	Flushes         int64 // programs submitted
+	ProgramBuilds   int64 // programs recorded (cache misses)
+	Commands        int64 // commands submitted
+	WeightBytes     int64 // bytes of weights uploaded
+	ActivationBytes int64
+}
+
+var _ model.Backend = (*Backend)(nil)
+
+// NewBackend builds a Backend on an open device.
+func NewBackend(d *Device, opts BackendOptions) (*Backend, error) {
+	if opts.MaxPrograms <= 0 {
+		opts.MaxPrograms = 64
+	}
+	b := &Backend{
+		d: d, opts: opts,
+		modules: map[string]*ShaderModule{},
+		kernels: map[kernelKey]*kernel{},
+		groups:  map[groupKey]*BindGroup{},
+		params:  map[Params]*Buffer{},
+		progs:   map[uint64][]*cachedProg{},
+	}
+	var err error
+	if b.dummy, err = d.CreateBuffer("dummy", 16, UsageStorage); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Device returns the backend's device.
+func (b *Backend) Device() *Device { return b.d }
+
+// Stats returns the backend's counters.
+func (b *Backend) Stats() BackendStats { return b.counters }
+
+// fail records the first error of a deferred op.
+func (b *Backend) fail(err error) {
+	if b.err == nil && err != nil {
+		b.err = err
+	}
+}
+
+// takeErr returns and clears the deferred error, or the device's loss.
+func (b *Backend) takeErr() error {
+	if err := b.d.Lost(); err != nil {
+		return err
+	}
+	err := b.err
+	b.err = nil
+	return err
+}
+
+// ErrOp reports an op that could not be recorded.
+var ErrOp = errors.New("gpu backend: op failed")
+
+func (b *Backend) opErr(op string, format string, args ...any) {
+	b.fail(fmt.Errorf("%w: %s: %s", ErrOp, op, fmt.Sprintf(format, args...)))
+}

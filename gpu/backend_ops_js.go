@@ -1,0 +1,163 @@
+//go:build js
+
+package gpu
+
+import (
+	"math"
+
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// opKernels caches the kernels of each op, keyed without allocation.
+type opKernels struct {
+	embed                       [4]*kernel // by wtype
+	rmsNorm, addRMSNorm, qkNorm *kernel
+	rope                        *kernel
+	siluMul                     *kernel
+	ropeFreqs                   map[*float32]*Buffer
+}
+
+// wtype is the WTYPE code of a weight dtype (see shaders/common.wgsl).
+func wtype(dt loader.DType) int {
+	switch dt {
+	case loader.F16:
+		return 1
+	case loader.Q8:
+		return 2
+	case loader.Q4:
+		return 3
+	}
+	return 0
+}
+
+// cached returns *slot, compiling the kernel on first use.
+func (b *Backend) cached(slot **kernel, key kernelKey, nbind int, writable ...int) *kernel {
+	if *slot == nil {
+		k, err := b.kernel(key, nbind, writable...)
+		if err != nil {
+			b.fail(err)
+			return nil
+		}
+		*slot = k
+	}
+	return *slot
+}
+
+func f32bits(f float32) uint32 { return math.Float32bits(f) }
+
+// Embed implements model.Backend.
+func (b *Backend) Embed(out, table, ids model.Tensor) {
+	o, tb, id := tt(out), tt(table), tt(ids)
+	wt := wtype(tb.dtype)
+	k := b.cached(&b.ops.embed[wt], kernelKey{file: "embed.wgsl", entry: "main", consts: [4]constant{{"WTYPE", float64(wt)}}}, 4, 3)
+	D, T := o.cols(), o.rows()
+	for _, p := range tb.parts {
+		b.dispatch(k, Params{uint32(D), uint32(p.row0), uint32(p.rows)}, (D+63)/64, T, 1,
+			bind{buf: p.data}, bind{buf: p.scales}, id.whole(), o.whole())
+	}
+}
+
+// RMSNorm implements model.Backend.
+func (b *Backend) RMSNorm(out, x, w model.Tensor, eps float32) {
+	o, xt, wt := tt(out), tt(x), tt(w)
+	k := b.cached(&b.ops.rmsNorm, kernelKey{file: "rmsnorm.wgsl", entry: "rms_norm"}, 4, 0, 1)
+	S := wt.numel()
+	n := xt.numel() / S
+	gx, gy := b.groups2D(n)
+	if o == xt {
+		b.opErr("RMSNorm", "in-place RMSNorm is not supported; use a separate output")
+		return
+	}
+	b.dispatch(k, Params{uint32(S), f32bits(eps), 0, 0, 0, uint32(n)}, gx, gy, 1,
+		xt.whole(), o.whole(), bind{buf: wt.parts[0].data}, bind{buf: b.dummy})
+}
+
+// AddRMSNorm implements model.Backend.
+func (b *Backend) AddRMSNorm(x, residual, w model.Tensor, eps float32) {
+	xt, rt, wt := tt(x), tt(residual), tt(w)
+	k := b.cached(&b.ops.addRMSNorm, kernelKey{file: "rmsnorm.wgsl", entry: "add_rms_norm"}, 4, 0, 1)
+	S := wt.numel()
+	n := xt.numel() / S
+	gx, gy := b.groups2D(n)
+	b.dispatch(k, Params{uint32(S), f32bits(eps), 0, 0, 0, uint32(n)}, gx, gy, 1,
+		xt.whole(), rt.whole(), bind{buf: wt.parts[0].data}, bind{buf: b.dummy})
+}
+
+// QKNorm implements model.Backend.
+func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float32) {
+	q := tt(qkv)
+	k := b.cached(&b.ops.qkNorm, kernelKey{file: "rmsnorm.wgsl", entry: "qk_norm"}, 4, 0, 1)
+	Dh := tt(qw).numel()
+	b.dispatch(k, Params{uint32(Dh), f32bits(eps), uint32(heads), uint32(kvHeads), uint32(q.cols())}, heads+kvHeads, q.rows(), 1,
+		q.whole(), bind{buf: b.dummy}, bind{buf: tt(qw).parts[0].data}, bind{buf: tt(kw).parts[0].data})
+}
+
+// RoPE implements model.Backend.
+func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
+	xt := tt(x)
+	k := b.cached(&b.ops.rope, kernelKey{file: "rope.wgsl", entry: "main"}, 3, 0)
+	freq := b.ropeFreqs(r)
+	if freq == nil {
+		return
+	}
+	half := r.Dim / 2
+	neox := uint32(0)
+	if r.NeoX {
+		neox = 1
+	}
+	b.dispatch(k, Params{uint32(xt.cols()), uint32(heads), uint32(half), neox}, (heads*half+63)/64, xt.rows(), 1,
+		xt.whole(), tt(pos).whole(), bind{buf: freq})
+}
+
+// ropeFreqs uploads, once per frequency table, each frequency in turns per
+// position with the multiples rope.wgsl uses, computed in float64.
+func (b *Backend) ropeFreqs(r *model.RoPE) *Buffer {
+	if len(r.InvFreq) == 0 {
+		b.opErr("RoPE", "no frequencies")
+		return nil
+	}
+	if b.ops.ropeFreqs == nil {
+		b.ops.ropeFreqs = map[*float32]*Buffer{}
+	}
+	key := &r.InvFreq[0]
+	if buf, ok := b.ops.ropeFreqs[key]; ok {
+		return buf
+	}
+	raw := make([]byte, 16*len(r.InvFreq))
+	for i, f := range r.InvFreq {
+		t := float64(f) / (2 * math.Pi)
+		for j, m := range []float64{1, 64, 4096, 262144} {
+			v := t * m
+			if j > 0 {
+				v -= math.Floor(v)
+			}
+			bits := math.Float32bits(float32(v))
+			o := 16*i + 4*j
+			raw[o], raw[o+1], raw[o+2], raw[o+3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
+		}
+	}
+	buf, err := b.createFilled("rope freqs", raw)
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
+	b.ops.ropeFreqs[key] = buf
+	return buf
+}
+
+// SiluMul implements model.Backend.
+func (b *Backend) SiluMul(out, gateUp model.Tensor) {
+	o := tt(out)
+	k := b.cached(&b.ops.siluMul, kernelKey{file: "silu_mul.wgsl", entry: "main"}, 2, 1)
+	n := o.numel()
+	gx, gy := b.groups2D((n + 63) / 64)
+	b.dispatch(k, Params{uint32(o.cols()), uint32(n)}, gx, gy, 1, tt(gateUp).whole(), o.whole())
+}
+
+// CopyRows implements model.Backend.
+func (b *Backend) CopyRows(dst, src model.Tensor, row0 int) {
+	d, s := tt(dst), tt(src)
+	C := uint64(s.cols())
+	b.copyBytes(s.buf, uint64(row0)*C*4, d.buf, 0, uint64(d.numel())*4)
+}

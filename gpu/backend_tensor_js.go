@@ -1,0 +1,276 @@
+//go:build js
+
+package gpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// tensor is a backend tensor. Activations (F32, I32) live in one buffer.
+// Weights are F32, F16 (packed pairs) or the planar Q8/Q4 layouts (a value
+// plane and an f16 scale plane), split by rows into parts when one binding
+// cannot hold them.
+type tensor struct {
+	shape []int
+	dtype loader.DType
+	buf   *Buffer // activations
+	parts []part  // weights
+	freed bool
+}
+
+// part is rows [row0, row0+rows) of a weight, counted over all leading
+// dimensions (an expert tensor (E, N, K) has E*N rows).
+type part struct {
+	row0, rows int
+	data       *Buffer
+	scales     *Buffer // planar types; nil otherwise
+}
+
+func (t *tensor) Shape() []int { return t.shape }
+
+func (t *tensor) cols() int { return t.shape[len(t.shape)-1] }
+
+func (t *tensor) rows() int { return t.numel() / t.cols() }
+
+func (t *tensor) numel() int {
+	n := 1
+	for _, d := range t.shape {
+		n *= d
+	}
+	return n
+}
+
+func tt(x model.Tensor) *tensor { return x.(*tensor) }
+
+// whole returns the binding of an activation.
+func (t *tensor) whole() bind { return bind{buf: t.buf} }
+
+// NewF32 implements model.Backend.
+func (b *Backend) NewF32(shape ...int) model.Tensor { return b.newAct(loader.F32, shape) }
+
+// NewI32 implements model.Backend.
+func (b *Backend) NewI32(shape ...int) model.Tensor { return b.newAct(loader.I32, shape) }
+
+func (b *Backend) newAct(dt loader.DType, shape []int) model.Tensor {
+	t := &tensor{shape: append([]int(nil), shape...), dtype: dt}
+	size := uint64(4 * t.numel())
+	if size == 0 {
+		size = 4
+	}
+	buf, err := b.d.CreateBuffer(fmt.Sprintf("act %s %v", dt, shape), size, UsageStorage)
+	if err != nil {
+		b.fail(err)
+		buf = b.dummy
+	}
+	t.buf = buf
+	b.counters.ActivationBytes += int64(size)
+	return t
+}
+
+// Free implements model.Backend. Programs and bind groups that use the
+// tensor are dropped with it.
+func (b *Backend) Free(x model.Tensor) {
+	t := tt(x)
+	if t.freed {
+		return
+	}
+	b.flushWrites()
+	if len(b.pending) > 0 {
+		b.flush(nil, nil, 0)
+	}
+	t.freed = true
+	if t.buf != nil && t.buf != b.dummy {
+		t.buf.Destroy()
+	}
+	for _, p := range t.parts {
+		p.data.Destroy()
+		if p.scales != nil {
+			p.scales.Destroy()
+		}
+	}
+	b.dropCaches()
+}
+
+// gpuType maps a weight dtype to what the kernels read, converting on the
+// host where needed.
+func gpuWeight(w *loader.Tensor) (*loader.Tensor, error) {
+	switch w.DType {
+	case loader.F32, loader.F16, loader.Q8, loader.Q4:
+		return w, nil
+	case loader.Q8_0, loader.Q4_0:
+		return loader.ToPlanar(w)
+	}
+	f, err := w.F32()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, 4*len(f))
+	for i, v := range f {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+	}
+	return &loader.Tensor{Name: w.Name, DType: loader.F32, Shape: w.Shape, Data: data}, nil
+}
+
+// Upload implements model.Backend.
+func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) {
+	if err := w.CheckSize(); err != nil {
+		return nil, err
+	}
+	g, err := gpuWeight(w)
+	if err != nil {
+		return nil, err
+	}
+	shape := append([]int(nil), g.Shape...)
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	t := &tensor{shape: shape, dtype: g.DType}
+	rows, cols := t.rows(), t.cols()
+	if g.DType == loader.F16 && cols%2 != 0 {
+		return nil, fmt.Errorf("gpu: %s: F16 weight with an odd row length %d", w.Name, cols)
+	}
+	rowBytes, scaleBytes := weightRowBytes(g.DType, cols)
+	// Expert tensors split on expert boundaries.
+	unit := 1
+	if len(shape) == 3 {
+		unit = shape[1]
+	}
+	limit := b.d.Limits.MaxStorageBufferBindingSize
+	if b.d.Limits.MaxBufferSize < limit {
+		limit = b.d.Limits.MaxBufferSize
+	}
+	per := rows
+	if uint64(rows)*uint64(rowBytes) > limit {
+		per = int(limit/uint64(rowBytes)) / unit * unit
+		if per >= 256*unit {
+			per = per / (256 * unit) * 256 * unit
+		}
+		if per == 0 {
+			return nil, &LimitError{Label: w.Name, Limit: "maxStorageBufferBindingSize", Need: uint64(rowBytes) * uint64(unit), Have: limit}
+		}
+	}
+	scalePlane := 0
+	if scaleBytes > 0 {
+		scalePlane = (rows*rowBytes + 3) &^ 3
+	}
+	for r0 := 0; r0 < rows; r0 += per {
+		n := min(per, rows-r0)
+		p := part{row0: r0, rows: n}
+		p.data, err = b.createFilled(fmt.Sprintf("%s rows %d+%d", w.Name, r0, n), g.Data[r0*rowBytes:(r0+n)*rowBytes])
+		if err != nil {
+			b.freeParts(t)
+			return nil, err
+		}
+		if scaleBytes > 0 {
+			p.scales, err = b.createFilled(fmt.Sprintf("%s scales %d+%d", w.Name, r0, n), g.Data[scalePlane+r0*scaleBytes:scalePlane+(r0+n)*scaleBytes])
+			if err != nil {
+				b.freeParts(t)
+				return nil, err
+			}
+		}
+		t.parts = append(t.parts, p)
+	}
+	b.counters.WeightBytes += int64(len(g.Data))
+	return t, nil
+}
+
+func (b *Backend) freeParts(t *tensor) {
+	for _, p := range t.parts {
+		p.data.Destroy()
+		if p.scales != nil {
+			p.scales.Destroy()
+		}
+	}
+	t.parts = nil
+}
+
+// weightRowBytes is the bytes one row of cols values takes in the value
+// plane, and in the scale plane (0 for unquantised types).
+func weightRowBytes(dt loader.DType, cols int) (int, int) {
+	switch dt {
+	case loader.F16:
+		return 2 * cols, 0
+	case loader.Q8:
+		return cols, cols / 16
+	case loader.Q4:
+		return cols / 2, cols / 16
+	}
+	return 4 * cols, 0
+}
+
+// createFilled creates a storage buffer holding data (padded to 4 bytes).
+func (b *Backend) createFilled(label string, data []byte) (*Buffer, error) {
+	size := uint64(len(data)+3) &^ 3
+	if size == 0 {
+		size = 4
+	}
+	buf, err := b.d.CreateBuffer(label, size, UsageStorage)
+	if err != nil {
+		return nil, err
+	}
+	if len(data)%4 != 0 {
+		data = append(data[:len(data):len(data)], make([]byte, 4-len(data)%4)...)
+	}
+	if err := b.d.WriteBuffer(buf, 0, data); err != nil {
+		buf.Destroy()
+		return nil, err
+	}
+	return buf, nil
+}
+
+// WriteI32 implements model.Backend.
+func (b *Backend) WriteI32(x model.Tensor, v []int32) {
+	t := tt(x)
+	off := b.beginWrite(len(v) * 4)
+	for i, id := range v {
+		binary.LittleEndian.PutUint32(b.upload[off+4*i:], uint32(id))
+	}
+	b.push(cmd{kind: cmdWrite, dst: t.buf, n: uint64(4 * len(v)), up: off})
+}
+
+// WriteF32 implements model.Backend.
+func (b *Backend) WriteF32(x model.Tensor, v []float32) {
+	t := tt(x)
+	off := b.beginWrite(len(v) * 4)
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b.upload[off+4*i:], math.Float32bits(f))
+	}
+	b.push(cmd{kind: cmdWrite, dst: t.buf, n: uint64(4 * len(v)), up: off})
+}
+
+// ReadF32 implements model.Backend.
+func (b *Backend) ReadF32(x model.Tensor, dst []float32) error {
+	t := tt(x)
+	if len(dst) != t.numel() {
+		return fmt.Errorf("gpu: ReadF32 of %d values into %d", t.numel(), len(dst))
+	}
+	raw := b.readBuf(4 * len(dst))
+	if err := b.flush(t.buf, raw, 0); err != nil {
+		return err
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return nil
+}
+
+// ReadI32 implements model.Backend.
+func (b *Backend) ReadI32(x model.Tensor, dst []int32) error {
+	t := tt(x)
+	if len(dst) != t.numel() {
+		return fmt.Errorf("gpu: ReadI32 of %d values into %d", t.numel(), len(dst))
+	}
+	raw := b.readBuf(4 * len(dst))
+	if err := b.flush(t.buf, raw, 0); err != nil {
+		return err
+	}
+	for i := range dst {
+		dst[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return nil
+}

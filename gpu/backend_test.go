@@ -1,0 +1,35 @@
+//go:build js
+
+package gpu
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"wasmllm/backendtest"
+)
+
+// newTestBackend opens the browser's device; WASMLLM_MAX_BINDING lowers the
+// binding limit so split tensors are exercised.
+func newTestBackend(t *testing.T, opts Options) *Backend {
+	t.Helper()
+	d, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	b, err := NewBackend(d, BackendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBackendConformance runs the conformance suite on the WebGPU backend.
+// WASMLLM_OPS limits it to one op (e.g. WASMLLM_OPS=MatMul).
+func TestBackendConformance(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	t.Logf("adapter %+v, subgroups %v, f16 %v", b.d.AdapterInfo, b.d.Features.Subgroups, b.d.Features.ShaderF16)
+	backendtest.Run(t, b, backendtest.Options{Short: true, Only: os.Getenv("WASMLLM_OPS")})
+}

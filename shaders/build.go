@@ -1,0 +1,78 @@
+package shaders
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Features are the optional WGSL capabilities a kernel may use.
+type Features struct {
+	Subgroups bool
+	F16       bool
+}
+
+// Build returns the complete WGSL of a kernel file: enable directives for
+// the features in use, the file with its `//#if NAME`, `//#else` and
+// `//#endif` sections resolved (NAME is SUBGROUPS or F16), then common.wgsl.
+// Lines are kept in place, so compile errors point at the file's own lines.
+func Build(file string, f Features) (string, error) {
+	src, err := Source(file)
+	if err != nil {
+		return "", err
+	}
+	common, err := Source("common.wgsl")
+	if err != nil {
+		return "", err
+	}
+	body, err := preprocess(file, src, map[string]bool{"SUBGROUPS": f.Subgroups, "F16": f.F16})
+	if err != nil {
+		return "", err
+	}
+	var enable string
+	if f.Subgroups && strings.Contains(src, "//#if SUBGROUPS") {
+		enable += "enable subgroups; "
+	}
+	if f.F16 && strings.Contains(src, "//#if F16") {
+		enable += "enable f16; "
+	}
+	return enable + body + "\n" + common, nil
+}
+
+func preprocess(file, src string, flags map[string]bool) (string, error) {
+	lines := strings.Split(src, "\n")
+	type frame struct{ active, parent bool }
+	stack := []frame{{true, true}}
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		top := stack[len(stack)-1]
+		switch {
+		case strings.HasPrefix(t, "//#if "):
+			name := strings.TrimSpace(strings.TrimPrefix(t, "//#if "))
+			v, ok := flags[name]
+			if !ok {
+				return "", fmt.Errorf("%s:%d: unknown condition %q", file, i+1, name)
+			}
+			stack = append(stack, frame{active: top.active && v, parent: top.active})
+			lines[i] = ""
+		case t == "//#else":
+			if len(stack) == 1 {
+				return "", fmt.Errorf("%s:%d: //#else without //#if", file, i+1)
+			}
+			f := &stack[len(stack)-1]
+			f.active = f.parent && !f.active
+			lines[i] = ""
+		case t == "//#endif":
+			if len(stack) == 1 {
+				return "", fmt.Errorf("%s:%d: //#endif without //#if", file, i+1)
+			}
+			stack = stack[:len(stack)-1]
+			lines[i] = ""
+		case !top.active:
+			lines[i] = ""
+		}
+	}
+	if len(stack) != 1 {
+		return "", fmt.Errorf("%s: //#if without //#endif", file)
+	}
+	return strings.Join(lines, "\n"), nil
+}
