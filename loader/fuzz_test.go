@@ -211,13 +211,13 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	add("FuzzSafetensors", "dtype-I64", stFile(`{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}`, make([]byte, 8)))
 	add("FuzzSafetensors", "prefix-tiny-qwen3", prefix(t, hfDir+"tiny-qwen3/model.safetensors", 1024))
 
-	shared, _ := l2cFile(8, 6, 2, 2, 1, 5, 3)
-	unshared, _ := l2cFile(8, 4, 1, 2, 1, -3, 2)
+	shared, _ := l2cFile(4, 2, 1, 2, 1, 3, 1)
+	unshared, _ := l2cFile(4, 2, 2, 2, 1, -3, 2)
 	add("FuzzLlama2C", "valid-shared", shared)
 	add("FuzzLlama2C", "valid-unshared", unshared)
 	add("FuzzLlama2C", "cut-unshared", unshared[:len(unshared)-6])
 	add("FuzzLlama2C", "prefix-stories260K", prefix(t, modelsDir+"stories260K.bin", 28+256))
-	add("FuzzLlama2C", "versioned", append([]byte("24ka"), shared[4:40]...))
+	add("FuzzLlama2C", "versioned", append([]byte("24ka"), shared[4:28]...))
 
 	q8, _ := QuantizeQ8_0([]float32{1, -2, 3, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7})
 	for i, d := range fuzzDTypes {
