@@ -66,7 +66,8 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 	vary := compressible(base) && !hashed
 	if vary {
 		for _, e := range preferredEncodings(r.Header.Values("Accept-Encoding")) {
-			if vfi, err := root.Stat(name + encodingExt[e]); err == nil && vfi.Mode().IsRegular() {
+			// A sibling older than the file is stale (rebuilt page, old .gz): skip it.
+			if vfi, err := root.Stat(name + encodingExt[e]); err == nil && vfi.Mode().IsRegular() && !vfi.ModTime().Before(fi.ModTime()) {
 				served, enc = name+encodingExt[e], e
 				break
 			}

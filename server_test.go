@@ -98,6 +98,11 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
+	// Siblings must not look older than their files (see serveFile).
+	stamp := time.Now().Add(-time.Minute).Truncate(time.Second)
+	for name := range files {
+		os.Chtimes(filepath.Join(dir, name), stamp, stamp)
+	}
 	// A real converted model: the tiny Llama-3 Q4_0 GGUF in 64 KiB shards.
 	g, err := loader.ReadGGUF(filepath.Join("testdata", "models", "tiny-llama3-q4_0.gguf"))
 	if err != nil {
@@ -349,6 +354,12 @@ func TestPrecompressed(t *testing.T) {
 				t.Errorf("%s %s: body differs", tc.path, tc.enc)
 			}
 		}
+	}
+	// A sibling older than its file is stale and not served.
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(f.dir, "web", "app.js.br"), old, old)
+	if enc := f.do(t, h, "GET", "/app.js", "Accept-Encoding: br, gzip").Header.Get("Content-Encoding"); enc != "gzip" {
+		t.Errorf("stale .br: Content-Encoding %q, want gzip", enc)
 	}
 	// Encoded and identity responses carry different ETags.
 	a := f.do(t, h, "GET", "/app.js").Header.Get("ETag")
