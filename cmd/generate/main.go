@@ -1,0 +1,216 @@
+// Command generate runs a model from a terminal: a GGUF file, a Hugging Face
+// folder, a llama2.c checkpoint or a converted folder, on the CPU backend or
+// (with -backend webgpu) on WebGPU in headless Chromium.
+//
+//	go run ./cmd/generate -model testdata/models/stories260K.gguf -prompt "Once upon a time" -n 64
+//	go run ./cmd/generate -model M -tokens 1,2,3 -n 0 -logits out.json
+//	go run ./cmd/generate -model M -prompt Hi -json -temperature 0.7 -top-k 40 -seed 7 -logprobs 5
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"wasmllm/engine"
+	"wasmllm/sampler"
+	"wasmllm/tokenizer"
+)
+
+type config struct {
+	model, tokenizer, prompt, tokens, logits, backend, chat string
+	n, ctx, threads                                         int
+	json, system                                            bool
+	params                                                  sampler.Params
+	nSet                                                    bool
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "generate:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "generate:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*config, error) {
+	c := &config{params: sampler.DefaultParams()}
+	c.params.Temperature = 0 // greedy unless asked
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.StringVar(&c.model, "model", "", "model: GGUF file, Hugging Face folder, llama2.c .bin or converted folder")
+	fs.StringVar(&c.tokenizer, "tokenizer", "", "tokenizer override: tokenizer.json, folder, GGUF, or llama2.c tokenizer.bin")
+	fs.StringVar(&c.prompt, "prompt", "", "prompt text (BOS added when the model's tokenizer says so)")
+	fs.StringVar(&c.chat, "chat", "", "a user message, rendered with the model's chat template")
+	fs.StringVar(&c.tokens, "tokens", "", "prompt as comma-separated token ids, used as given (no BOS)")
+	fs.IntVar(&c.n, "n", 16, "new tokens to generate (0: evaluate the prompt only)")
+	fs.StringVar(&c.logits, "logits", "", `write {"tokens":[...],"logits":[[...],...]} for every prompt position to FILE`)
+	fs.BoolVar(&c.json, "json", false, `print one JSON object per token: {"id":..,"text":..}`)
+	fs.StringVar(&c.backend, "backend", "cpu", "cpu or webgpu (headless Chromium)")
+	fs.IntVar(&c.ctx, "ctx", 0, "context length (KV cache capacity); 0: the model's, at most 4096")
+	fs.IntVar(&c.threads, "threads", 0, "CPU threads (0: all)")
+	c.params.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "n" {
+			c.nSet = true
+		}
+	})
+	if c.model == "" {
+		return nil, errors.New("-model is required")
+	}
+	set := 0
+	for _, s := range []string{c.prompt, c.tokens, c.chat} {
+		if s != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		return nil, errors.New("give only one of -prompt, -tokens and -chat")
+	}
+	if c.n < 0 {
+		return nil, errors.New("-n must be >= 0")
+	}
+	if c.nSet || c.params.MaxTokens == sampler.DefaultParams().MaxTokens {
+		c.params.MaxTokens = c.n
+	}
+	return c, nil
+}
+
+func parseIDs(s string) ([]int32, error) {
+	var ids []int32
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("-tokens: %q is not a token id", f)
+		}
+		ids = append(ids, int32(v))
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("-tokens: no ids")
+	}
+	return ids, nil
+}
+
+// run loads the model on the chosen backend and generates.
+func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
+	b, closeB, err := newBackend(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeB()
+	e, err := engine.Load(c.model, b, engine.LoadOptions{Tokenizer: c.tokenizer, Options: engine.Options{Context: c.ctx}})
+	if err != nil {
+		return err
+	}
+	req := &engine.Request{Params: c.params}
+	switch {
+	case c.tokens != "":
+		if req.Tokens, err = parseIDs(c.tokens); err != nil {
+			return err
+		}
+	case c.chat != "":
+		req.Messages = []tokenizer.Message{{Role: "user", Content: c.chat}}
+	default:
+		req.Prompt = c.prompt
+		if c.prompt == "" && e.Tok != nil && e.Tok.BOS() >= 0 {
+			req.Tokens = []int32{e.Tok.BOS()}
+		}
+	}
+	if c.logits != "" {
+		ids := req.Tokens
+		if ids == nil {
+			if ids, err = e.PromptIDs(req); err != nil {
+				return err
+			}
+		}
+		if err := writeLogits(e, ids, c.logits); err != nil {
+			return err
+		}
+	}
+	if c.n == 0 {
+		return nil
+	}
+	enc := json.NewEncoder(stdout)
+	res, err := e.Generate(ctx, req, func(t engine.Token) error {
+		if !c.json {
+			_, err := io.WriteString(stdout, t.Text)
+			return err
+		}
+		out := tokenJSON{ID: t.ID, Text: t.Text}
+		if t.HasLogprobs {
+			lp := t.Logprob
+			out.Logprob = &lp
+			out.TopLogprobs = t.TopLogprobs
+			if out.TopLogprobs == nil {
+				out.TopLogprobs = []sampler.TokenLogprob{}
+			}
+		}
+		return enc.Encode(out)
+	})
+	if res != nil {
+		if !c.json {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stderr, "%d prompt tokens in %v, %d tokens in %v (%.1f tok/s), finish %q\n",
+			res.Usage.PromptTokens, res.PrefillTime.Round(1e5), len(res.Tokens), res.DecodeTime.Round(1e5),
+			float64(len(res.Tokens))/res.DecodeTime.Seconds(), res.Finish.Reason)
+	}
+	return err
+}
+
+type tokenJSON struct {
+	ID          int32                  `json:"id"`
+	Text        string                 `json:"text"`
+	Logprob     *float32               `json:"logprob,omitempty"`
+	TopLogprobs []sampler.TokenLogprob `json:"top_logprobs,omitempty"`
+}
+
+// writeLogits evaluates ids in one batch on a fresh cache and writes the
+// logits of every position.
+func writeLogits(e *engine.Engine, ids []int32, path string) error {
+	m := e.Model
+	cache, err := m.NewCache(len(ids))
+	if err != nil {
+		return err
+	}
+	t, err := m.Forward(cache, ids, 0, true)
+	if err != nil {
+		return err
+	}
+	V := m.Config.Vocab
+	flat := make([]float32, len(ids)*V)
+	if err := m.Backend().ReadF32(t, flat); err != nil {
+		return err
+	}
+	rows := make([][]float32, len(ids))
+	for i := range rows {
+		rows[i] = flat[i*V : (i+1)*V]
+	}
+	data, err := json.Marshal(struct {
+		Tokens []int32     `json:"tokens"`
+		Logits [][]float32 `json:"logits"`
+	}{ids, rows})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

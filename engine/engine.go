@@ -1,0 +1,298 @@
+// Package engine runs generation requests on a model: prompt assembly
+// (raw ids, text, or a chat rendered by the model's template), prefill in
+// chunks, the decode loop with the sampler, stop conditions, streaming
+// text, and KV-cache prefix reuse across requests (multi-turn chats
+// prefill only their new tokens).
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"wasmllm/model"
+	"wasmllm/sampler"
+	"wasmllm/tokenizer"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Context is the KV cache capacity in tokens; 0 means the model's
+	// maximum, capped at 4096.
+	Context int
+	// PrefillChunk bounds the tokens per prefill batch (default 128).
+	PrefillChunk int
+}
+
+// Engine holds a model, its tokenizer and one KV cache.
+type Engine struct {
+	Model *model.Model
+	Tok   *tokenizer.Tokenizer
+	opts  Options
+
+	cache  model.KVCache
+	cached []int32 // tokens whose keys and values are in the cache, in order
+
+	argmax   model.Tensor // (1) i32
+	topIDs   model.Tensor // (1, k) i32
+	topVals  model.Tensor // (1, k) f32
+	topK     int
+	row      []float32
+	cands    []int32
+	candVals []float32
+
+	// Stats counts the engine's host-side traffic since New.
+	Stats Stats
+}
+
+// Stats counts readbacks: what the sampler needed from the backend.
+type Stats struct {
+	ReadbackBytes int64
+	FullRows      int64
+}
+
+// New returns an Engine for m. tok may be nil for raw-id requests only.
+func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error) {
+	if opts.Context <= 0 {
+		opts.Context = m.Config.MaxContext
+		if opts.Context <= 0 || opts.Context > 4096 {
+			opts.Context = 4096
+		}
+	}
+	if opts.PrefillChunk <= 0 {
+		opts.PrefillChunk = 128
+	}
+	cache, err := m.NewCache(opts.Context)
+	if err != nil {
+		return nil, err
+	}
+	b := m.Backend()
+	return &Engine{
+		Model: m, Tok: tok, opts: opts, cache: cache,
+		argmax: b.NewI32(1),
+		row:    make([]float32, m.Config.Vocab),
+	}, nil
+}
+
+// Context is the KV cache capacity.
+func (e *Engine) Context() int { return e.opts.Context }
+
+// Reset forgets the cached prefix.
+func (e *Engine) Reset() { e.cached = e.cached[:0] }
+
+// Overflow policies for prompts that do not fit the context.
+const (
+	OverflowError    = "error"    // return a *ContextError
+	OverflowTruncate = "truncate" // drop the oldest turns (chat) or tokens (raw)
+)
+
+// Request is one generation request. Exactly one of Tokens, Prompt and
+// Messages is set.
+type Request struct {
+	Tokens   []int32               // raw ids, used as given (no BOS added)
+	Prompt   string                // text; BOS is added when the model's tokenizer says so
+	Messages []tokenizer.Message   // a chat, rendered with the model's template
+	Chat     tokenizer.ChatOptions // template variables (tools, enable_thinking...)
+	Params   sampler.Params
+	// Overflow is OverflowError (default) or OverflowTruncate.
+	Overflow string
+}
+
+// Token is one generated token as streamed.
+type Token struct {
+	ID          int32
+	Text        string // text that became safe to show with this token
+	Logprob     float32
+	Rank        int
+	TopLogprobs []sampler.TokenLogprob
+	HasLogprobs bool
+}
+
+// Usage counts a request's tokens; CachedTokens of the prompt were reused
+// from the previous request's cache and not prefilled again.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+}
+
+// Result is the outcome of a request.
+type Result struct {
+	Prompt      []int32
+	Tokens      []int32
+	Text        string
+	Finish      sampler.Finish
+	Usage       Usage
+	PrefillTime time.Duration
+	DecodeTime  time.Duration
+}
+
+// ContextError reports a prompt (plus the tokens asked for) that does not
+// fit the context.
+type ContextError struct {
+	PromptTokens, MaxTokens, Context int
+}
+
+func (e *ContextError) Error() string {
+	return fmt.Sprintf("engine: prompt of %d tokens (+%d to generate) exceeds the context of %d tokens", e.PromptTokens, e.MaxTokens, e.Context)
+}
+
+// Unwrap lets errors.Is(err, model.ErrContextFull) match.
+func (e *ContextError) Unwrap() error { return model.ErrContextFull }
+
+// ErrNoTokenizer is returned for text requests on an engine without a tokenizer.
+var ErrNoTokenizer = errors.New("engine: the model has no tokenizer; pass token ids")
+
+// Generate runs req, calling emit for every generated token. It stops on
+// the request's stop conditions, a full context, an error from emit, or
+// ctx's cancellation (then it returns ctx.Err() with the result so far).
+func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) error) (*Result, error) {
+	p := req.Params
+	if err := p.Validate(e.Model.Config.Vocab); err != nil {
+		return nil, err
+	}
+	prompt, err := e.promptIDs(req)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.BadWords) > 0 && p.BadWordIDs == nil {
+		if e.Tok == nil {
+			return nil, ErrNoTokenizer
+		}
+		if p.BadWordIDs, err = sampler.TokenizeBadWords(p.BadWords, func(s string) ([]int32, error) {
+			return e.Tok.Encode(s, false), nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	var eos []int32
+	if e.Tok != nil {
+		eos = e.Tok.EOS()
+	}
+	s, err := sampler.New(p, e.Model.Config.Vocab, eos, prompt)
+	if err != nil {
+		return nil, err
+	}
+	stop := sampler.NewStopChecker(&p, eos)
+	res := &Result{Prompt: prompt}
+	res.Usage.PromptTokens = len(prompt)
+
+	start := time.Now()
+	logits, reused, err := e.prefill(ctx, prompt)
+	res.Usage.CachedTokens = reused
+	res.PrefillTime = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	var dec *tokenizer.Decoder
+	if e.Tok != nil {
+		dec = e.Tok.NewDecoder(tokenizer.DecodeOptions{SkipSpecial: true})
+	}
+	start = time.Now()
+	defer func() {
+		res.DecodeTime = time.Since(start)
+		res.Usage.CompletionTokens = len(res.Tokens)
+		res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
+	}()
+	for {
+		r, err := e.sample(s, logits)
+		if err != nil {
+			return res, err
+		}
+		if err := s.Accept(r.ID); err != nil {
+			return res, err
+		}
+		res.Tokens = append(res.Tokens, r.ID)
+		piece := ""
+		if dec != nil {
+			piece = dec.Add(r.ID)
+		}
+		show, fin := stop.Step(r.ID, piece)
+		if fin.Reason == "" && len(e.cached) >= e.opts.Context {
+			fin = sampler.Finish{Reason: sampler.FinishLength, StopToken: -1}
+			show += stop.Flush()
+		}
+		if fin.Reason != "" && dec != nil && fin.StopString == "" && fin.StopToken < 0 {
+			show += dec.Flush()
+		}
+		res.Text += show
+		tok := Token{ID: r.ID, Text: show}
+		if p.Logprobs != nil {
+			tok.HasLogprobs, tok.Logprob, tok.Rank, tok.TopLogprobs = true, r.Logprob, r.Rank, r.Top
+		}
+		if err := emit(tok); err != nil {
+			return res, err
+		}
+		if fin.Reason != "" {
+			res.Finish = fin
+			return res, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if logits, err = e.forward([]int32{r.ID}); err != nil {
+			return res, err
+		}
+	}
+}
+
+// PromptIDs returns the token ids the request's prompt becomes, after the
+// overflow policy.
+func (e *Engine) PromptIDs(req *Request) ([]int32, error) { return e.promptIDs(req) }
+
+// promptIDs assembles the request's prompt and applies the overflow policy.
+func (e *Engine) promptIDs(req *Request) ([]int32, error) {
+	max := req.Params.MaxTokens
+	if max <= 0 {
+		max = 1
+	}
+	fits := func(n int) bool { return n+max <= e.opts.Context && n > 0 }
+	var ids []int32
+	switch {
+	case req.Tokens != nil:
+		ids = req.Tokens
+	case req.Messages != nil:
+		if e.Tok == nil {
+			return nil, ErrNoTokenizer
+		}
+		msgs := req.Messages
+		for {
+			chatOpts := req.Chat
+			chatOpts.AddGenerationPrompt = true
+			text, err := e.Tok.RenderChat(msgs, chatOpts)
+			if err != nil {
+				return nil, err
+			}
+			ids = e.Tok.Encode(text, false)
+			if fits(len(ids)) || req.Overflow != OverflowTruncate {
+				break
+			}
+			// Drop the oldest turn after any system message; keep the last.
+			first := 0
+			if len(msgs) > 0 && msgs[0].Role == "system" {
+				first = 1
+			}
+			if len(msgs)-first <= 1 {
+				break
+			}
+			msgs = append(append([]tokenizer.Message(nil), msgs[:first]...), msgs[first+1:]...)
+		}
+	default:
+		if e.Tok == nil {
+			return nil, ErrNoTokenizer
+		}
+		ids = e.Tok.Encode(req.Prompt, true)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("engine: empty prompt")
+	}
+	if !fits(len(ids)) {
+		if req.Overflow == OverflowTruncate && req.Messages == nil && e.opts.Context-max > 0 {
+			return ids[len(ids)-(e.opts.Context-max):], nil
+		}
+		return nil, &ContextError{PromptTokens: len(ids), MaxTokens: req.Params.MaxTokens, Context: e.opts.Context}
+	}
+	return ids, nil
+}

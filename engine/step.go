@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"wasmllm/model"
+	"wasmllm/sampler"
+)
+
+// prefill brings the cache to hold prompt, reusing the longest cached
+// prefix, and returns the logits after its last token and how many tokens
+// were reused.
+func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int, error) {
+	common := 0
+	for common < len(e.cached) && common < len(prompt) && e.cached[common] == prompt[common] {
+		common++
+	}
+	if common == len(prompt) {
+		common-- // the last prompt token must run again for its logits
+	}
+	e.cached = e.cached[:common]
+	var logits model.Tensor
+	for pos := common; pos < len(prompt); {
+		if err := ctx.Err(); err != nil {
+			return nil, common, err
+		}
+		n := min(e.opts.PrefillChunk, len(prompt)-pos)
+		var err error
+		if logits, err = e.forward(prompt[pos : pos+n]); err != nil {
+			return nil, common, err
+		}
+		pos += n
+	}
+	return logits, common, nil
+}
+
+// forward runs ids after the cached tokens and returns the last token's logits.
+func (e *Engine) forward(ids []int32) (model.Tensor, error) {
+	logits, err := e.Model.Forward(e.cache, ids, len(e.cached), false)
+	if err != nil {
+		return nil, err
+	}
+	e.cached = append(e.cached, ids...)
+	return logits, nil
+}
+
+// sample picks the next token, reading back only what the sampler needs:
+// the argmax id when plain greedy, the top-k candidates when they suffice,
+// else the full row.
+func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result, error) {
+	b := e.Model.Backend()
+	p := s.Params()
+	k := s.CandidateCount()
+	if p.Greedy() && p.Logprobs == nil && k == 1 {
+		// No processor can move the maximum: the argmax is the answer.
+		b.Argmax(e.argmax, logits)
+		var id [1]int32
+		if err := b.ReadI32(e.argmax, id[:]); err != nil {
+			return sampler.Result{}, err
+		}
+		e.Stats.ReadbackBytes += 4
+		return sampler.Result{ID: id[0]}, nil
+	}
+	if k > 0 {
+		if k != e.topK {
+			if e.topIDs != nil {
+				b.Free(e.topIDs)
+				b.Free(e.topVals)
+			}
+			e.topIDs, e.topVals, e.topK = b.NewI32(1, k), b.NewF32(1, k), k
+			e.cands, e.candVals = make([]int32, k), make([]float32, k)
+		}
+		b.TopK(e.topIDs, e.topVals, logits, k)
+		if err := b.ReadI32(e.topIDs, e.cands); err != nil {
+			return sampler.Result{}, err
+		}
+		if err := b.ReadF32(e.topVals, e.candVals); err != nil {
+			return sampler.Result{}, err
+		}
+		e.Stats.ReadbackBytes += int64(8 * k)
+		r, err := s.SampleCandidates(e.cands, e.candVals)
+		if !errors.Is(err, sampler.ErrNeedsFullRow) {
+			return r, err
+		}
+	}
+	if err := b.ReadF32(logits, e.row); err != nil {
+		return sampler.Result{}, err
+	}
+	e.Stats.ReadbackBytes += int64(4 * len(e.row))
+	e.Stats.FullRows++
+	return s.Sample(e.row)
+}
