@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"wasmllm/manifest"
 )
@@ -112,7 +113,7 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 // notFound answers 404, logging why when the cause is not simply a missing
 // file (such as a symlink that leaves the root).
 func (h *handler) notFound(w http.ResponseWriter, r *http.Request, err error) {
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		h.log.Printf("refused %s: %v", sanitize(r.URL.EscapedPath(), 200), err)
 	}
 	http.NotFound(w, r)

@@ -60,7 +60,13 @@ func NewWriter(dir string, shardBytes int64) (*Writer, error) {
 	if shardBytes > MaxShardBytes {
 		return nil, fmt.Errorf("manifest: shard size %d exceeds %d", shardBytes, int64(MaxShardBytes))
 	}
-	dir = filepath.Clean(dir)
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if filepath.Dir(dir) == dir {
+		return nil, fmt.Errorf("manifest: output %s is a file system root", dir)
+	}
 	if err := checkReplaceable(dir); err != nil {
 		return nil, err
 	}

@@ -236,6 +236,9 @@ func TestReplace(t *testing.T) {
 		t.Errorf("leftovers:\n%s", d)
 	}
 
+	if _, err := NewWriter("/", 0); err == nil {
+		t.Error("NewWriter(\"/\") accepted")
+	}
 	other := filepath.Join(parent, "photos")
 	os.Mkdir(other, 0o755)
 	os.WriteFile(filepath.Join(other, "cat.jpg"), []byte("x"), 0o644)
