@@ -2,7 +2,9 @@ package loader
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -46,7 +48,8 @@ type GGUF struct {
 	Keys    []string
 	Meta    map[string]any
 	Tensors []TensorInfo
-	data    []byte
+	data    []byte   // the whole file (ReadGGUF, ParseGGUF)
+	file    *os.File // or the open file (OpenGGUF)
 }
 
 // TensorInfo is one entry of the GGUF tensor table.
@@ -71,7 +74,7 @@ func ReadGGUF(path string) (*GGUF, error) {
 // Malformed input yields a *FormatError; no count read from data is trusted
 // before it is checked against the bytes that remain.
 func ParseGGUF(file string, data []byte) (*GGUF, error) {
-	r := &reader{file: file, data: data}
+	r := &reader{file: file, data: data, size: int64(len(data))}
 	g, err := r.parse()
 	if err != nil {
 		return nil, err
@@ -80,24 +83,33 @@ func ParseGGUF(file string, data []byte) (*GGUF, error) {
 	return g, nil
 }
 
-// reader walks a GGUF file's bytes, naming each field it reads.
+// reader walks a GGUF file's bytes, naming each field it reads. data holds
+// the file, or its first bytes when size is larger: reading past them fails
+// with errNeedMore so that OpenGGUF can read more and start again.
 type reader struct {
 	file string
 	data []byte
+	size int64
 	off  int64
 	v2   bool // 64-bit counts and lengths (GGUF v2 and v3)
 }
+
+// errNeedMore asks OpenGGUF for a longer prefix of the file.
+var errNeedMore = errors.New("gguf: header runs past the bytes read")
 
 func (r *reader) errAt(off int64, field string, err error) error {
 	return &FormatError{File: r.file, Field: field, Offset: off, Err: err}
 }
 
-func (r *reader) rest() uint64 { return uint64(int64(len(r.data)) - r.off) }
+func (r *reader) rest() uint64 { return uint64(r.size - r.off) }
 
 // take returns the next n bytes, or ErrTruncated at the current offset.
 func (r *reader) take(n uint64, field string) ([]byte, error) {
 	if n > r.rest() {
 		return nil, r.errAt(r.off, field, fmt.Errorf("%w: %d bytes needed, %d left", ErrTruncated, n, r.rest()))
+	}
+	if r.off+int64(n) > int64(len(r.data)) {
+		return nil, errNeedMore
 	}
 	b := r.data[r.off : r.off+int64(n)]
 	r.off += int64(n)
@@ -159,8 +171,8 @@ func (r *reader) str(field string) (string, error) {
 	if n > r.rest() {
 		return "", r.errAt(at, field+" length", fmt.Errorf("%w: string of %d bytes, %d left", ErrTruncated, n, r.rest()))
 	}
-	b, _ := r.take(n, field)
-	return string(b), nil
+	b, err := r.take(n, field)
+	return string(b), err
 }
 
 // Minimum encoded sizes, used to bound counts before any allocation.
@@ -319,7 +331,7 @@ func (r *reader) tensorInfo(i uint64, names map[string]bool) (TensorInfo, int64,
 // placeTensors resolves the relative data offsets: each must be aligned,
 // lie within the file, and not overlap another tensor.
 func (g *GGUF) placeTensors(r *reader, rel []uint64, offsetAt []int64) error {
-	fileLen := uint64(len(r.data))
+	fileLen := uint64(r.size)
 	for i := range g.Tensors {
 		t := &g.Tensors[i]
 		field := "tensor " + t.Name + " offset"
@@ -440,7 +452,10 @@ func (r *reader) array(field string, depth int) (any, error) {
 	}
 	if size := elemSize(et); size > 0 {
 		at := r.off
-		b, _ := r.take(n*size, field)
+		b, err := r.take(n*size, field)
+		if err != nil {
+			return nil, err
+		}
 		return fixedArray(r, et, b, at, field)
 	}
 	if et == ggufString {
@@ -504,21 +519,99 @@ func conv[T any](b []byte, size int, f func([]byte) T) []T {
 	return out
 }
 
-// Tensor returns the named tensor, its Data referencing the file's bytes.
+// Tensor returns the named tensor: from ReadGGUF or ParseGGUF its Data
+// references the file's bytes; from OpenGGUF it is read from the file.
 func (g *GGUF) Tensor(name string) (*Tensor, error) {
 	for i := range g.Tensors {
 		if g.Tensors[i].Name == name {
-			return g.TensorAt(i), nil
+			return g.ReadTensor(i)
 		}
 	}
 	return nil, &FormatError{File: g.File, Field: "tensor " + name, Offset: -1, Err: ErrNotFound}
 }
 
-// TensorAt returns the i-th tensor of the table.
+// TensorAt returns the i-th tensor of a GGUF from ReadGGUF or ParseGGUF, its
+// Data referencing the file's bytes. For one from OpenGGUF, whose data is not
+// in memory, use ReadTensor: TensorAt's result has nil Data there.
 func (g *GGUF) TensorAt(i int) *Tensor {
 	ti := g.Tensors[i]
-	end := ti.Offset + ti.Size
-	return &Tensor{Name: ti.Name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: g.data[ti.Offset:end:end]}
+	t := &Tensor{Name: ti.Name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...)}
+	if g.data != nil {
+		end := ti.Offset + ti.Size
+		t.Data = g.data[ti.Offset:end:end]
+	}
+	return t
+}
+
+// ReadTensor returns the i-th tensor, reading its data from the file when
+// the GGUF came from OpenGGUF.
+func (g *GGUF) ReadTensor(i int) (*Tensor, error) {
+	t := g.TensorAt(i)
+	if g.data != nil {
+		return t, nil
+	}
+	if g.file == nil {
+		return nil, fmt.Errorf("gguf %s: %w", g.File, os.ErrClosed)
+	}
+	ti := g.Tensors[i]
+	t.Data = make([]byte, ti.Size)
+	if n, err := g.file.ReadAt(t.Data, ti.Offset); n != len(t.Data) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = ErrTruncated
+		}
+		return nil, &FormatError{File: g.File, Field: "tensor " + ti.Name + " data", Offset: ti.Offset + int64(n), Err: err}
+	}
+	return t, nil
+}
+
+// openGGUFPrefix is how much of a file OpenGGUF reads first; it doubles the
+// read until the header fits.
+var openGGUFPrefix int64 = 1 << 20
+
+// OpenGGUF parses the header of the GGUF file at path, reading no more of
+// the file than the header needs; ReadTensor and Tensor read tensor data on
+// demand. Close releases the file.
+func OpenGGUF(path string) (*GGUF, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := st.Size()
+	n := min(size, openGGUFPrefix)
+	for {
+		buf := make([]byte, n)
+		if got, err := f.ReadAt(buf, 0); int64(got) != n {
+			f.Close()
+			return nil, fmt.Errorf("gguf %s: reading header: %w", path, err)
+		}
+		r := &reader{file: path, data: buf, size: size}
+		g, err := r.parse()
+		if err == errNeedMore {
+			n = min(size, 2*n)
+			continue
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		g.file = f
+		return g, nil
+	}
+}
+
+// Close closes the file of a GGUF from OpenGGUF; it does nothing otherwise.
+func (g *GGUF) Close() error {
+	if g.file == nil {
+		return nil
+	}
+	err := g.file.Close()
+	g.file = nil
+	return err
 }
 
 // Has reports whether the named tensor exists.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -732,5 +733,64 @@ func TestDequantizeVendoredFiles(t *testing.T) {
 	}
 	if files < 10 {
 		t.Errorf("only %d GGUF files", files)
+	}
+}
+
+// TestOpenGGUF: reading only the header gives the same table and metadata as
+// reading the whole file, and the same tensor bytes on demand; a small first
+// read exercises the retry with longer prefixes.
+func TestOpenGGUF(t *testing.T) {
+	defer func(n int64) { openGGUFPrefix = n }(openGGUFPrefix)
+	for _, prefix := range []int64{1 << 20, 64} {
+		openGGUFPrefix = prefix
+		for _, f := range []string{"stories260K.gguf", "tiny-qwen3moe-q4_0.gguf"} {
+			want, err := ReadGGUF(modelsDir + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := OpenGGUF(modelsDir + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.MetaKVs(), g.MetaKVs()); diff != "" {
+				t.Errorf("%s metadata (-read +open):\n%s", f, diff)
+			}
+			if !cmp.Equal(want.Tensors, g.Tensors) || want.DataOffset != g.DataOffset || want.Version != g.Version {
+				t.Errorf("%s: tensor tables differ", f)
+			}
+			for i := range g.Tensors {
+				tt, err := g.ReadTensor(i)
+				if err != nil || !bytes.Equal(tt.Data, want.TensorAt(i).Data) {
+					t.Fatalf("%s %s: %v", f, g.Tensors[i].Name, err)
+				}
+			}
+			if g.TensorAt(0).Data != nil {
+				t.Error("TensorAt on an opened file should have nil Data")
+			}
+			if err := g.Close(); err != nil {
+				t.Error(err)
+			}
+			if _, err := g.Tensor(g.Tensors[0].Name); !errors.Is(err, os.ErrClosed) {
+				t.Errorf("after Close: %v", err)
+			}
+		}
+	}
+	// Cut files give OpenGGUF the errors ParseGGUF gives.
+	openGGUFPrefix = 16
+	_, data := buildAllTypes(3, 64)
+	dir := t.TempDir()
+	for n := 0; n < len(data); n += 7 {
+		p := filepath.Join(dir, "cut.gguf")
+		if err := os.WriteFile(p, data[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, want := ParseGGUF(p, data[:n])
+		g, err := OpenGGUF(p)
+		if fmt.Sprint(err) != fmt.Sprint(want) {
+			t.Fatalf("cut at %d: OpenGGUF says %v, ParseGGUF %v", n, err, want)
+		}
+		if g != nil {
+			g.Close()
+		}
 	}
 }
