@@ -32,7 +32,7 @@ func (s *Sampler) CandidateCount() int {
 		return 0 // may raise logits outside the candidates
 	}
 	lowering := ps.penalties()
-	for _, b := range ps.bias {
+	for _, b := range ps.biasVals {
 		if b > 0 {
 			return 0
 		}

@@ -319,7 +319,7 @@ func (s *Sampler) processRow(row []float32) error {
 		}
 	}
 	for i, id := range ed.ids {
-		row[id] = s.ps.pre(id, row[id], ed.banned[i])
+		row[id] = pre(row[id], ed.banned[i], ed.bias[i])
 	}
 	for i, lp := range s.ps.custom {
 		if err := lp.Process(row, s.h.out); err != nil {

@@ -21,9 +21,9 @@ var negInf = float32(math.Inf(-1))
 type procState struct {
 	allowed   []int32 // sorted, distinct; nil when off
 	badWords  [][]int32
-	bias      map[int32]float32
-	biasIDs   []int32 // keys of bias, sorted
-	stopIDs   []int32 // stop_token_ids ∪ eos, banned until min_tokens
+	biasIDs   []int32   // logit_bias ids, sorted
+	biasVals  []float32 // and their biases
+	stopIDs   []int32   // stop_token_ids ∪ eos, banned until min_tokens
 	minTokens int
 	rep       float32 // repetition penalty; 1 when off
 	freq      float32
@@ -48,15 +48,13 @@ func (ps *procState) collectBans(bans []int32, h *history) []int32 {
 	return bans
 }
 
-// pre applies bad_words/min_tokens bans and logit_bias to one logit.
-func (ps *procState) pre(id int32, v float32, banned bool) float32 {
+// pre applies bad_words/min_tokens bans and logit_bias (bias, 0 for none)
+// to one logit.
+func pre(v float32, banned bool, bias float32) float32 {
 	if banned {
 		return negInf
 	}
-	if b, ok := ps.bias[id]; ok {
-		v += b
-	}
-	return v
+	return v + bias
 }
 
 // pen applies the three penalties to one logit, as vLLM does: the
@@ -91,46 +89,50 @@ type edit struct {
 type editor struct {
 	mark   []int32
 	ids    []int32
-	banned []bool // parallel to ids
+	banned []bool    // parallel to ids
+	bias   []float32 // parallel to ids: the logit_bias, or 0
 	bans   []int32
 	edits  []edit // parallel to ids, filled by the sparse path
 }
 
-func (e *editor) touch(id int32, ban bool) {
+func (e *editor) touch(id int32, ban bool, bias float32) {
 	if k := e.mark[id]; k != 0 {
 		e.banned[k-1] = e.banned[k-1] || ban
+		e.bias[k-1] += bias
 		return
 	}
 	e.ids = append(e.ids, id)
 	e.banned = append(e.banned, ban)
+	e.bias = append(e.bias, bias)
 	e.mark[id] = int32(len(e.ids))
 }
 
 // gather marks the ids this step's processors touch.
 func (e *editor) gather(ps *procState, h *history) {
-	e.ids, e.banned = e.ids[:0], e.banned[:0]
+	e.ids, e.banned, e.bias = e.ids[:0], e.banned[:0], e.bias[:0]
 	e.bans = ps.collectBans(e.bans[:0], h)
 	for _, id := range e.bans {
-		e.touch(id, true)
+		e.touch(id, true, 0)
 	}
-	for _, id := range ps.biasIDs {
-		e.touch(id, false)
+	for i, id := range ps.biasIDs {
+		e.touch(id, false, ps.biasVals[i])
 	}
 	if ps.rep != 1 {
 		for _, id := range h.seen {
-			e.touch(id, false)
+			e.touch(id, false, 0)
 		}
 	}
 	if ps.freq != 0 || ps.pres != 0 {
 		for _, id := range h.outIDs {
-			e.touch(id, false)
+			e.touch(id, false, 0)
 		}
 	}
 }
 
 // process computes a touched id's processed logit from its raw one.
 func (e *editor) process(ps *procState, h *history, id int32, raw float32) float32 {
-	return ps.pen(id, ps.pre(id, raw, e.banned[e.mark[id]-1]), h)
+	k := e.mark[id] - 1
+	return ps.pen(id, pre(raw, e.banned[k], e.bias[k]), h)
 }
 
 // clear resets the marks of the touched ids.

@@ -85,13 +85,12 @@ func New(p Params, vocab int, eos []int32, prompt []int32) (*Sampler, error) {
 	for _, seq := range p.BadWordIDs {
 		ps.badWords = append(ps.badWords, slices.Clone(seq))
 	}
-	if len(p.LogitBias) > 0 {
-		ps.bias = make(map[int32]float32, len(p.LogitBias))
-		for id, b := range p.LogitBias {
-			ps.bias[id] = float32(b)
-			ps.biasIDs = append(ps.biasIDs, id)
-		}
-		slices.Sort(ps.biasIDs)
+	for id := range p.LogitBias {
+		ps.biasIDs = append(ps.biasIDs, id)
+	}
+	slices.Sort(ps.biasIDs)
+	for _, id := range ps.biasIDs {
+		ps.biasVals = append(ps.biasVals, float32(p.LogitBias[id]))
 	}
 	ps.minTokens = p.MinTokens
 	if p.MinTokens > 0 {
