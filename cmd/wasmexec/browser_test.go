@@ -106,6 +106,14 @@ func TestRunPanicExitCode(t *testing.T) {
 	}
 }
 
+func TestRunUncaughtExceptionIsFatal(t *testing.T) {
+	prog := buildProg(t)
+	_, errOut, code := runner(t, nil, prog, "throw")
+	if code != 1 || !strings.Contains(errOut, "uncaught exception") || !strings.Contains(errOut, "thrown in page") {
+		t.Errorf("code %d, stderr:\n%s", code, errOut)
+	}
+}
+
 func TestRunHangTimesOutWithStacks(t *testing.T) {
 	prog := buildProg(t)
 	_, errOut, code := runner(t, []string{"WASMEXEC_TIMEOUT=3s"}, "-timeout", "3s", prog, "hang")

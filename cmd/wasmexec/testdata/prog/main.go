@@ -33,6 +33,9 @@ func main() {
 		}
 	case "panic":
 		panic("boom")
+	case "throw": // an exception escapes to the page
+		js.Global().Call("eval", "setTimeout(() => { throw new Error('thrown in page') }, 0)")
+		select {}
 	case "hang":
 		select {}
 	case "busy":
