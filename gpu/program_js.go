@@ -218,8 +218,8 @@ func (d *Device) Run(p *Program, upload []byte) error {
 
 // RunRead is Run followed, in the same submit, by a copy of len(dst) bytes of
 // src from off into dst; it waits for the GPU. p may be nil to only read.
-// Any offset and length within src work. Cost: three calls into JavaScript
-// (four with an upload) and one await, whatever the program's size.
+// Any offset and length within src work. Cost: two calls into JavaScript
+// (three with an upload) and one await, whatever the program's size.
 func (d *Device) RunRead(p *Program, upload []byte, src *Buffer, off uint64, dst []byte) error {
 	if err := d.prepare(p, upload); err != nil {
 		return err
