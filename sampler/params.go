@@ -19,6 +19,10 @@ const (
 	ProcessedLogprobs = "processed_logprobs"
 )
 
+// MaxVocab bounds the vocabulary size a Sampler accepts (its scratch is
+// proportional to it).
+const MaxVocab = 1 << 24
+
 // MaxLogprobs is the largest top-n accepted for Params.Logprobs (vLLM's
 // default max_logprobs).
 const MaxLogprobs = 20
@@ -161,8 +165,8 @@ func (p *Params) Validate(vocab int) error {
 		return &ParamError{Param: param, Value: v, Reason: reason}
 	}
 	inVocab := func(id int32) bool { return id >= 0 && int(id) < vocab }
-	if vocab <= 0 {
-		return bad("vocab", vocab, "must be positive")
+	if vocab <= 0 || vocab > MaxVocab {
+		return bad("vocab", vocab, fmt.Sprintf("must be in [1, %d]", MaxVocab))
 	}
 	if !finite(p.Temperature) || p.Temperature < 0 || p.Temperature > 2 {
 		return bad("temperature", p.Temperature, "must be in [0, 2]")

@@ -151,6 +151,9 @@ func (s *Sampler) sampleSparse(row []float32) (Result, error) {
 	}
 	var st *rawStats
 	if s.needRaw() {
+		// Keep all max(kp, kRaw) raw entries the scan found: the longer
+		// the list, the likelier the sampled token's rank is read off it.
+		kRaw = max(kp, kRaw)
 		m, sum := combine(res.max, res.sum, values(false))
 		s.tb2.reset(kRaw)
 		for _, c := range res.top {
