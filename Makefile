@@ -3,6 +3,7 @@ export GOTOOLCHAIN := go1.27.3
 GO ?= go
 BUILD := build
 MODEL ?= testdata/models/stories260K.gguf
+MODELS ?= models
 PROMPT ?= Once upon a time
 
 .PHONY: all wasm run test test-native test-browser testdata bench convert dist clean
@@ -32,11 +33,15 @@ test-native: testdata
 
 # test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU) in headless Chromium.
 test-browser: $(BUILD)/wasmexec
-	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/...
+	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/
 
 $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html)
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./cmd/wasmexec
+
+# serve: start the file server on 127.0.0.1:8080 (pages, wasm, model folders under MODELS).
+serve: wasm
+	$(GO) run . -addr 127.0.0.1:8080 -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
 
 # bench: CPU decode benchmarks (tok/s) on the test models.
 bench:
