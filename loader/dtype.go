@@ -34,7 +34,7 @@ const (
 	BF16 DType = 30
 )
 
-// Shard layouts (see doc.go): each row of K elements is K/32 groups; all
+// Shard layouts (see planar.go): each row of K elements is K/32 groups; all
 // quantised values of the tensor come first, then all scales, each plane
 // 4-byte aligned.
 const (

@@ -4,24 +4,28 @@ import "math"
 
 // F16ToF32 converts an IEEE half-precision value to float32 exactly.
 func F16ToF32(h uint16) float32 {
+	if e := h & 0x7c00; e != 0 && e != 0x7c00 { // normal: rebias the exponent by 127-15
+		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)+(127-15)<<10)<<13)
+	}
+	return f16Special(h)
+}
+
+// f16Special converts zeros, subnormals, infinities and NaNs.
+func f16Special(h uint16) float32 {
 	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h) & 0x3ff
 	switch {
-	case exp == 0 && mant == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: normalise
-		e := uint32(127 - 15 + 1)
-		for mant&0x400 == 0 {
-			mant <<= 1
-			e--
-		}
-		mant &= 0x3ff
-		return math.Float32frombits(sign | e<<23 | mant<<13)
-	case exp == 0x1f:
+	case h&0x7c00 == 0x7c00:
 		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
+	case mant == 0:
+		return math.Float32frombits(sign)
 	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+	e := uint32(127 - 15 + 1) // subnormal: normalise
+	for mant&0x400 == 0 {
+		mant <<= 1
+		e--
+	}
+	return math.Float32frombits(sign | e<<23 | (mant&0x3ff)<<13)
 }
 
 // F32ToF16 converts float32 to half precision, rounding to nearest even.
