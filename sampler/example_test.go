@@ -1,3 +1,7 @@
+//go:build !js
+
+// Examples with output need temporary files, which GOOS=js lacks.
+
 package sampler_test
 
 import (
