@@ -165,11 +165,14 @@ func ParseLlama2C(file string, data []byte) (*Llama2C, error) {
 	return m, nil
 }
 
-// Tensor returns the named tensor.
+// Tensor returns a copy of the named tensor's header, its Data referencing
+// the file's bytes.
 func (m *Llama2C) Tensor(name string) (*Tensor, error) {
 	for _, t := range m.Tensors {
 		if t.Name == name {
-			return t, nil
+			c := *t
+			c.Shape = append([]int(nil), t.Shape...)
+			return &c, nil
 		}
 	}
 	return nil, &FormatError{File: m.File, Field: "tensor " + name, Offset: -1, Err: ErrNotFound}
