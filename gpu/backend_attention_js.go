@@ -4,16 +4,341 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
+	"math"
 
+	"wasmllm/loader"
 	"wasmllm/model"
 )
 
-// NewKVCache implements model.Backend.
-func (b *Backend) NewKVCache(layers, capacity, kvHeads, headDim int) (model.KVCache, error) {
-	return nil, errors.New("gpu: KV cache not implemented yet")
+// KVCacheError reports a KV cache that does not fit the device.
+type KVCacheError struct {
+	Layers, Capacity, KVHeads, HeadDim int
+	DType                              loader.DType // F32 or F16
+	// Limit names what was exceeded: "maxStorageBufferBindingSize" or
+	// "maxBufferSize" (per buffer), or "out-of-memory" when the device
+	// could not allocate the cache.
+	Limit string
+	// Need and Have are bytes: for a per-buffer limit, one layer's K (or V)
+	// buffer and the limit; for out-of-memory, the whole cache and what was
+	// allocated before the device refused.
+	Need, Have uint64
+	Total      uint64 // bytes of the whole cache: a K and a V buffer per layer
+	// MaxCapacity is the most positions one buffer of the limit holds.
+	MaxCapacity int
+	Err         error // the device's error, for out-of-memory
 }
+
+func (e *KVCacheError) Error() string {
+	what := fmt.Sprintf("gpu: KV cache of %d layers × %d positions × %d kv heads × %d %s (%d bytes)",
+		e.Layers, e.Capacity, e.KVHeads, e.HeadDim, e.DType, e.Total)
+	if e.Limit == "out-of-memory" {
+		return fmt.Sprintf("%s: the device ran out of memory after %d of %d bytes: %v", what, e.Have, e.Need, e.Err)
+	}
+	return fmt.Sprintf("%s needs %d bytes per layer's K and V buffer; the device allows %d (%s), room for %d positions",
+		what, e.Need, e.Have, e.Limit, e.MaxCapacity)
+}
+
+func (e *KVCacheError) Unwrap() error { return e.Err }
+
+// KVShapeError reports a KV cache request the kernels cannot serve.
+type KVShapeError struct {
+	Layers, Capacity, KVHeads, HeadDim int
+	DType                              loader.DType
+	Reason                             string
+}
+
+func (e *KVShapeError) Error() string {
+	return fmt.Sprintf("gpu: KV cache of %d layers × %d positions × %d kv heads × %d %s: %s",
+		e.Layers, e.Capacity, e.KVHeads, e.HeadDim, e.DType, e.Reason)
+}
+
+// maxHeadDim is the largest head the attention kernels take.
+const maxHeadDim = 256
+
+// kvCache is the WebGPU KV cache: per layer one K and one V buffer, each
+// head-major (Hk, S, Dh), so that a (head, chunk) workgroup of the decode
+// kernel and a K/V tile of the prefill kernel read one contiguous span.
+// F16 caches pack pairs of halves in a word.
+type kvCache struct {
+	b                         *Backend
+	layers, capacity, kvHeads int
+	headDim                   int
+	dtype                     loader.DType
+	k, v                      []*Buffer
+	part                      *Buffer   // flash-decoding partials, grown on demand
+	old                       []*Buffer // outgrown partials, still bound by cached programs
+	freed                     bool
+}
+
+func (c *kvCache) Capacity() int { return c.capacity }
+func (c *kvCache) KVHeads() int  { return c.kvHeads }
+func (c *kvCache) HeadDim() int  { return c.headDim }
+
+// DType is F32 or F16, the type the cache stores.
+func (c *kvCache) DType() loader.DType { return c.dtype }
+
+// NewKVCache implements model.Backend with an f32 cache.
+func (b *Backend) NewKVCache(layers, capacity, kvHeads, headDim int) (model.KVCache, error) {
+	return b.NewKVCacheOf(loader.F32, layers, capacity, kvHeads, headDim)
+}
+
+// NewKVCacheOf allocates a KV cache that stores keys and values as dt: F32,
+// or F16 (packed with pack2x16float; half the memory and bandwidth, about
+// 1e-3 relative error in attention outputs). The per-buffer limits are
+// checked before anything is allocated; a cache that does not fit is a
+// *KVCacheError. Free it with FreeKVCache.
+func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headDim int) (model.KVCache, error) {
+	shapeErr := func(reason string) error {
+		return &KVShapeError{Layers: layers, Capacity: capacity, KVHeads: kvHeads, HeadDim: headDim, DType: dt, Reason: reason}
+	}
+	elt := 4
+	switch dt {
+	case loader.F32:
+	case loader.F16:
+		elt = 2
+	default:
+		return nil, shapeErr("the cache stores F32 or F16")
+	}
+	if layers <= 0 || capacity <= 0 || kvHeads <= 0 || headDim <= 0 {
+		return nil, shapeErr("every dimension must be positive")
+	}
+	if headDim > maxHeadDim || headDim%(16/elt) != 0 {
+		return nil, shapeErr(fmt.Sprintf("the head dim must be a multiple of %d of at most %d", 16/elt, maxHeadDim))
+	}
+	if layers > 1<<16 || kvHeads > 1<<16 {
+		return nil, shapeErr("too many layers or heads")
+	}
+	rowBytes := uint64(kvHeads) * uint64(headDim) * uint64(elt)
+	if uint64(capacity) > (1<<48)/rowBytes {
+		return nil, shapeErr("too many positions")
+	}
+	per := uint64(capacity) * rowBytes
+	total := per * 2 * uint64(layers)
+	lim, name := b.d.Limits.MaxStorageBufferBindingSize, "maxStorageBufferBindingSize"
+	if b.d.Limits.MaxBufferSize < lim {
+		lim, name = b.d.Limits.MaxBufferSize, "maxBufferSize"
+	}
+	fail := func(limit string, need, have uint64, err error) error {
+		return &KVCacheError{Layers: layers, Capacity: capacity, KVHeads: kvHeads, HeadDim: headDim, DType: dt,
+			Limit: limit, Need: need, Have: have, Total: total, MaxCapacity: int(lim / rowBytes), Err: err}
+	}
+	if per > lim {
+		return nil, fail(name, per, lim, nil)
+	}
+	c := &kvCache{b: b, layers: layers, capacity: capacity, kvHeads: kvHeads, headDim: headDim, dtype: dt}
+	var done uint64
+	for l := 0; l < layers; l++ {
+		for _, kv := range []struct {
+			name string
+			dst  *[]*Buffer
+		}{{"K", &c.k}, {"V", &c.v}} {
+			buf, err := b.d.CreateBuffer(fmt.Sprintf("kv cache %s layer %d", kv.name, l), per, UsageStorage)
+			if err != nil {
+				c.destroy()
+				var le *LimitError
+				if errors.As(err, &le) {
+					return nil, fail(le.Limit, le.Need, le.Have, err)
+				}
+				return nil, fail("out-of-memory", total, done, err)
+			}
+			*kv.dst = append(*kv.dst, buf)
+			done += per
+		}
+	}
+	// Out-of-memory is reported asynchronously, when the error scopes settle.
+	if err := b.d.Sync(); err != nil {
+		c.destroy()
+		var ge *GPUError
+		if errors.As(err, &ge) && ge.Kind == "out-of-memory" {
+			return nil, fail("out-of-memory", total, 0, err)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *kvCache) destroy() {
+	for _, list := range [][]*Buffer{c.k, c.v, c.old, {c.part}} {
+		for _, buf := range list {
+			if buf != nil {
+				buf.Destroy()
+			}
+		}
+	}
+	c.k, c.v, c.old, c.part = nil, nil, nil, nil
+}
+
+// FreeKVCache releases a cache made by this backend; programs and bind
+// groups that use it are dropped with it.
+func (b *Backend) FreeKVCache(cache model.KVCache) {
+	c, ok := cache.(*kvCache)
+	if !ok || c.b != b || c.freed {
+		return
+	}
+	if len(b.pending) > 0 {
+		if err := b.flush(nil, nil, 0); err != nil {
+			b.fail(err)
+		}
+	}
+	c.freed = true
+	c.destroy()
+	b.dropCaches()
+}
+
+// decodeMaxT is the most tokens the flash-decoding path takes; larger
+// batches use the tiled prefill kernel.
+const decodeMaxT = 4
+
+// decodeChunk is CH in attention_decode.wgsl.
+const decodeChunk = 64
 
 // Attention implements model.Backend.
 func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer int) {
-	b.opErr("Attention", "not implemented yet")
+	c, ok := cache.(*kvCache)
+	if !ok || c.b != b {
+		b.opErr("Attention", "the cache %T was not made by this backend", cache)
+		return
+	}
+	if c.freed {
+		b.opErr("Attention", "the cache was freed")
+		return
+	}
+	if layer < 0 || layer >= c.layers {
+		b.opErr("Attention", "layer %d of a cache of %d layers", layer, c.layers)
+		return
+	}
+	o, q, p := tt(out), tt(qkv), tt(pos)
+	Hk, Dh := c.kvHeads, c.headDim
+	if q.buf == nil || q.dtype != loader.F32 || len(q.shape) != 2 || q.cols()%Dh != 0 {
+		b.opErr("Attention", "qkv %s %v is not an f32 (T, (H+2Hk)*Dh) activation with Dh=%d", q.dtype, q.shape, Dh)
+		return
+	}
+	T, C := q.rows(), q.cols()
+	H := C/Dh - 2*Hk
+	if H <= 0 || H%Hk != 0 {
+		b.opErr("Attention", "qkv width %d holds %d query heads, not a positive multiple of Hk=%d (Dh=%d)", C, H, Hk, Dh)
+		return
+	}
+	if p.buf == nil || p.dtype != loader.I32 || p.numel() != T {
+		b.opErr("Attention", "pos %s %v: want (%d) i32", p.dtype, p.shape, T)
+		return
+	}
+	if o.buf == nil || o.dtype != loader.F32 || o.numel() != T*H*Dh {
+		b.opErr("Attention", "out %s %v: want (%d, %d) f32", o.dtype, o.shape, T, H*Dh)
+		return
+	}
+	b.kvWrite(c, q, p, layer, T, C, H)
+	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H) {
+		return
+	}
+	b.attnPrefill(c, o, q, p, layer, T, C, H)
+}
+
+func (c *kvCache) f16() float64 {
+	if c.dtype == loader.F16 {
+		return 1
+	}
+	return 0
+}
+
+// units is UH, the 16-byte units of one cache row of Dh values.
+func (c *kvCache) units() int {
+	if c.dtype == loader.F16 {
+		return c.headDim / 8
+	}
+	return c.headDim / 4
+}
+
+func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
+	k, err := b.kernel(kernelKey{file: "kv_write.wgsl", entry: "main", consts: [4]constant{{"KV_F16", c.f16()}}}, 4, 2, 3)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	Hk, Dh, uh := c.kvHeads, c.headDim, c.units()
+	units := Hk * uh
+	b.dispatch(k, Params{uint32(C / 4), uint32(H * Dh / 4), uint32(Hk * Dh / 4), uint32(uh), uint32(Dh / 4), uint32(c.capacity), uint32(units)},
+		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
+}
+
+// decodeBatch is QB: the largest divisor of G of at most 8 whose queries
+// fit the decode kernel's 2048-float query tile.
+func decodeBatch(G, Dh int) int {
+	for qb := min(G, 8); qb > 1; qb-- {
+		if G%qb == 0 && qb*Dh <= 2048 {
+			return qb
+		}
+	}
+	return 1
+}
+
+// attnDecode records flash-decoding (partial, then reduce) and reports
+// whether it could: its partials must fit one binding.
+func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bool {
+	Hk, Dh := c.kvHeads, c.headDim
+	G := H / Hk
+	qb := decodeBatch(G, Dh)
+	nc := (c.capacity + decodeChunk - 1) / decodeChunk
+	if nc > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
+		return false
+	}
+	rows := uint64(T) * uint64(H) * uint64(nc)
+	need := rows * uint64(Dh/4+1) * 16
+	lim := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
+	if need > lim {
+		return false
+	}
+	if c.part == nil || c.part.size < need {
+		buf, err := b.d.CreateBuffer("attention partials", need, UsageStorage)
+		if err != nil {
+			return false
+		}
+		if c.part != nil {
+			c.old = append(c.old, c.part)
+		}
+		c.part = buf
+	}
+	kp, err := b.kernel(kernelKey{file: "attention_decode.wgsl", entry: "partial",
+		consts: [4]constant{{"DH", float64(Dh)}, {"QB", float64(qb)}, {"KV_F16", c.f16()}}}, 5, 4)
+	if err != nil {
+		b.fail(err)
+		return true
+	}
+	kr, err := b.kernel(kernelKey{file: "attention_decode.wgsl", entry: "reduce",
+		consts: [4]constant{{"DH", float64(Dh)}}}, 3, 2)
+	if err != nil {
+		b.fail(err)
+		return true
+	}
+	scale := f32bits(float32(1 / math.Sqrt(float64(Dh))))
+	stats := uint32(rows * uint64(Dh/4))
+	b.dispatch(kp, Params{uint32(C / 4), uint32(H), uint32(G), uint32(c.capacity), uint32(nc), scale, stats, uint32(G / qb)},
+		nc, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
+	b.dispatch(kr, Params{uint32(H), uint32(c.capacity), uint32(nc), stats},
+		H, T, 1, bind{buf: c.part}, p.whole(), o.whole())
+	return true
+}
+
+// prefillTiles are BQ and BK of attention_prefill.wgsl for a head dim.
+func prefillTiles(Dh int) (bq, bk int) {
+	bq = max(1, min(16, 1024/Dh))
+	bk = max(1, min(32, 2048/Dh, 512/bq))
+	return bq, bk
+}
+
+func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int) {
+	Hk, Dh := c.kvHeads, c.headDim
+	G := H / Hk
+	bq, bk := prefillTiles(Dh)
+	k, err := b.kernel(kernelKey{file: "attention_prefill.wgsl", entry: "main",
+		consts: [4]constant{{"DH", float64(Dh)}, {"BQ", float64(bq)}, {"BK", float64(bk)}, {"KV_F16", c.f16()}}}, 5, 4)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	rows := T * G
+	scale := f32bits(float32(1 / math.Sqrt(float64(Dh))))
+	b.dispatch(k, Params{uint32(C / 4), uint32(H), uint32(G), uint32(c.capacity), uint32(rows), scale},
+		(rows+bq-1)/bq, Hk, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, o.whole())
 }
