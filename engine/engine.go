@@ -210,7 +210,7 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			piece = dec.Add(r.ID)
 		}
 		show, fin := stop.Step(r.ID, piece)
-		if fin.Reason == "" && len(e.cached) >= e.opts.Context {
+		if fin.Reason == "" && len(e.cached)+1 >= e.opts.Context {
 			fin = sampler.Finish{Reason: sampler.FinishLength, StopToken: -1}
 			show += stop.Flush()
 		}
@@ -244,11 +244,11 @@ func (e *Engine) PromptIDs(req *Request) ([]int32, error) { return e.promptIDs(r
 
 // promptIDs assembles the request's prompt and applies the overflow policy.
 func (e *Engine) promptIDs(req *Request) ([]int32, error) {
-	max := req.Params.MaxTokens
-	if max <= 0 {
-		max = 1
-	}
-	fits := func(n int) bool { return n+max <= e.opts.Context && n > 0 }
+	// A prompt fits when at least one token can follow it. Truncation
+	// keeps room for max_tokens, up to half the context.
+	reserve := min(max(req.Params.MaxTokens, 1), e.opts.Context/2)
+	target := e.opts.Context - max(reserve, 1)
+	fits := func(n int) bool { return n > 0 && n <= target }
 	var ids []int32
 	switch {
 	case req.Tokens != nil:
@@ -288,10 +288,10 @@ func (e *Engine) promptIDs(req *Request) ([]int32, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("engine: empty prompt")
 	}
-	if !fits(len(ids)) {
-		if req.Overflow == OverflowTruncate && req.Messages == nil && e.opts.Context-max > 0 {
-			return ids[len(ids)-(e.opts.Context-max):], nil
-		}
+	if req.Overflow == OverflowTruncate && req.Messages == nil && len(ids) > target && target > 0 {
+		ids = ids[len(ids)-target:]
+	}
+	if len(ids) >= e.opts.Context || (req.Overflow == OverflowTruncate && len(ids) > target) {
 		return nil, &ContextError{PromptTokens: len(ids), MaxTokens: req.Params.MaxTokens, Context: e.opts.Context}
 	}
 	return ids, nil
