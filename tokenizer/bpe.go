@@ -90,6 +90,11 @@ func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 
 		sc.ids = ids
 		return append(out, ids...)
 	}
+	if n <= linearMergeMax {
+		out = m.mergeLinear(ids, sc, out)
+		sc.ids = ids
+		return out
+	}
 	prev, next := grow(sc.prev, n), grow(sc.next, n)
 	h := sc.heap[:0]
 	for i := 0; i < n; i++ {
@@ -134,6 +139,53 @@ func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 
 	}
 	sc.ids, sc.prev, sc.next, sc.heap = ids, prev, next, h
 	return out
+}
+
+// linearMergeMax is the word length (in symbols) up to which mergeLinear,
+// quadratic but with no heap, is faster than the heap.
+const linearMergeMax = 24
+
+const noMerge = int32(1<<31 - 1)
+
+// mergeLinear merges the symbols of a short word: it keeps the rank of
+// every adjacent pair and rescans them for the lowest (leftmost on ties).
+func (m *bpeModel) mergeLinear(ids []int32, sc *bpeScratch, out []int32) []int32 {
+	n := len(ids)
+	ranks, news := grow(sc.prev, n), grow(sc.next, n)
+	sc.prev, sc.next = ranks, news
+	pair := func(i int) {
+		if mg, ok := m.merges[pairKey(ids[i], ids[i+1])]; ok {
+			ranks[i], news[i] = mg.rank, mg.id
+		} else {
+			ranks[i] = noMerge
+		}
+	}
+	for i := 0; i+1 < n; i++ {
+		pair(i)
+	}
+	for n > 1 {
+		best := 0
+		for i := 1; i+1 < n; i++ {
+			if ranks[i] < ranks[best] {
+				best = i
+			}
+		}
+		if ranks[best] == noMerge {
+			break
+		}
+		ids[best] = news[best]
+		copy(ids[best+1:], ids[best+2:n])
+		copy(ranks[best+1:], ranks[best+2:n])
+		copy(news[best+1:], news[best+2:n])
+		n--
+		if best > 0 {
+			pair(best - 1)
+		}
+		if best+1 < n {
+			pair(best)
+		}
+	}
+	return append(out, ids[:n]...)
 }
 
 func grow(s []int32, n int) []int32 {

@@ -14,7 +14,7 @@ type wordCache struct {
 
 const (
 	cacheEntries = 1 << 15
-	cacheMaxWord = 64 // bytes; longer words are not cached
+	cacheMaxWord = 256 // bytes; longer words are not cached
 )
 
 func (c *wordCache) get(w string) ([]int32, bool) {
@@ -30,5 +30,11 @@ func (c *wordCache) put(w string, ids []int32) {
 		c.m = make(map[string][]int32, 1024)
 	}
 	c.m[strings.Clone(w)] = append([]int32(nil), ids...)
+	c.mu.Unlock()
+}
+
+func (c *wordCache) reset() {
+	c.mu.Lock()
+	c.m = nil
 	c.mu.Unlock()
 }

@@ -39,6 +39,10 @@ func (p patternSplitter) split(s string, emit func(string)) {
 		default:
 			j = nextGPT2(s, i)
 		}
+		if j <= i { // cannot happen; never loop forever
+			_, w := runeAt(s, i)
+			j = i + w
+		}
 		emit(s[i:j])
 		i = j
 	}

@@ -1,0 +1,92 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchText builds a deterministic mixed-language text of at least 1 MiB
+// from the golden strings (English, code, CJK, Arabic, Hindi, Thai, emoji,
+// whitespace runs...), drawn by a fixed LCG. With TOKENIZER_BENCH_TEXT set
+// to a path, it is also written there, so that other implementations can be
+// measured on the same text.
+func benchText(tb testing.TB) string {
+	var lines []string
+	seen := map[string]bool{}
+	for _, name := range goldenNames {
+		for _, g := range readJSONL[goldenLine](tb, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
+			if !seen[g.Text] {
+				seen[g.Text] = true
+				lines = append(lines, g.Text)
+			}
+		}
+	}
+	var b strings.Builder
+	x := uint64(0x9E3779B97F4A7C15)
+	for b.Len() < 1<<20 {
+		x = x*6364136223846793005 + 1442695040888963407
+		b.WriteString(lines[(x>>33)%uint64(len(lines))])
+		if x>>60 < 12 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteByte('\n')
+		}
+	}
+	text := b.String()
+	if p := os.Getenv("TOKENIZER_BENCH_TEXT"); p != "" {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return text
+}
+
+// BenchmarkEncode reports encode throughput in MB/s on benchText, with the
+// per-word cache as used in production ("cached") and with the cache
+// cleared before every pass ("cold").
+func BenchmarkEncode(b *testing.B) {
+	text := benchText(b)
+	for _, name := range []string{"llama3", "qwen3"} {
+		tk := hfTok(b, filepath.Join("tokenizer", name))
+		for _, mode := range []string{"cached", "cold"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				n := 0
+				for b.Loop() {
+					if mode == "cold" {
+						tk.cache.reset()
+					}
+					n = len(tk.Encode(text, false))
+				}
+				b.ReportMetric(float64(n), "tokens")
+			})
+		}
+	}
+}
+
+// BenchmarkEncodeLongWord checks that merging scales on one long word.
+func BenchmarkEncodeLongWord(b *testing.B) {
+	tk := hfTok(b, "tokenizer/qwen3")
+	word := strings.Repeat("abcdefghij", 10000)
+	b.SetBytes(int64(len(word)))
+	for b.Loop() {
+		tk.Encode(word, false)
+	}
+}
+
+// BenchmarkDecodeStream measures the streaming detokenizer per token.
+func BenchmarkDecodeStream(b *testing.B) {
+	tk := hfTok(b, "tokenizer/qwen3")
+	ids := tk.Encode(benchText(b), false)
+	b.ResetTimer()
+	for b.Loop() {
+		d := tk.NewDecoder(DecodeOptions{})
+		for _, id := range ids {
+			d.Add(id)
+		}
+		d.Flush()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/token")
+}
