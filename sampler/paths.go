@@ -217,18 +217,13 @@ func (s *Sampler) rawScan(row []float32) (*rawStats, error) {
 }
 
 // sampleAllowed: allowed_token_ids makes the processed universe the
-// allowed ids, whatever the vocabulary size.
+// allowed ids, whatever the vocabulary size. The decision needs only them,
+// so it comes first, and raw logprobs then take one pass over the row that
+// also counts the sampled token's rank.
 func (s *Sampler) sampleAllowed(row []float32) (Result, error) {
 	ed := &s.ed
 	ed.gather(&s.ps, &s.h)
 	defer ed.clear()
-	var st *rawStats
-	if s.needRaw() {
-		var err error
-		if st, err = s.rawScan(row); err != nil {
-			return Result{}, err
-		}
-	}
 	kp := s.kProc()
 	if !s.greedy && s.topK == 0 {
 		kp = len(s.ps.allowed)
@@ -255,10 +250,18 @@ func (s *Sampler) sampleAllowed(row []float32) (Result, error) {
 		func() logSoftmax { return newLogSoftmax(combine(negInf, 0, vals)) },
 		func(v float32) int { return countRow(vals, v) },
 		nil) // never wide: the allowed list bounds the candidates
+	if err != nil || !s.needRaw() {
+		return r, err
+	}
+	v := row[r.ID]
+	res, err := s.tb.scanCount(row, max(s.logpN, 1), v)
 	if err != nil {
 		return Result{}, err
 	}
-	return s.finish(r, st), nil
+	ls := newLogSoftmax(res.max, res.sum)
+	r.Logprob, r.Rank = ls.of(v), res.ge
+	r.Top = topLogprobs(res.top, s.logpN, ls)
+	return r, nil
 }
 
 // sampleDense runs the processors in place, as vLLM does, because a custom

@@ -156,6 +156,9 @@ func (s *Sampler) kProc() int {
 	if s.logpN >= 0 && !s.raw {
 		k = max(k, s.logpN)
 	}
+	if !s.greedy && s.topK == 0 && s.topP < 1 {
+		k = max(k, wideTop)
+	}
 	return k
 }
 

@@ -65,18 +65,69 @@ func (t *topBuf) offer(c cand) {
 	t.push(c)
 }
 
+// cut keeps the k best of the buffer (in no particular order) and raises
+// the threshold to the worst of them.
 func (t *topBuf) cut() {
-	slices.SortFunc(t.buf, cmpCand)
-	if len(t.buf) >= t.k {
-		t.buf = t.buf[:t.k]
-		t.thr, t.thrID, t.full = t.buf[t.k-1].v, t.buf[t.k-1].id, true
+	if len(t.buf) < t.k {
+		return
 	}
+	selectBest(t.buf, t.k)
+	t.buf = t.buf[:t.k]
+	w := t.buf[0]
+	for _, c := range t.buf[1:] {
+		if better(w, c) {
+			w = c
+		}
+	}
+	t.thr, t.thrID, t.full = w.v, w.id, true
 }
 
 // sorted returns the best min(k, pushed) candidates, best first.
 func (t *topBuf) sorted() []cand {
 	t.cut()
+	slices.SortFunc(t.buf, cmpCand)
 	return t.buf
+}
+
+// selectBest moves the k best entries of c to c[:k] (quickselect with a
+// median-of-three pivot; the order is total, so the set is unique).
+func selectBest(c []cand, k int) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if better(c[mid], c[lo]) {
+			c[mid], c[lo] = c[lo], c[mid]
+		}
+		if better(c[hi], c[lo]) {
+			c[hi], c[lo] = c[lo], c[hi]
+		}
+		if better(c[hi], c[mid]) {
+			c[hi], c[mid] = c[mid], c[hi]
+		}
+		p := c[mid] // the median of the three
+		i, j := lo, hi
+		for i <= j {
+			for better(c[i], p) {
+				i++
+			}
+			for better(p, c[j]) {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // scanResult is what one pass over a row learns.
@@ -84,6 +135,7 @@ type scanResult struct {
 	top []cand  // the k best entries above -Inf, best first
 	max float32 // the row maximum; -MaxFloat32 when every entry is -Inf
 	sum float64 // Σ exp(x - max) over the row, when asked for
+	ge  int     // entries >= the count threshold, when asked for
 }
 
 // scan makes one pass over row: it rejects NaN and +Inf, keeps the k best
@@ -96,7 +148,14 @@ func (t *topBuf) scan(row []float32, k int, withSum bool) (scanResult, error) {
 	if !withSum {
 		return t.scanTop(row)
 	}
-	return t.scanSum(row)
+	return t.scanSum(row, float32(math.Inf(1)))
+}
+
+// scanCount is scan with the sum, also counting the entries >= at (for a
+// rank known before the pass).
+func (t *topBuf) scanCount(row []float32, k int, at float32) (scanResult, error) {
+	t.reset(k)
+	return t.scanSum(row, at)
 }
 
 // slow handles an entry at or above the threshold (or NaN).
@@ -124,9 +183,10 @@ func (t *topBuf) scanTop(row []float32) (scanResult, error) {
 	return r, nil
 }
 
-func (t *topBuf) scanSum(row []float32) (scanResult, error) {
+func (t *topBuf) scanSum(row []float32, at float32) (scanResult, error) {
 	m := float32(-math.MaxFloat32) // running maximum
 	var s0, s1, s2, s3 float64     // Σ exp(x - m), four chains for speed
+	ge := 0
 	i := 0
 	for ; i+4 <= len(row); i += 4 {
 		r := row[i : i+4 : i+4]
@@ -150,6 +210,13 @@ func (t *topBuf) scanSum(row []float32) (scanResult, error) {
 		s1 += expSum(float64(x1) - mm)
 		s2 += expSum(float64(x2) - mm)
 		s3 += expSum(float64(x3) - mm)
+		if !(x0 < at && x1 < at && x2 < at && x3 < at) {
+			for _, x := range r {
+				if x >= at {
+					ge++
+				}
+			}
+		}
 	}
 	for ; i < len(row); i++ {
 		x := row[i]
@@ -164,7 +231,10 @@ func (t *topBuf) scanSum(row []float32) (scanResult, error) {
 			}
 		}
 		s0 += expSum(float64(x) - float64(m))
+		if x >= at {
+			ge++
+		}
 	}
 	top := t.sorted()
-	return scanResult{top: top, max: m, sum: (s0 + s1) + (s2 + s3)}, nil
+	return scanResult{top: top, max: m, sum: (s0 + s1) + (s2 + s3), ge: ge}, nil
 }

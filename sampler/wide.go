@@ -5,72 +5,85 @@ import (
 	"slices"
 )
 
-const wideBlock = 1024
+const (
+	wideBlock = 1024
+	// wideTop is how many of the best logits the scan keeps for top_p
+	// without top_k: the nucleus is usually among them.
+	wideTop = 256
+)
+
+// wideWeights are the unnormalised probabilities of the full-row path:
+// w(x) = exp(x/T - max/T), or 0 below min_p (and below 1e-37, where the
+// float32-precision exponential stops).
+type wideWeights struct {
+	invT, smax, cut float64
+}
+
+func (w wideWeights) of(x float32) float64 {
+	e := expSum(float64(float64(x)*w.invT) - w.smax)
+	if e < w.cut {
+		return 0
+	}
+	return e
+}
 
 // wide samples from the whole processed row when no top_k bounds the
 // candidates (temperature alone, min_p, top_p). top holds the row's best
-// entries (at least one, and the top-n for processed logprobs). It costs
-// one exponential per token of the vocabulary, plus two cheap passes for
-// top_p: a histogram of the probabilities by octave finds how deep the
-// nucleus reaches, and only the tokens above that depth are sorted.
+// entries, sorted (at least one; at least the top-n for processed
+// logprobs; wideTop with top_p). It costs one exponential per vocabulary
+// entry, summed per block of 1024; the draw then finds its block and
+// recomputes only that block's weights.
 func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 	if len(top) == 0 {
 		return Result{}, ErrAllMasked
 	}
-	if len(s.wideE) < len(row) {
-		s.wideE = make([]float32, len(row))
-		s.blocks = make([]float64, (len(row)+wideBlock-1)/wideBlock)
+	nb := (len(row) + wideBlock - 1) / wideBlock
+	if len(s.blocks) < nb {
+		s.blocks = make([]float64, nb)
 	}
-	E := s.wideE[:len(row)]
-	blocks := s.blocks[:(len(row)+wideBlock-1)/wideBlock]
-	T := s.temp
-	smax := float64(top[0].v / T)
-	// Tokens below 1e-37 of the best one's probability are dropped (the
-	// float32 exponential underflows there anyway), as are those min_p cuts.
-	cut := float32(max(s.minP, 1e-37))
+	blocks := s.blocks[:nb]
+	w := wideWeights{invT: 1 / float64(s.temp), cut: max(float64(s.minP), 1e-37)}
+	w.smax = float64(float64(top[0].v) * w.invT)
 	var z float64
 	for b := range blocks {
-		lo := b * wideBlock
-		hi := min(lo+wideBlock, len(row))
 		var bs float64
-		for i := lo; i < hi; i++ {
-			e := float32(expSum(float64(row[i]/T) - smax))
-			if e < cut {
-				e = 0
+		for _, x := range row[b*wideBlock : min((b+1)*wideBlock, len(row))] {
+			e := expSum(float64(float64(x)*w.invT) - w.smax)
+			if e >= w.cut {
+				bs += e
 			}
-			E[i] = e
-			bs += float64(e)
 		}
 		blocks[b] = bs
 		z += bs
 	}
 	if s.topP < 1 {
-		return s.nucleus(row, E, z, logpN)
+		return s.nucleus(row, top, w, z, logpN)
 	}
 	target := float64(s.rng.float64() * z)
 	pick := -1
 	var cum float64
 	for b, bs := range blocks {
-		if cum+bs <= target {
+		if cum+bs <= target && b < nb-1 {
 			cum += bs
 			continue
 		}
 		lo := b * wideBlock
-		for i := lo; i < min(lo+wideBlock, len(row)); i++ {
-			if E[i] == 0 {
-				continue
-			}
-			pick = i
-			cum += float64(E[i])
-			if cum > target {
-				break
+		for i, x := range row[lo:min(lo+wideBlock, len(row))] {
+			if e := w.of(x); e > 0 {
+				pick = lo + i
+				cum += e
+				if cum > target {
+					break
+				}
 			}
 		}
-		break
+		if pick >= 0 {
+			break
+		}
 	}
-	if pick < 0 { // rounding put the target past the end: take the last survivor
-		for i := len(E) - 1; i >= 0; i-- {
-			if E[i] > 0 {
+	if pick < 0 { // rounding ran past the last block's survivors
+		for i := len(row) - 1; i >= 0; i-- {
+			if w.of(row[i]) > 0 {
 				pick = i
 				break
 			}
@@ -79,7 +92,7 @@ func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 	r := Result{ID: int32(pick)}
 	if logpN >= 0 {
 		lz := math.Log(z)
-		lp := func(x float32) float32 { return float32(float64(x/T) - smax - lz) }
+		lp := func(x float32) float32 { return float32(float64(float64(x)*w.invT) - w.smax - lz) }
 		r.Logprob = lp(row[pick])
 		// Every token at least as likely as the pick survived min_p too.
 		x := row[pick]
@@ -89,7 +102,7 @@ func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 			}
 		}
 		for _, c := range top {
-			if len(r.Top) == logpN || E[c.id] == 0 {
+			if len(r.Top) == logpN || w.of(c.v) == 0 {
 				break
 			}
 			r.Top = append(r.Top, TokenLogprob{ID: c.id, Logprob: lp(c.v)})
@@ -98,47 +111,60 @@ func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 	return r, nil
 }
 
-// nucleus applies top_p over the whole row: E holds the unnormalised
-// probabilities (min_p applied) and z their sum.
-func (s *Sampler) nucleus(row []float32, E []float32, z float64, logpN int) (Result, error) {
-	// Bucket b holds probabilities in (2^-(b+1)/8, 2^-b/8] relative to the
-	// best token: 1/8 of an octave, from the float32 bits.
-	const one = 0x3F800000
-	var mass [1 << 10]float64
-	for _, e := range E {
-		if e > 0 {
-			mass[(one-math.Float32bits(e))>>20] += float64(e)
-		}
-	}
+// nucleus applies top_p over the whole row, z being the sum of the
+// weights: it keeps the best tokens while the mass before them is below
+// top_p·z. Usually the nucleus ends inside top; otherwise a histogram of
+// the weights by eighths of an octave finds how deep it reaches, and only
+// the tokens above that depth are sorted.
+func (s *Sampler) nucleus(row []float32, top []cand, w wideWeights, z float64, logpN int) (Result, error) {
 	limit := float64(float64(s.topP) * z)
-	deep := len(mass) - 1
-	var cum float64
-	for b, m := range mass {
-		cum += m
-		if cum >= limit {
-			deep = min(b+1, len(mass)-1) // one bucket of slack for rounding
-			break
+	c, keep, ok := s.nucleusIn(top, w, limit)
+	if !ok {
+		const one = 0x3F800000
+		var mass [1 << 10]float64
+		for _, x := range row {
+			if e := float32(w.of(x)); e > 0 {
+				mass[(one-math.Float32bits(e))>>20] += float64(e)
+			}
 		}
-	}
-	floor := uint32(one - (deep+1)<<20)
-	c := s.nuc[:0]
-	for i, e := range E {
-		if e > 0 && math.Float32bits(e) > floor {
-			c = append(c, cand{row[i], int32(i)})
+		deep := len(mass) - 1
+		var cum float64
+		for b, m := range mass {
+			cum += m
+			if cum >= limit {
+				deep = min(b+1, len(mass)-1) // one bucket of slack for rounding
+				break
+			}
 		}
-	}
-	slices.SortFunc(c, cmpCand)
-	keep := len(c)
-	cum = 0
-	for i := 1; i < len(c); i++ {
-		cum += float64(E[c[i-1].id])
-		if !(cum < limit) {
-			keep = i
-			break
+		floor := uint32(one - (deep+1)<<20)
+		all := s.nuc[:0]
+		for i, x := range row {
+			if e := float32(w.of(x)); e > 0 && math.Float32bits(e) > floor {
+				all = append(all, cand{x, int32(i)})
+			}
 		}
+		slices.SortFunc(all, cmpCand)
+		s.nuc = all
+		c, keep, _ = s.nucleusIn(all, w, limit)
 	}
-	s.nuc = c
 	// The nucleus is short: sample it like a top-k list, min_p and top_p
 	// already applied.
 	return s.narrow(c[:keep], narrowOpts{logpN: logpN})
+}
+
+// nucleusIn finds the nucleus within a sorted list: the prefix kept, and
+// whether the list was long enough to decide.
+func (s *Sampler) nucleusIn(list []cand, w wideWeights, limit float64) ([]cand, int, bool) {
+	var cum float64
+	for i, c := range list {
+		e := w.of(c.v)
+		if e == 0 { // min_p ends the survivors here
+			return list, max(i, 1), true
+		}
+		if i > 0 && !(cum < limit) {
+			return list, i, true
+		}
+		cum += e
+	}
+	return list, len(list), len(list) < wideTop
 }
