@@ -2,9 +2,270 @@
 
 package gpu
 
-import "wasmllm/model"
+import (
+	"fmt"
 
-// MoE implements model.Backend.
-func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
-	b.opErr("MoE", "not implemented yet")
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// Limits and tile sizes of the MoE kernels (shaders/moe_*.wgsl).
+const (
+	moeMaxE     = 1024 // MAX_E of moe_route and moe_group
+	moeMaxA     = 64   // MAX_A of moe_route
+	moeGemvRows = 8    // R of moe_gemv
+	moeTileRows = 32   // RT of moe_gemm
+	moeTileT    = 16   // TT of moe_gemm: entries per tile
+	moeChunkT   = 512  // tokens per chunk: bounds the scratch buffers
+	// moeDecodeMaxT is the most tokens a chunk runs through the
+	// per-token GEMV path; larger chunks group tokens by expert.
+	moeDecodeMaxT = 4
+)
+
+// moeState holds the MoE's scratch buffers, sized for one chunk of tokens
+// and kept between calls, so that repeated steps bind the same buffers.
+type moeState struct {
+	logits, ids, wts, act, y, order, tiles *Buffer
+
+	// decodeMaxT and chunkT, when nonzero, replace moeDecodeMaxT and
+	// moeChunkT (tests force each path with them).
+	decodeMaxT, chunkT int
 }
+
+// MoE implements model.Backend. Routing, expert selection and the expert
+// matmuls all run on the GPU: the expert kernels read the chosen experts and
+// their weights from buffers the routing kernel wrote, so the recorded
+// commands do not depend on the choice and a decode step replays as one
+// program. Chunks of at most moeDecodeMaxT tokens run per-token GEMVs over
+// the A chosen experts; larger chunks are grouped by expert on the GPU and
+// run tiled kernels that read each expert's weights once per tile of up to
+// 16 of its tokens.
+func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
+	o, xt, rt, gt, dt := tt(out), tt(x), tt(router), tt(gateUp), tt(down)
+	sh, err := moeShape(o, xt, rt, gt, dt, topK)
+	if err != nil {
+		b.opErr("MoE", "%v", err)
+		return
+	}
+	T, D, E, F, A := sh.T, sh.D, sh.E, sh.F, sh.A
+	m := &b.ops.moe
+	chunk := m.chunkT
+	if chunk <= 0 {
+		chunk = moeChunkT
+	}
+	limit := b.d.Limits.MaxStorageBufferBindingSize
+	if fit := int(limit / uint64(4*A*max(D, F))); fit < chunk {
+		chunk = fit
+	}
+	if chunk < 1 {
+		b.fail(&LimitError{Label: "MoE scratch", Limit: "maxStorageBufferBindingSize", Need: uint64(4 * A * max(D, F)), Have: limit})
+		return
+	}
+	chunk = min(chunk, T)
+	decodeMax := m.decodeMaxT
+	if decodeMax <= 0 {
+		decodeMax = moeDecodeMaxT
+	}
+	n := chunk * A
+	maxTiles := moeMaxTiles(n, E)
+	logits := b.scratch(&m.logits, "moe logits", uint64(4*chunk*E))
+	ids := b.scratch(&m.ids, "moe ids", uint64(4*n))
+	wts := b.scratch(&m.wts, "moe weights", uint64(4*n))
+	act := b.scratch(&m.act, "moe act", uint64(4*n*F))
+	var y, order, tiles *Buffer
+	if chunk > decodeMax {
+		y = b.scratch(&m.y, "moe y", uint64(4*n*D))
+		order = b.scratch(&m.order, "moe order", uint64(4*n))
+		tiles = b.scratch(&m.tiles, "moe tiles", uint64(16*(maxTiles+1)))
+	}
+	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil)) {
+		return
+	}
+	dense := b.moeKernel("moe_gemv.wgsl", "dense", wtype(rt.dtype), 6, 5)
+	route, err := b.kernel(kernelKey{file: "moe_route.wgsl", entry: "main"}, 3, 1, 2)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	ew := wtype(gt.dtype)
+	normU := uint32(0)
+	if norm {
+		normU = 1
+	}
+	for t0 := 0; t0 < T; t0 += chunk {
+		nt := min(chunk, T-t0)
+		for _, p := range rt.parts {
+			b.dispatch(dense, Params{uint32(D), uint32(p.rows), uint32(p.row0), 0, 0, uint32(t0), 0, 0, uint32(E)},
+				moeCeil(p.rows, moeGemvRows), nt, 1,
+				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), bind{buf: b.dummy}, bind{buf: b.dummy}, bind{buf: logits})
+		}
+		b.dispatch(route, Params{uint32(E), uint32(A), normU, uint32(nt)}, nt, 1, 1,
+			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
+		if nt <= decodeMax {
+			b.moeDecode(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act)
+		} else {
+			b.moeTiled(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act, y, order, tiles)
+		}
+	}
+}
+
+// moeDims are an MoE call's checked dimensions.
+type moeDims struct{ T, D, E, F, A int }
+
+// moeShape checks the shapes and dtypes of an MoE call.
+func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
+	var sh moeDims
+	if len(g.shape) != 3 || len(d.shape) != 3 || len(r.shape) != 2 {
+		return sh, fmt.Errorf("router %v, gate_up %v, down %v: want (E, D), (E, 2F, D), (E, D, F)", r.shape, g.shape, d.shape)
+	}
+	if len(r.parts) == 0 || len(g.parts) == 0 || len(d.parts) == 0 {
+		return sh, fmt.Errorf("router, gate_up and down must be uploaded weights")
+	}
+	if x.buf == nil || o.buf == nil || x.dtype != loader.F32 || o.dtype != loader.F32 {
+		return sh, fmt.Errorf("x and out must be F32 activations")
+	}
+	if x.buf == o.buf {
+		return sh, fmt.Errorf("out and x must be distinct tensors")
+	}
+	sh = moeDims{T: x.rows(), D: x.cols(), E: g.shape[0], F: g.shape[1] / 2, A: A}
+	T, D, E, F := sh.T, sh.D, sh.E, sh.F
+	switch {
+	case g.shape[1]%2 != 0 || F == 0:
+		return sh, fmt.Errorf("gate_up %v: rows per expert must be 2F > 0", g.shape)
+	case r.shape[0] != E || r.shape[1] != D || g.shape[2] != D || d.shape[0] != E || d.shape[1] != D || d.shape[2] != F:
+		return sh, fmt.Errorf("x (%d, %d), router %v, gate_up %v, down %v do not agree", T, D, r.shape, g.shape, d.shape)
+	case o.rows() != T || o.cols() != D:
+		return sh, fmt.Errorf("out %v, want (%d, %d)", o.shape, T, D)
+	case E > moeMaxE:
+		return sh, fmt.Errorf("%d experts; the kernels take at most %d", E, moeMaxE)
+	case A < 1 || A > E || A > moeMaxA:
+		return sh, fmt.Errorf("top-k %d of %d experts; want 1..min(E, %d)", A, E, moeMaxA)
+	case D%4 != 0 || F%4 != 0:
+		return sh, fmt.Errorf("D %d and F %d must be multiples of 4", D, F)
+	case g.dtype != d.dtype:
+		return sh, fmt.Errorf("gate_up is %s, down is %s: want one dtype", g.dtype, d.dtype)
+	case T == 0:
+		return sh, fmt.Errorf("no tokens")
+	}
+	for _, w := range []struct {
+		t *tensor
+		n int
+	}{{g, 2 * F}, {d, D}} {
+		for _, p := range w.t.parts {
+			if p.row0%w.n != 0 || p.rows%w.n != 0 {
+				return sh, fmt.Errorf("a part of rows [%d, %d) splits an expert of %d rows", p.row0, p.row0+p.rows, w.n)
+			}
+		}
+	}
+	return sh, nil
+}
+
+// moeDecode runs one chunk's experts token by token: the fused
+// gate_up+SiluMul GEMV over the A chosen experts, then the down GEMV that
+// also sums the experts' outputs with their weights. Both run once per part
+// of the expert tensors; parts after the first add to out.
+func (b *Backend) moeDecode(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act *Buffer) {
+	D, F, A := sh.D, sh.F, sh.A
+	gu := b.moeKernel("moe_gemv.wgsl", "gate_up", ew, 6, 5)
+	dn := b.moeKernel("moe_gemv.wgsl", "down", ew, 6, 5)
+	for _, p := range gt.parts {
+		b.dispatch(gu, Params{uint32(D), uint32(2 * F), uint32(p.row0 / (2 * F)), uint32(p.rows / (2 * F)), uint32(A), uint32(t0), uint32(F)},
+			moeCeil(F, moeGemvRows/2), A, nt,
+			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: ids}, bind{buf: wts}, bind{buf: act})
+	}
+	for i, p := range dt.parts {
+		acc := uint32(0)
+		if i > 0 {
+			acc = 1
+		}
+		b.dispatch(dn, Params{uint32(F), uint32(D), uint32(p.row0 / D), uint32(p.rows / D), uint32(A), uint32(t0), uint32(F), acc},
+			moeCeil(D, moeGemvRows), nt, 1,
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: ids}, bind{buf: wts}, o.whole())
+	}
+}
+
+// moeTiled runs one chunk's experts grouped by expert: moe_group builds the
+// per-expert entry lists and the tile table, the tiled gate_up+SiluMul and
+// down kernels run over every possible tile (those past the table's count
+// return at once), and moe_combine sums each token's A outputs.
+func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act, y, order, tiles *Buffer) {
+	D, E, F, A := sh.D, sh.E, sh.F, sh.A
+	n := nt * A
+	maxTiles := moeMaxTiles(n, E)
+	group, err := b.kernel(kernelKey{file: "moe_group.wgsl", entry: "main"}, 3, 1, 2)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	combine, err := b.kernel(kernelKey{file: "moe_combine.wgsl", entry: "main"}, 3, 2)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	gu := b.moeKernel("moe_gemm.wgsl", "gate_up", ew, 6, 5)
+	dn := b.moeKernel("moe_gemm.wgsl", "down", ew, 6, 5)
+	b.dispatch(group, Params{uint32(E), uint32(n), moeTileT}, 1, 1, 1,
+		bind{buf: ids}, bind{buf: order}, bind{buf: tiles})
+	for _, p := range gt.parts {
+		b.dispatch(gu, Params{uint32(D), uint32(2 * F), uint32(p.row0 / (2 * F)), uint32(p.rows / (2 * F)), uint32(A), uint32(t0), uint32(F)},
+			moeCeil(F, moeTileRows/2), maxTiles, 1,
+			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: order}, bind{buf: tiles}, bind{buf: act})
+	}
+	for _, p := range dt.parts {
+		b.dispatch(dn, Params{uint32(F), uint32(D), uint32(p.row0 / D), uint32(p.rows / D), uint32(A), 0, uint32(F)},
+			moeCeil(D, moeTileRows), maxTiles, 1,
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: order}, bind{buf: tiles}, bind{buf: y})
+	}
+	gx, gy := b.groups2D(moeCeil(nt*D, 64))
+	b.dispatch(combine, Params{uint32(D), uint32(A), uint32(t0), uint32(nt * D)}, gx, gy, 1,
+		bind{buf: y}, bind{buf: wts}, o.whole())
+}
+
+// moeMaxTiles bounds the tiles of n entries over E experts: every expert's
+// list ends in at most one partial tile.
+func moeMaxTiles(n, E int) int { return moeCeil(n, moeTileT) + min(E, n) }
+
+// moeKernel returns an MoE kernel for weight type wt.
+func (b *Backend) moeKernel(file, entry string, wt, nbind int, writable ...int) *kernel {
+	k, err := b.kernel(kernelKey{file: file, entry: entry, consts: [4]constant{{"WTYPE", float64(wt)}}}, nbind, writable...)
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
+	return k
+}
+
+// scratch returns *slot grown to at least n bytes. Growing first submits the
+// pending commands, which may use the old buffer, then destroys it and
+// forgets the programs and bind groups that reference it.
+func (b *Backend) scratch(slot **Buffer, label string, n uint64) *Buffer {
+	n = max(16, (n+15)&^15)
+	if *slot != nil && (*slot).Size() >= n {
+		return *slot
+	}
+	limit := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
+	if n > limit {
+		b.fail(&LimitError{Label: label, Limit: "maxStorageBufferBindingSize", Need: n, Have: limit})
+		return nil
+	}
+	if *slot != nil {
+		if len(b.pending) > 0 {
+			if err := b.flush(nil, nil, 0); err != nil {
+				b.fail(err)
+			}
+		}
+		(*slot).Destroy()
+		*slot = nil
+		b.dropCaches()
+	}
+	buf, err := b.d.CreateBuffer(label, n, UsageStorage)
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
+	*slot = buf
+	return buf
+}
+
+// moeCeil is a/b rounded up.
+func moeCeil(a, b int) int { return (a + b - 1) / b }

@@ -16,6 +16,8 @@ type opKernels struct {
 	rope                        *kernel
 	siluMul                     *kernel
 	ropeFreqs                   map[*float32]*Buffer
+	moe                         moeState    // backend_moe_js.go
+	sel                         selectState // backend_select_js.go
 }
 
 // wtype is the WTYPE code of a weight dtype (see shaders/common.wgsl).

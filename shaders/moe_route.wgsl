@@ -1,0 +1,74 @@
+// moe_route: Qwen3-MoE routing, one workgroup per token: softmax over the E
+// router logits, the A largest (ties to the lowest expert id), their
+// probabilities, renormalised to sum 1 when norm is set. Each thread ranks
+// its experts against all E (rank = experts ordered before it), so the
+// selection needs one barrier; thread 0 computes the softmax sum.
+
+struct Params {
+    e: u32,    // E, at most MAX_E
+    a: u32,    // A, at most MAX_A and E
+    norm: u32, // 1: renormalise the A weights
+    nt: u32,   // tokens in this chunk
+}
+
+@group(0) @binding(0) var<storage, read> logits: array<f32>;      // (nt, E) f32
+@group(0) @binding(1) var<storage, read_write> ids: array<u32>;   // (nt, A) chosen experts, best first
+@group(0) @binding(2) var<storage, read_write> wts: array<f32>;   // (nt, A) their weights
+@group(0) @binding(3) var<uniform> p: Params;
+
+const WG: u32 = 128u;
+const MAX_E: u32 = 1024u;
+const MAX_A: u32 = 64u;
+
+var<workgroup> lg: array<f32, MAX_E>;
+var<workgroup> sid: array<u32, MAX_A>;
+var<workgroup> sv: array<f32, MAX_A>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = wg.x;
+    if (t >= p.nt) {
+        return;
+    }
+    for (var e = lid; e < p.e; e += WG) {
+        lg[e] = logits[t * p.e + e];
+    }
+    for (var a = lid; a < p.a; a += WG) {
+        sid[a] = p.e; // no expert: only reached when logits are NaN
+        sv[a] = 0.0;
+    }
+    workgroupBarrier();
+    for (var e = lid; e < p.e; e += WG) {
+        let v = lg[e];
+        var rank = 0u;
+        for (var j = 0u; j < p.e; j++) {
+            let u = lg[j];
+            rank += u32(u > v || (u == v && j < e));
+        }
+        if (rank < p.a) {
+            sid[rank] = e;
+            sv[rank] = v;
+        }
+    }
+    workgroupBarrier();
+    if (lid != 0u) {
+        return;
+    }
+    let m = sv[0];
+    var sum = 0.0;
+    for (var j = 0u; j < p.e; j++) {
+        sum += exp(lg[j] - m);
+    }
+    var total = 0.0;
+    for (var a = 0u; a < p.a; a++) {
+        let ok = sid[a] < p.e;
+        let pr = select(0.0, exp(sv[a] - m) / sum, ok);
+        sv[a] = pr;
+        total += pr;
+    }
+    let scale = select(1.0, 1.0 / total, p.norm == 1u && total > 0.0);
+    for (var a = 0u; a < p.a; a++) {
+        ids[t * p.a + a] = select(0u, sid[a], sid[a] < p.e);
+        wts[t * p.a + a] = sv[a] * scale;
+    }
+}
