@@ -33,9 +33,13 @@
 // few ids each, so they are applied to those ids only and merged after one
 // fused pass over the row, which keeps the k best entries with a
 // threshold test and, only when a full log-softmax is needed (raw
-// logprobs, greedy processed logprobs), sums exponentials. Without top_k
-// the draw needs one exponential per vocabulary entry; top_p then sorts
-// only the tokens above the nucleus' depth, found from a histogram.
+// logprobs, greedy processed logprobs), sums exponentials. With top_k (or
+// allowed_token_ids) everything after that pass works on the short list,
+// in float64. Without top_k the draw needs one exponential per vocabulary
+// entry (weights exp(x/T - max/T) with a float32-accurate exponential,
+// summed per block of 1024); top_p then finds the nucleus among the 256
+// best tokens, or else sorts only the tokens above the depth a histogram
+// of the weights points to.
 //
 // Candidates: when CandidateCount is positive, SampleCandidates takes the
 // row's best logits (the GPU's top-k) instead of the full row and returns
