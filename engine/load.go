@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"wasmllm/loader"
+	"wasmllm/manifest"
 	"wasmllm/model"
 	"wasmllm/tokenizer"
 )
@@ -49,6 +50,16 @@ func LoadWeights(path string, tokPath string) (*model.Weights, *tokenizer.Tokeni
 		if tokPath == "" {
 			tokPath = path
 		}
+	case model.FormatManifest:
+		var m *manifest.Manifest
+		if w, m, err = loadManifest(path); err != nil {
+			return nil, nil, err
+		}
+		if tokPath == "" {
+			if tok, err = manifestTokenizer(path, m, w.Config.Vocab); err != nil {
+				return nil, nil, err
+			}
+		}
 	case model.FormatLlama2C:
 		if w, err = model.Load(path); err != nil {
 			return nil, nil, err
@@ -76,6 +87,61 @@ func LoadWeights(path string, tokPath string) (*model.Weights, *tokenizer.Tokeni
 		return nil, nil, fmt.Errorf("%s: tokenizer has %d tokens, the model %d", path, tok.VocabSize(), w.Config.Vocab)
 	}
 	return w, tok, nil
+}
+
+func init() {
+	model.RegisterLoader(model.FormatManifest, func(path string) (*model.Weights, error) {
+		w, _, err := loadManifest(path)
+		return w, err
+	})
+}
+
+// loadManifest reads a converted folder, verifying every shard's sha256.
+func loadManifest(dir string) (*model.Weights, *manifest.Manifest, error) {
+	r, err := manifest.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := r.Manifest()
+	names := make([]string, len(m.Tensors))
+	for i := range m.Tensors {
+		names[i] = m.Tensors[i].Name
+	}
+	w, err := model.FromCanonical(dir, m.Config, names, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, m, nil
+}
+
+// manifestTokenizer loads the tokenizer a converted folder's manifest
+// describes (see model.TokenizerSpec); nil when it names none.
+func manifestTokenizer(dir string, m *manifest.Manifest, vocab int) (*tokenizer.Tokenizer, error) {
+	spec, err := model.ParseTokenizerSpec(filepath.Join(dir, manifest.ManifestFile), m.Tokenizer)
+	if err != nil || spec == nil {
+		return nil, err
+	}
+	switch spec.Format {
+	case model.TokenizerHF:
+		return tokenizer.FromHFDir(dir)
+	case model.TokenizerGGUF:
+		path := filepath.Join(dir, spec.File)
+		g, err := loader.ReadGGUF(path)
+		if err != nil {
+			return nil, err
+		}
+		return tokenizer.FromGGUF(g)
+	}
+	path := filepath.Join(dir, spec.File)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromLlama2C(data, vocab)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tok, nil
 }
 
 // LoadTokenizer reads a tokenizer.json (or its folder), a GGUF file's

@@ -1,0 +1,121 @@
+// Command convert turns a GGUF file, a Hugging Face folder, a llama2.c
+// checkpoint (or a converted folder) into a wasmllm model folder:
+// manifest.json, content-hashed shards holding the canonical tensors in the
+// layouts the kernels read, and the tokenizer.
+//
+//	go run ./cmd/convert -o models/stories260K testdata/models/stories260K.gguf
+//	go run ./cmd/convert -o models/llama-3.2-1b-q4 -quant q4 ~/hf/Llama-3.2-1B-Instruct
+//	go run ./cmd/convert -o models/stories260K-bin -tokenizer tok512.bin stories260K.bin
+//
+// -quant sets the layout of the weight matrices; norms, rope_freqs and the
+// MoE router are always F32.
+//   - keep (default): F32 and F16 as they are, BF16 as F32, GGUF Q4_0 and
+//     Q8_0 repacked losslessly as q4 and q8; Q4_1 and Q4_K re-quantised to
+//     q4, Q5_0, Q5_1, Q5_K and Q6_K to q8.
+//   - q4: Q4_0 math in the planar q4 layout, the output head as q8 (as
+//     llama-quantize does); Q4_0 sources are repacked losslessly.
+//   - q8: Q8_0 math in the planar q8 layout; Q8_0 and Q4_0 sources convert
+//     losslessly.
+//   - f16: F16.
+//
+// A matrix whose rows are not whole groups of 32 stays F32 (keep) or
+// becomes F16. The table on stdout gives each tensor's error against the
+// source's exactly dequantised values (RMS, max abs, RMS relative to the
+// weights' own RMS) and the total over the model.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "wasmllm/engine" // registers the converted-folder reader with model.Load
+	"wasmllm/manifest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "convert:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: convert -o OUT_DIR [-quant keep|q4|q8|f16] [-shard-mb 32] [-tokenizer PATH] INPUT")
+		fs.PrintDefaults()
+	}
+	var o options
+	var shardMB int
+	var reportFile string
+	progress := isTerminal(stderr)
+	fs.StringVar(&o.out, "o", "", "output model folder (replaced if it holds a model)")
+	fs.StringVar(&o.quant, "quant", quantKeep, "weight layout: keep, q4, q8 or f16")
+	fs.IntVar(&shardMB, "shard-mb", manifest.DefaultShardBytes>>20, "shard size in MiB")
+	fs.StringVar(&o.tokenizer, "tokenizer", "", "tokenizer: tokenizer.json or its folder, a GGUF file, or a llama2.c tokenizer.bin")
+	fs.StringVar(&o.name, "name", "", "model name in the manifest (default: the output folder's name)")
+	fs.StringVar(&reportFile, "report", "", "also write the error report as JSON to FILE")
+	fs.BoolVar(&progress, "progress", progress, "show a progress bar on stderr (default: when stderr is a terminal)")
+	fs.IntVar(&o.workers, "threads", 0, "goroutines per tensor (0: all CPUs)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	switch {
+	case fs.NArg() != 1:
+		fs.Usage()
+		return fmt.Errorf("%w: want exactly one INPUT, got %d", errUsage, fs.NArg())
+	case o.out == "":
+		return fmt.Errorf("%w: -o OUT_DIR is required", errUsage)
+	case shardMB <= 0 || int64(shardMB) > manifest.MaxShardBytes>>20:
+		return fmt.Errorf("%w: -shard-mb %d out of range", errUsage, shardMB)
+	}
+	if err := checkQuant(o.quant); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	o.in = fs.Arg(0)
+	o.shardBytes = int64(shardMB) << 20
+	if progress {
+		o.progress = stderr
+	}
+	r, err := convert(ctx, o)
+	if err != nil {
+		return err
+	}
+	if reportFile != "" {
+		data, err := json.MarshalIndent(r, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(reportFile, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return r.print(stdout)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// Quantisation modes of -quant.
+const (
+	quantKeep = "keep" // each source type to the nearest kernel layout (keepTarget)
+	quantQ4   = "q4"   // matrices as q4 (Q4_0 math); the output head as q8, as llama-quantize does
+	quantQ8   = "q8"   // matrices as q8 (Q8_0 math)
+	quantF16  = "f16"  // matrices as F16
+)
+
+func checkQuant(q string) error {
+	switch q {
+	case quantKeep, quantQ4, quantQ8, quantF16:
+		return nil
+	}
+	return fmt.Errorf("-quant %q: want keep, q4, q8 or f16", q)
+}
+
+// keepTarget is the layout -quant keep writes for a source type: the
+// kernels read F32, F16, q4 and q8. Lossless where one exists (F32, F16,
+// BF16 widened to F32, Q4_0 -> q4, Q8_0 -> q8); other block types are
+// re-quantised with no fewer bits than they had: 4-bit Q4_1 and Q4_K to q4,
+// 5- and 6-bit Q5_0, Q5_1, Q5_K and Q6_K to q8.
+func keepTarget(d loader.DType) (loader.DType, bool) {
+	switch d {
+	case loader.F32, loader.BF16:
+		return loader.F32, true
+	case loader.F16:
+		return loader.F16, true
+	case loader.Q4_0, loader.Q4_1, loader.Q4_K:
+		return loader.Q4, true
+	case loader.Q8_0, loader.Q5_0, loader.Q5_1, loader.Q5_K, loader.Q6_K:
+		return loader.Q8, true
+	}
+	return 0, false
+}
+
+// precision orders the output layouts by bits per weight.
+func precision(d loader.DType) int {
+	switch d {
+	case loader.Q4:
+		return 1
+	case loader.Q8:
+		return 2
+	case loader.F16:
+		return 3
+	}
+	return 4
+}
+
+// alwaysF32 reports the tensors kept in F32 whatever -quant says: norms,
+// rope_freqs and the MoE router (as llama-quantize keeps them).
+func alwaysF32(name string, t *loader.Tensor) bool {
+	return len(t.Shape) <= 1 || name == model.NameRopeFreqs || strings.HasSuffix(name, ".ffn_gate_inp.weight")
+}
+
+// isHead reports the output projection: output.weight, or the token
+// embedding when it is tied.
+func isHead(name string, c *model.Config) bool {
+	return name == model.NameLMHead || c.TiedEmbeddings && name == model.NameEmbed
+}
+
+// plan is the conversion of one tensor.
+type plan struct {
+	dst      loader.DType
+	lossless bool   // the written values equal the source's dequantised values bit for bit
+	note     string // why dst differs from what -quant asked, if it does
+}
+
+// planTensor picks the output layout of canonical tensor t. parts lists the
+// source types merged into it, when known (a merge of mixed types is
+// widened to F32 by package model; -quant keep then uses the most precise of
+// the parts' own targets instead of writing F32).
+func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.DType) (plan, error) {
+	src := t.DType
+	if !loader.CanDequantize(src) || src == loader.Q4 || src == loader.Q8 {
+		return plan{}, fmt.Errorf("%w: cannot convert %s", loader.ErrUnsupported, src)
+	}
+	var p plan
+	switch {
+	case alwaysF32(t.Name, t):
+		p.dst = loader.F32
+	case quant == quantKeep:
+		d, ok := keepTarget(src)
+		if !ok {
+			return plan{}, fmt.Errorf("%w: no kernel layout for %s", loader.ErrUnsupported, src)
+		}
+		if src == loader.F32 && len(parts) > 0 {
+			d = 0
+			for _, pt := range parts {
+				pd, ok := keepTarget(pt)
+				if !ok {
+					return plan{}, fmt.Errorf("%w: no kernel layout for %s", loader.ErrUnsupported, pt)
+				}
+				if d == 0 || precision(pd) > precision(d) {
+					d = pd
+				}
+			}
+		}
+		p.dst = d
+	case quant == quantQ4 && isHead(t.Name, c):
+		p.dst = loader.Q8
+	case quant == quantQ4:
+		p.dst = loader.Q4
+	case quant == quantQ8:
+		p.dst = loader.Q8
+	default:
+		p.dst = loader.F16
+	}
+	if (p.dst == loader.Q4 || p.dst == loader.Q8) && t.Cols()%32 != 0 {
+		p.note = fmt.Sprintf("rows of %d are not whole groups of 32: F16", t.Cols())
+		p.dst = loader.F16
+		if src == loader.F32 && quant == quantKeep {
+			p.dst = loader.F32
+		}
+	}
+	p.lossless = p.dst == loader.F32 || p.dst == src ||
+		src == loader.Q4_0 && (p.dst == loader.Q4 || p.dst == loader.Q8) ||
+		src == loader.Q8_0 && p.dst == loader.Q8
+	return p, nil
+}

@@ -1,0 +1,164 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"wasmllm/loader"
+)
+
+// Converted folders (FormatManifest) are read by package manifest, which
+// imports this package for Config; it cannot be imported from here. Package
+// engine registers the reader with RegisterLoader, so Load understands
+// converted folders in every program that links engine.
+
+// RegisterLoader makes Load read format f with load, replacing an earlier
+// registration. Call it from an init function.
+func RegisterLoader(f Format, load func(path string) (*Weights, error)) {
+	loaders[f] = load
+}
+
+func init() {
+	loaders[FormatManifest] = func(path string) (*Weights, error) {
+		return nil, fmt.Errorf("%s: converted model folders are read through package wasmllm/engine; import it to register the reader", path)
+	}
+}
+
+// TensorNames lists every canonical tensor name a model of config c may
+// hold, in forward-pass order: the embedding, rope_freqs, each layer's
+// tensors, the final norm and the output head. rope_freqs is optional, and
+// output.weight is listed only when the embeddings are untied.
+func (c *Config) TensorNames() []string {
+	names := []string{NameEmbed, NameRopeFreqs}
+	for l := 0; l < c.Layers; l++ {
+		f := func(s string) string { return fmt.Sprintf(s, l) }
+		names = append(names, f(NameAttnNorm), f(NameQKV))
+		if c.QKNorm {
+			names = append(names, f(NameQNorm), f(NameKNorm))
+		}
+		names = append(names, f(NameAttnOut), f(NameFFNNorm))
+		if c.MoE() {
+			names = append(names, f(NameRouter), f(NameGateUpExps), f(NameDownExps))
+		} else {
+			names = append(names, f(NameGateUp), f(NameDown))
+		}
+	}
+	names = append(names, NameNorm)
+	if !c.TiedEmbeddings {
+		names = append(names, NameLMHead)
+	}
+	return names
+}
+
+// TensorReader reads named tensors, such as a manifest.Reader.
+type TensorReader interface {
+	Tensor(name string) (*loader.Tensor, error)
+}
+
+// FromCanonical builds weights from tensors stored under their canonical
+// names and already merged (a converted folder). Every name must be one of
+// c.TensorNames(); the result is checked with Check.
+func FromCanonical(source string, c Config, names []string, r TensorReader) (*Weights, error) {
+	known := map[string]bool{}
+	for _, n := range c.TensorNames() {
+		known[n] = true
+	}
+	w := &Weights{Config: c, Tensors: make(map[string]*loader.Tensor, len(names)), Source: source}
+	for _, name := range names {
+		if !known[name] {
+			return nil, &loader.FormatError{File: source, Field: "tensor " + name, Offset: -1,
+				Err: fmt.Errorf("%w: not a canonical tensor of this %s model", loader.ErrUnsupported, c.Arch)}
+		}
+		t, err := r.Tensor(name)
+		if err != nil {
+			return nil, err
+		}
+		t.Name = name
+		w.Tensors[name] = t
+	}
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Tokenizer formats of a converted folder (TokenizerSpec.Format).
+const (
+	TokenizerHF      = "hf"      // tokenizer.json and friends in the folder
+	TokenizerGGUF    = "gguf"    // a metadata-only GGUF holding tokenizer.* keys
+	TokenizerLlama2C = "llama2c" // a llama2.c tokenizer.bin
+)
+
+// TokenizerSpec is the "tokenizer" object of a converted folder's manifest:
+//
+//	{"format":"hf","files":["tokenizer.json","tokenizer_config.json"]}
+//	{"format":"gguf","file":"tokenizer.gguf"}
+//	{"format":"llama2c","file":"tokenizer.bin"}
+//
+// File names are plain names inside the model folder.
+type TokenizerSpec struct {
+	Format string   `json:"format"`
+	File   string   `json:"file,omitempty"`  // gguf, llama2c
+	Files  []string `json:"files,omitempty"` // hf: tokenizer.json first
+}
+
+// maxTokenizerFiles bounds TokenizerSpec.Files.
+const maxTokenizerFiles = 16
+
+// ParseTokenizerSpec decodes and checks a manifest's tokenizer object from
+// file; it returns nil for an absent or null one.
+func ParseTokenizerSpec(file string, raw json.RawMessage) (*TokenizerSpec, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	bad := func(format string, args ...any) error {
+		return &loader.FormatError{File: file, Field: "tokenizer", Offset: -1, Err: fmt.Errorf("%w: "+format, append([]any{loader.ErrCorrupt}, args...)...)}
+	}
+	var s TokenizerSpec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, bad("%v", err)
+	}
+	if dec.More() {
+		return nil, bad("trailing data after the object")
+	}
+	switch s.Format {
+	case TokenizerHF:
+		if s.File != "" {
+			return nil, bad(`format "hf" lists "files", not "file"`)
+		}
+		if len(s.Files) == 0 || len(s.Files) > maxTokenizerFiles {
+			return nil, bad("%d files", len(s.Files))
+		}
+		if s.Files[0] != "tokenizer.json" {
+			return nil, bad("first file is %q, want tokenizer.json", s.Files[0])
+		}
+		seen := map[string]bool{}
+		for _, f := range s.Files {
+			if !plainFileName(f) || seen[f] {
+				return nil, bad("file name %q", f)
+			}
+			seen[f] = true
+		}
+	case TokenizerGGUF, TokenizerLlama2C:
+		if len(s.Files) != 0 || !plainFileName(s.File) {
+			return nil, bad("format %q needs one plain file name in \"file\", got %q", s.Format, s.File)
+		}
+	default:
+		return nil, &loader.FormatError{File: file, Field: "tokenizer.format", Offset: -1,
+			Err: fmt.Errorf("%w: tokenizer format %q", loader.ErrUnsupported, s.Format)}
+	}
+	return &s, nil
+}
+
+// plainFileName reports whether name is one path element that stays inside
+// its folder on every OS: no separators, not "." or "..", not hidden.
+func plainFileName(name string) bool {
+	return name != "" && len(name) <= 255 && !strings.ContainsAny(name, `/\:`+"\x00") &&
+		name[0] != '.' && filepath.IsLocal(name)
+}
