@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -19,9 +20,10 @@ import (
 // options are one conversion's settings.
 type options struct {
 	in, out    string
-	quant      string // quantKeep, quantQ4, quantQ8 or quantF16
-	tokenizer  string // tokenizer override
-	name       string // model name in the manifest; the folder name when empty
+	quant      string   // quantKeep, quantQ4, quantQ8 or quantF16
+	tokenizer  string   // tokenizer override
+	name       string   // model name in the manifest; the folder name when empty
+	extra      []string // files copied into the folder under their base names
 	shardBytes int64
 	workers    int       // goroutines per tensor; GOMAXPROCS when 0
 	progress   io.Writer // where the progress bar goes; none when nil
@@ -61,6 +63,14 @@ func convert(ctx context.Context, o options) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	files := tok.files
+	for _, path := range o.extra {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, namedFile{filepath.Base(path), data})
+	}
 
 	wr, err := manifest.NewWriter(o.out, o.shardBytes)
 	if err != nil {
@@ -68,7 +78,7 @@ func convert(ctx context.Context, o options) (*report, error) {
 	}
 	defer wr.Abort()
 	r := &report{Input: o.in, Output: o.out, Quant: o.quant}
-	for _, f := range tok.files {
+	for _, f := range files {
 		if err := wr.AddFile(f.name, f.data); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,10 @@
 //	go run ./cmd/convert -o models/llama-3.2-1b-q4 -quant q4 ~/hf/Llama-3.2-1B-Instruct
 //	go run ./cmd/convert -o models/stories260K-bin -tokenizer tok512.bin stories260K.bin
 //
+// The output folder is written beside its destination and renamed into
+// place at the end: it replaces an earlier model folder there, extra files
+// included, so pass them again with -extra (they are read first).
+//
 // -quant sets the layout of the weight matrices; norms, rope_freqs and the
 // MoE router are always F32.
 //   - keep (default): F32 and F16 as they are, BF16 as F32, GGUF Q4_0 and
@@ -72,6 +76,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&reportFile, "report", "", "also write the error report as JSON to FILE")
 	fs.BoolVar(&progress, "progress", progress, "show a progress bar on stderr (default: when stderr is a terminal)")
 	fs.IntVar(&o.workers, "threads", 0, "goroutines per tensor (0: all CPUs)")
+	fs.Func("extra", "copy `FILE` into the model folder, such as LICENSE or README.md (repeatable)", func(s string) error {
+		o.extra = append(o.extra, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

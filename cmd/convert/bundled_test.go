@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestBundledUpToDate converts testdata/models/stories260K.gguf as
+// models/stories260K/README.md says and compares every file with the
+// committed folder.
+func TestBundledUpToDate(t *testing.T) {
+	committed := filepath.Join("..", "..", "models", "stories260K")
+	dir, _ := convertTo(t, filepath.Join(testdata, "models", "stories260K.gguf"), quantKeep, func(o *options) {
+		o.name = "stories260K"
+		o.extra = []string{filepath.Join(committed, "LICENSE"), filepath.Join(committed, "README.md")}
+	})
+	list := func(d string) []string {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	got, want := list(dir), list(committed)
+	if !slices.Equal(got, want) {
+		t.Fatalf("converter writes %v, committed folder has %v", got, want)
+	}
+	for _, name := range want {
+		a, _ := os.ReadFile(filepath.Join(dir, name))
+		b, _ := os.ReadFile(filepath.Join(committed, name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from a fresh conversion; regenerate with the command in its README.md", name)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"wasmllm/loader"
+)
+
+// convertFails runs a conversion that must fail and checks that nothing is
+// left in the output's parent folder but what was there before.
+func convertFails(t *testing.T, o options) error {
+	t.Helper()
+	parent := filepath.Dir(o.out)
+	before, _ := os.ReadDir(parent)
+	if o.quant == "" {
+		o.quant = quantKeep
+	}
+	_, err := convert(context.Background(), o)
+	if err == nil {
+		t.Fatalf("convert %s: no error", o.in)
+	}
+	after, _ := os.ReadDir(parent)
+	if len(after) != len(before) {
+		var names []string
+		for _, e := range after {
+			names = append(names, e.Name())
+		}
+		t.Errorf("convert left %v in %s", names, parent)
+	}
+	t.Logf("%v", err)
+	return err
+}
+
+// rewriteGGUF writes src again with tensor name's element elem set to v.
+func rewriteGGUF(t *testing.T, src, name string, elem int, v float32, keepMeta func(string) bool) string {
+	t.Helper()
+	g, err := loader.ReadGGUF(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta []loader.MetaKV
+	for _, kv := range g.MetaKVs() {
+		if keepMeta == nil || keepMeta(kv.Key) {
+			meta = append(meta, kv)
+		}
+	}
+	var ts []*loader.Tensor
+	for i := range g.Tensors {
+		x := g.TensorAt(i)
+		x.Data = append([]byte(nil), x.Data...)
+		if x.Name == name {
+			binary.LittleEndian.PutUint32(x.Data[4*elem:], math.Float32bits(v))
+		}
+		ts = append(ts, x)
+	}
+	var buf bytes.Buffer
+	if err := loader.WriteGGUF(&buf, g.Version, meta, ts); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "edited.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestBadInput(t *testing.T) {
+	f32Model := filepath.Join(testdata, "models", "tiny-llama3-f32.gguf")
+	out := func() string { return filepath.Join(t.TempDir(), "out") }
+
+	t.Run("truncated", func(t *testing.T) {
+		data, err := os.ReadFile(f32Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "cut.gguf")
+		os.WriteFile(path, data[:len(data)/2], 0o644)
+		err = convertFails(t, options{in: path, out: out()})
+		var fe *loader.FormatError
+		if !errors.As(err, &fe) || fe.File != path || fe.Offset < 0 {
+			t.Errorf("want a FormatError naming %s and an offset, got %#v", path, err)
+		}
+	})
+
+	t.Run("NaN weight", func(t *testing.T) {
+		path := rewriteGGUF(t, f32Model, "blk.1.ffn_down.weight", 1000, float32(math.NaN()), nil)
+		err := convertFails(t, options{in: path, out: out()})
+		var te *TensorError
+		if !errors.As(err, &te) || te.File != path || te.Tensor != "blk.1.ffn_down.weight" || te.Element != 1000 || !errors.Is(err, loader.ErrCorrupt) {
+			t.Errorf("want a TensorError naming the file, blk.1.ffn_down.weight and element 1000, got %v", err)
+		}
+	})
+
+	t.Run("merged tensor element", func(t *testing.T) {
+		// blk.0.attn_k.weight (32x128) follows attn_q (128x128) in attn_qkv.
+		path := rewriteGGUF(t, f32Model, "blk.0.attn_k.weight", 5, float32(math.Inf(1)), nil)
+		err := convertFails(t, options{in: path, out: out(), quant: quantQ4})
+		var te *TensorError
+		if !errors.As(err, &te) || te.Tensor != "blk.0.attn_qkv.weight" || te.Element != 128*128+5 {
+			t.Errorf("want blk.0.attn_qkv.weight element %d, got %v", 128*128+5, err)
+		}
+	})
+
+	t.Run("F16 overflow", func(t *testing.T) {
+		path := rewriteGGUF(t, f32Model, "blk.2.attn_output.weight", 77, 1e6, nil)
+		err := convertFails(t, options{in: path, out: out(), quant: quantF16})
+		var te *TensorError
+		if !errors.As(err, &te) || te.Tensor != "blk.2.attn_output.weight" || te.Element != 77 || !errors.Is(err, loader.ErrTooLarge) {
+			t.Errorf("want blk.2.attn_output.weight element 77 too large, got %v", err)
+		}
+	})
+
+	t.Run("GGUF without tokenizer", func(t *testing.T) {
+		path := rewriteGGUF(t, f32Model, "", 0, 0, func(k string) bool { return !strings.HasPrefix(k, "tokenizer.") })
+		err := convertFails(t, options{in: path, out: out()})
+		if !strings.Contains(err.Error(), "-tokenizer") {
+			t.Errorf("error does not suggest -tokenizer: %v", err)
+		}
+		// With a tokenizer from elsewhere it converts.
+		convertTo(t, path, quantKeep, func(o *options) { o.tokenizer = filepath.Join(testdata, "hf", "tiny-llama3") })
+	})
+
+	t.Run("llama2c without tokenizer", func(t *testing.T) {
+		data, _ := os.ReadFile(filepath.Join(testdata, "models", "stories260K.bin"))
+		path := filepath.Join(t.TempDir(), "stories260K.bin")
+		os.WriteFile(path, data, 0o644)
+		err := convertFails(t, options{in: path, out: out()})
+		if !strings.Contains(err.Error(), "-tokenizer") {
+			t.Errorf("error does not suggest -tokenizer: %v", err)
+		}
+		convertTo(t, path, quantKeep, func(o *options) { o.tokenizer = filepath.Join(testdata, "models", "tok512.bin") })
+	})
+
+	t.Run("output is a folder of other files", func(t *testing.T) {
+		dir := out()
+		os.MkdirAll(dir, 0o755)
+		keep := filepath.Join(dir, "notes.txt")
+		os.WriteFile(keep, []byte("mine"), 0o644)
+		convertFails(t, options{in: f32Model, out: dir})
+		if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
+			t.Errorf("the folder's file was touched: %q %v", b, err)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		o := options{in: f32Model, out: out(), quant: quantQ4}
+		if _, err := convert(ctx, o); !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want context.Canceled", err)
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(o.out)); len(entries) != 0 {
+			t.Errorf("cancelled conversion left %d entries", len(entries))
+		}
+	})
+
+	t.Run("unsupported K-quant input type", func(t *testing.T) {
+		d := &loader.Tensor{Name: "blk.0.attn_output.weight", DType: loader.Q2_K, Shape: []int{1, 256}, Data: make([]byte, 84)}
+		if _, err := planTensor(quantKeep, nil, d, nil); !errors.Is(err, loader.ErrUnsupported) {
+			t.Errorf("Q2_K: got %v, want ErrUnsupported", err)
+		}
+	})
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/engine"
+	"wasmllm/loader"
+	"wasmllm/model"
+	"wasmllm/tokenizer"
+)
+
+const testdata = "../../testdata"
+
+type golden struct {
+	Kind         string      `json:"kind"`
+	Tolerance    float64     `json:"tolerance"`
+	Tokens       []int32     `json:"tokens"`
+	Logits       [][]float32 `json:"logits"`
+	Greedy       []int32     `json:"greedy"`
+	GreedyLogits [][]float32 `json:"greedy_logits"`
+}
+
+func readGolden(t *testing.T, name string) *golden {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testdata, "golden", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g golden
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return &g
+}
+
+// convertTo converts in into a fresh folder under t.TempDir.
+func convertTo(t *testing.T, in string, quant string, mod ...func(*options)) (string, *report) {
+	t.Helper()
+	o := options{in: in, out: filepath.Join(t.TempDir(), "model"), quant: quant, workers: 2}
+	for _, m := range mod {
+		m(&o)
+	}
+	r, err := convert(context.Background(), o)
+	if err != nil {
+		t.Fatalf("convert %s -quant %s: %v", in, quant, err)
+	}
+	return o.out, r
+}
+
+// loadFolder reads a converted folder the way cmd/generate does.
+func loadFolder(t *testing.T, dir string) (*model.Weights, *tokenizer.Tokenizer) {
+	t.Helper()
+	w, tok, err := engine.LoadWeights(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok == nil {
+		t.Fatalf("%s: no tokenizer", dir)
+	}
+	return w, tok
+}
+
+// rowError is max|got-want| / max|want|.
+func rowError(got, want []float32) float64 {
+	var maxW, maxD float64
+	for i := range want {
+		maxW = math.Max(maxW, math.Abs(float64(want[i])))
+		maxD = math.Max(maxD, math.Abs(float64(got[i]-want[i])))
+	}
+	return maxD / maxW
+}
+
+func argmax(row []float32) int32 {
+	best := 0
+	for i, v := range row {
+		if v > row[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// run evaluates g's prompt and greedy steps on w with the CPU backend and
+// returns every logits row (prompt rows, then one per greedy step) and the
+// greedy ids.
+func runGolden(t *testing.T, w *model.Weights, g *golden) ([][]float32, []int32) {
+	t.Helper()
+	m, err := model.Build(cpu.New(2), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Config.Vocab
+	cache, err := m.NewCache(len(g.Tokens) + len(g.Greedy) + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Forward(cache, g.Tokens, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]float32, len(g.Tokens)*V)
+	if err := m.Backend().ReadF32(out, all); err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float32
+	for r := range g.Tokens {
+		rows = append(rows, all[r*V:(r+1)*V])
+	}
+	var ids []int32
+	row := rows[len(rows)-1]
+	for step := range g.Greedy {
+		id := argmax(row)
+		ids = append(ids, id)
+		if step == len(g.Greedy)-1 {
+			break
+		}
+		// Feed the golden id, so one early divergence does not hide the rest.
+		out, err := m.Forward(cache, []int32{g.Greedy[step]}, len(g.Tokens)+step, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row = make([]float32, V)
+		if err := m.Backend().ReadF32(out, row); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, ids
+}
+
+// checkExact asserts the golden's tolerance on every row and identical
+// greedy ids.
+func checkExact(t *testing.T, w *model.Weights, g *golden) {
+	t.Helper()
+	rows, ids := runGolden(t, w, g)
+	want := append(append([][]float32{}, g.Logits...), g.GreedyLogits...)
+	worst := 0.0
+	for i := range min(len(rows), len(want)) {
+		e := rowError(rows[i], want[i])
+		worst = math.Max(worst, e)
+		if e > g.Tolerance {
+			t.Errorf("row %d: error %.3g > tolerance %.3g", i, e, g.Tolerance)
+		}
+	}
+	for i := range g.Greedy {
+		if ids[i] != g.Greedy[i] {
+			t.Fatalf("greedy step %d: id %d, want %d", i, ids[i], g.Greedy[i])
+		}
+	}
+	t.Logf("worst row error %.3g", worst)
+}
+
+// sourceWeights loads in with package model, as the converter does.
+func sourceWeights(t *testing.T, in string) *model.Weights {
+	t.Helper()
+	w, err := model.Load(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func f32(t *testing.T, x *loader.Tensor) []float32 {
+	t.Helper()
+	f, err := x.F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
