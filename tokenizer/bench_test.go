@@ -45,7 +45,9 @@ func benchText(tb testing.TB) string {
 
 // BenchmarkEncode reports encode throughput in MB/s on benchText, with the
 // per-word cache as used in production ("cached") and with the cache
-// cleared before every pass ("cold").
+// cleared before every pass ("cold"). MB/cpu-s divides by the process's CPU
+// time instead of wall time (it includes the GC's work on other threads;
+// run with -cpu 1 on a shared machine).
 func BenchmarkEncode(b *testing.B) {
 	text := benchText(b)
 	for _, name := range []string{"llama3", "qwen3"} {
@@ -54,6 +56,7 @@ func BenchmarkEncode(b *testing.B) {
 			b.Run(name+"/"+mode, func(b *testing.B) {
 				b.SetBytes(int64(len(text)))
 				n := 0
+				cpu0 := cpuTime()
 				for b.Loop() {
 					if mode == "cold" {
 						tk.cache.reset()
@@ -61,6 +64,9 @@ func BenchmarkEncode(b *testing.B) {
 					n = len(tk.Encode(text, false))
 				}
 				b.ReportMetric(float64(n), "tokens")
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(float64(len(text))*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+				}
 			})
 		}
 	}

@@ -163,10 +163,17 @@ type ChatOptions struct {
 // messages, tools (none unless set), add_generation_prompt, the Kwargs,
 // raise_exception and strftime_now. Set bos_token and eos_token through
 // Kwargs, or use (*Tokenizer).RenderChat which does.
-func RenderChat(tmpl string, messages []Message, opts ChatOptions) (string, error) {
+func RenderChat(tmpl string, messages []Message, opts ChatOptions) (out string, err error) {
 	if tmpl == "" {
 		return "", ErrNoChatTemplate
 	}
+	// The template comes from the model file: a panic in the engine on a
+	// strange template is reported as an error, not a crash.
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", &TemplateError{Stage: "render", Err: fmt.Errorf("template engine panic: %v", r)}
+		}
+	}()
 	t, err := jinja.Compile(normalizeTemplate(tmpl))
 	if err != nil {
 		return "", &TemplateError{Stage: "compile", Err: err}
@@ -198,8 +205,7 @@ func RenderChat(tmpl string, messages []Message, opts ChatOptions) (string, erro
 		}
 		vars[k] = v
 	}
-	out, err := t.RenderValues(vars)
-	if err != nil {
+	if out, err = t.RenderValues(vars); err != nil {
 		return "", &TemplateError{Stage: "render", Err: err}
 	}
 	return out, nil
@@ -283,10 +289,16 @@ func dropAdjacentTrim(src string) string {
 		if p == prevEnd && len(tag) > 2 && tag[2] == '-' {
 			tag = tag[:2] + tag[3:]
 		}
+		raw := kind == '%' && isRawTag(tag)
+		// Jinja2 does not apply trim_blocks to the newline after {% raw %};
+		// ardanlabs/jinja does, unless told not to by '+'.
+		if n := len(tag); raw && tag[n-3] != '-' && tag[n-3] != '+' {
+			tag = tag[:n-2] + "+%}"
+		}
 		b.WriteString(src[i:p])
 		b.WriteString(tag)
 		i, prevEnd = end, end
-		if kind == '%' && isRawTag(tag) {
+		if raw {
 			k := rawBlockEnd(src, end)
 			b.WriteString(src[end:k])
 			i, prevEnd = k, -1

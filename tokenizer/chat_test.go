@@ -87,9 +87,10 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTemplateQuirks covers the source normalisation and the work-around
-// for the whitespace-control bug of ardanlabs/jinja, with Jinja2's output as
-// the expected text.
+// TestTemplateQuirks covers the source normalisation and the work-arounds
+// for ardanlabs/jinja. The expected texts are Python Jinja2 3.1.6's output
+// with Hugging Face's settings (trim_blocks, lstrip_blocks,
+// keep_trailing_newline=False).
 func TestTemplateQuirks(t *testing.T) {
 	for _, c := range []struct{ tmpl, want string }{
 		{"a {{ x }}{%- if true %}b{% endif %}", "a Xb"},
@@ -101,6 +102,16 @@ func TestTemplateQuirks(t *testing.T) {
 		{"line\r\n{{ x }}\r\n", "line\nX"},
 		{"{{ x }}\n\n", "X\n"},
 		{"{{ strftime_now('%Y-%m-%d %b %-d') }}", "2025-03-07 Mar 7"},
+		{"{% if true %}\nX{% endif %}\nY", "XY"},
+		{"A\n  {% if true %}\n  X\n  {% endif %}\nB", "A\n  X\nB"},
+		{"A\n  {# c #}\nB", "A\nB"},
+		{"  {%+ if true %}X{% endif %}", "  X"},
+		{"{% if true +%}\nX{% endif %}", "\nX"},
+		{"{% raw %}\n  {% x %}\n{% endraw %}\nZ", "\n  {% x %}\nZ"},
+		{"A\n  {% raw %}\n  X\n  {% endraw %}\nB", "A\n\n  X\nB"},
+		{"{% raw -%}\n  X{% endraw %}", "X"},
+		{"{%- raw %}\nX{%- endraw %}\n", "\nX"},
+		{"a {{ x }}{% raw %}\n{{ y }}{% endraw %}", "a X\n{{ y }}"},
 	} {
 		now := func() time.Time { return time.Date(2025, 3, 7, 9, 5, 0, 0, time.UTC) }
 		got, err := RenderChat(c.tmpl, nil, ChatOptions{Kwargs: map[string]any{"x": "X"}, Now: now})
