@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,5 +145,79 @@ func TestGGUFVocabs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTinyHFMatchesGGUF encodes every golden string with each tiny model's
+// Hugging Face folder and its GGUF, which must agree id for id (this covers
+// NFC for the qwen2 pre-tokenizer and the special tokens of both).
+func TestTinyHFMatchesGGUF(t *testing.T) {
+	pairs := [][2]string{
+		{"hf/tiny-llama3", "tiny-llama3-f32.gguf"},
+		{"hf/tiny-qwen3", "tiny-qwen3-f32.gguf"},
+	}
+	var texts []string
+	for _, name := range goldenNames {
+		for _, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
+			texts = append(texts, g.Text)
+		}
+	}
+	for _, p := range pairs {
+		h := hfTok(t, p[0])
+		g := ggufTok(t, filepath.Join(testdata, "models", p[1]))
+		for _, text := range texts {
+			for _, o := range []EncodeOptions{{}, {AddSpecial: true}, {SpecialAsText: true}} {
+				if d := diffIDs(g.EncodeOpts(text, o), h.EncodeOpts(text, o)); d != "" {
+					t.Errorf("%s vs %s %+v: text %q\n%s", p[1], p[0], o, text, d)
+				}
+			}
+		}
+	}
+}
+
+// TestSpecialTokens checks BOS, EOS and add-BOS against tiny_models.json
+// (written when the GGUFs were made) and the tokenizer_config.json files.
+func TestSpecialTokens(t *testing.T) {
+	var models []struct {
+		File      string `json:"file"`
+		Tokenizer struct {
+			BOS      int32            `json:"bos"`
+			EOS      int32            `json:"eos"`
+			AddBOS   bool             `json:"add_bos"`
+			Specials map[string]int32 `json:"specials"`
+		} `json:"tokenizer"`
+	}
+	if err := json.Unmarshal(readTestFile(t, "models", "tiny_models.json"), &models); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range models {
+		tk := ggufTok(t, filepath.Join(testdata, "models", m.File))
+		want := m.Tokenizer
+		if tk.BOS() != want.BOS || tk.EOS()[0] != want.EOS || tk.AddBOS() != want.AddBOS {
+			t.Errorf("%s: BOS %d EOS %v AddBOS %v, want %d, %d first, %v", m.File, tk.BOS(), tk.EOS(), tk.AddBOS(), want.BOS, want.EOS, want.AddBOS)
+		}
+		for text, id := range want.Specials {
+			if got := tk.Encode(text, false); len(got) != 1 || got[0] != id || !tk.IsSpecial(id) || tk.TokenText(id) != text {
+				t.Errorf("%s: %q encodes to %v, want [%d] (special)", m.File, text, got, id)
+			}
+		}
+	}
+	for _, c := range []struct {
+		dir    string
+		bos    int32
+		addBOS bool
+		eos    []int32
+	}{
+		{"tokenizer/llama3", 128000, false, []int32{128001, 128009}},
+		{"tokenizer/llama3_instruct_v2", 128000, true, []int32{128009, 128001}},
+		{"tokenizer/qwen3", -1, false, []int32{151645, 151643}},
+	} {
+		tk := hfTok(t, c.dir)
+		if tk.BOS() != c.bos || tk.AddBOS() != c.addBOS || !slices.Equal(tk.EOS(), c.eos) {
+			t.Errorf("%s: BOS %d AddBOS %v EOS %v, want %d %v %v", c.dir, tk.BOS(), tk.AddBOS(), tk.EOS(), c.bos, c.addBOS, c.eos)
+		}
+	}
+	if tk := llama2cTok(t); tk.BOS() != 1 || !slices.Equal(tk.EOS(), []int32{2}) || !tk.AddBOS() {
+		t.Errorf("tok512.bin: BOS %d EOS %v AddBOS %v", tk.BOS(), tk.EOS(), tk.AddBOS())
 	}
 }
