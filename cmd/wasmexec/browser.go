@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -58,6 +60,9 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 		Env:          cfg.env,
 		WriteBinding: writeBinding,
 		ExitBinding:  exitBinding,
+		Root:         cfg.repoRoot,
+		Cwd:          cfg.cwd,
+		Writable:     cfg.writable,
 	})
 	if err != nil {
 		return 0, err
@@ -123,6 +128,12 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 			if _, err := chromedp.Call(tctx, runtime.AddBinding, runtime.AddBindingParams{Name: name}); err != nil {
 				return fmt.Errorf("starting %s: %w", cfg.browser, err)
 			}
+		}
+		// chromedp enables the Network domain, which makes Chromium keep a
+		// copy of every response for DevTools and report each chunk; the
+		// program reads model files through fetch, so turn it off.
+		if _, err := chromedp.Call(tctx, network.Disable, cdp.Empty{}); err != nil {
+			return fmt.Errorf("starting %s: %w", cfg.browser, err)
 		}
 		go forwardConsole(tctx, cfg.verbose)
 		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: base + "/"})

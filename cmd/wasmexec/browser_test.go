@@ -98,6 +98,36 @@ func TestRunFetchRepoFile(t *testing.T) {
 	}
 }
 
+func TestRunAllowWrite(t *testing.T) {
+	prog := buildProg(t)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	stdout, errOut, code := runner(t, nil, "-allow-write", out, prog, "write", "hello", out)
+	want := "6 <nil>\ntrue open " + out + ".other: Permission denied\n"
+	if code != 0 || stdout != want {
+		t.Errorf("code %d stdout %q, want %q; stderr:\n%s", code, stdout, want, errOut)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "hello+" {
+		t.Errorf("the file holds %q, %v; want \"hello+\"", b, err)
+	}
+	if _, err := os.Stat(out + ".other"); err == nil {
+		t.Error("a file that was not allowed was created")
+	}
+}
+
+// TestRunCwd checks that the program's working directory is the runner's, so
+// relative paths mean what they mean natively.
+func TestRunCwd(t *testing.T) {
+	prog := buildProg(t)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runner(t, nil, prog, "cwd")
+	if want := wd + " <nil>\ntrue <nil>\n"; code != 0 || out != want {
+		t.Errorf("code %d stdout %q, want %q; stderr:\n%s", code, out, want, errOut)
+	}
+}
+
 func TestRunPanicExitCode(t *testing.T) {
 	prog := buildProg(t)
 	_, errOut, code := runner(t, nil, prog, "panic")

@@ -52,6 +52,8 @@ func run() int {
 		"kill the browser after this long (extended to -test.timeout plus 30s when that is longer)")
 	browser := fl.String("browser", os.Getenv("WASMEXEC_BROWSER"), "Chromium executable (default /usr/bin/chromium, then $PATH)")
 	verbose := fl.Bool("v", false, "also print Chromium's own output and every console message of the page")
+	var writable pathList
+	fl.Var(&writable, "allow-write", "let the program create and write this file (repeatable); everything else is read-only")
 	if err := fl.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -65,6 +67,7 @@ func run() int {
 		return 1
 	}
 	cfg.verbose = *verbose
+	cfg.writable = writable
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGQUIT)
 	defer stop()
@@ -85,6 +88,8 @@ type config struct {
 	extraFlags []string
 	wasmExecJS string
 	repoRoot   string
+	cwd        string   // the program's working directory
+	writable   []string // absolute paths the program may write
 	timeout    time.Duration
 	verbose    bool
 }
@@ -120,7 +125,22 @@ func configure(wasm string, args []string, browser string, timeout time.Duration
 	if c.repoRoot, err = findRepoRoot(wd); err != nil {
 		return nil, err
 	}
+	c.cwd = wd
 	return c, nil
+}
+
+// pathList collects repeated path flags as absolute, clean paths.
+type pathList []string
+
+func (p *pathList) String() string { return strings.Join(*p, ",") }
+
+func (p *pathList) Set(v string) error {
+	abs, err := filepath.Abs(v)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, abs)
+	return nil
 }
 
 func envDuration(name string, def time.Duration) time.Duration {

@@ -16,6 +16,9 @@ import (
 //go:embed page.html
 var pageHTML string
 
+//go:embed fs.js
+var fsJS []byte
+
 // pageConfig is what the page needs to start the Go program.
 type pageConfig struct {
 	WASM         string            `json:"wasm"`
@@ -23,15 +26,23 @@ type pageConfig struct {
 	Env          map[string]string `json:"env"`
 	WriteBinding string            `json:"writeBinding"`
 	ExitBinding  string            `json:"exitBinding"`
+	// Root is the host path of the repository root ("" when there is
+	// none), Cwd the program's working directory, and Writable the host
+	// paths it may create and write (see fs.js).
+	Root     string   `json:"root"`
+	Cwd      string   `json:"cwd"`
+	Writable []string `json:"writable"`
 }
 
 // server serves the page, wasm_exec.js, the wasm binary and, read-only under
-// /fs/, the repository root.
+// /fs/ (contents) and /fsinfo/ (metadata), the repository root; /write/
+// writes the files the caller allowed.
 type server struct {
 	wasmPath   string
 	wasmExecJS string
 	root       *os.Root // nil: /fs/ answers 404
 	page       []byte
+	writable   []string // absolute host paths
 }
 
 func newServer(wasmPath, wasmExecJS, repoRoot string, cfg pageConfig) (*server, error) {
@@ -43,6 +54,7 @@ func newServer(wasmPath, wasmExecJS, repoRoot string, cfg pageConfig) (*server, 
 		wasmPath:   wasmPath,
 		wasmExecJS: wasmExecJS,
 		page:       []byte(strings.Replace(pageHTML, "{{CONFIG}}", string(js), 1)),
+		writable:   cfg.Writable,
 	}
 	if repoRoot != "" {
 		if s.root, err = os.OpenRoot(repoRoot); err != nil {
@@ -70,11 +82,15 @@ func (s *server) listen() (string, func(), error) {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if idx, ok := strings.CutPrefix(r.URL.Path, "/write/"); ok && r.Method == http.MethodPost {
+		s.serveWrite(w, r, idx)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "read-only", http.StatusMethodNotAllowed)
 		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	switch p := r.URL.Path; {
 	case p == "/" || p == "/index.html":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -82,6 +98,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/wasm_exec.js":
 		w.Header().Set("Content-Type", "text/javascript")
 		http.ServeFile(w, r, s.wasmExecJS)
+	case p == "/wasmexec_fs.js":
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Write(fsJS)
+	case strings.HasPrefix(p, "/fsinfo/"):
+		s.serveInfo(w, r, strings.TrimPrefix(p, "/fsinfo/"))
 	case p == "/prog.wasm":
 		w.Header().Set("Content-Type", "application/wasm")
 		http.ServeFile(w, r, s.wasmPath)

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall/js"
@@ -44,6 +45,29 @@ func main() {
 				break
 			}
 		}
+	case "write": // write args[2] to the file args[3], append to it, then try a file not allowed
+		if err := os.WriteFile(os.Args[3], []byte(os.Args[2]), 0o644); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		f, err := os.OpenFile(os.Args[3], os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString("+")
+			f.Close()
+		}
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		st, err := os.Stat(os.Args[3])
+		fmt.Println(st.Size(), err)
+		err = os.WriteFile(os.Args[3]+".other", nil, 0o644)
+		fmt.Println(errors.Is(err, os.ErrPermission), err)
+	case "cwd": // the working directory and a relative read
+		wd, err := os.Getwd()
+		fmt.Println(wd, err)
+		b, err := os.ReadFile("testdata/prog/main.go")
+		fmt.Println(len(b) > 0, err)
 	case "webgpu":
 		fmt.Println("navigator.gpu:", js.Global().Get("navigator").Get("gpu").Truthy())
 	}
