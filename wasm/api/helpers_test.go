@@ -1,0 +1,106 @@
+package api
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/engine"
+	"wasmllm/internal/browsertest"
+	"wasmllm/manifest"
+	"wasmllm/model"
+)
+
+var convertMu sync.Mutex
+
+// converted returns a model folder converted from a test GGUF, once per
+// test binary.
+var convertedDirs = map[string]string{}
+
+func converted(t *testing.T, gguf string) string {
+	t.Helper()
+	convertMu.Lock()
+	defer convertMu.Unlock()
+	if d, ok := convertedDirs[gguf]; ok {
+		return d
+	}
+	dir, err := os.MkdirTemp("", "wasmllm-api-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(dir, "model")
+	// Small shards, so a model spans several.
+	o := browsertest.ConvertOptions{ShardBytes: 64 << 10}
+	if strings.HasPrefix(gguf, "tiny-qwen3") {
+		o.ChatTemplate = browsertest.Qwen3ChatTemplate(t)
+	}
+	browsertest.ConvertGGUF(t, browsertest.RepoFile("testdata/models/"+gguf), d, o)
+	convertedDirs[gguf] = d
+	return d
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range convertedDirs {
+		os.RemoveAll(filepath.Dir(d))
+	}
+	os.Exit(code)
+}
+
+// loadDir loads a model folder the way the browser does (manifest, checks,
+// tokenizer files, shards through an Assembler) onto the CPU backend.
+func loadDir(t *testing.T, dir string, context int) (*engine.Engine, *manifest.Manifest) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, manifest.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Check(m, Limits{Backend: BackendCPU}, context)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := TokenizerFiles(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, n := range names {
+		if files[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, err := BuildTokenizer(m, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAssembler(m, dir)
+	for i := len(m.Shards) - 1; i >= 0; i-- { // any order works
+		shard, err := os.ReadFile(filepath.Join(dir, m.Shards[i].File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.AddShard(i, int64(len(shard)), func(dst []byte, off int64) { copy(dst, shard[off:]) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := a.Weights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdl, err := model.Build(cpu.New(1), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(mdl, tok, engine.Options{Context: plan.Context})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m
+}

@@ -1,0 +1,202 @@
+package api
+
+import (
+	"fmt"
+
+	"wasmllm/loader"
+	"wasmllm/manifest"
+)
+
+// Backends.
+const (
+	BackendWebGPU = "webgpu"
+	BackendCPU    = "cpu"
+)
+
+// DefaultHeapBytes bounds the model bytes held by the Go heap of the wasm
+// module (a 32-bit address space, shared with the runtime and the garbage
+// collector's headroom).
+const DefaultHeapBytes = 2 << 30
+
+// DefaultContext is the KV cache capacity when none is asked for and the
+// model allows more.
+const DefaultContext = 4096
+
+// Limits are what the chosen backend can hold.
+type Limits struct {
+	Backend string // BackendWebGPU or BackendCPU
+	// MaxStorageBufferBindingSize and MaxBufferSize are the WebGPU device's
+	// limits. A weight larger than a binding is split by rows (experts stay
+	// whole), so what must fit is one row, or one expert's rows.
+	MaxStorageBufferBindingSize uint64
+	MaxBufferSize               uint64
+	// HeapBytes bounds the bytes the Go heap holds at once: the whole model
+	// and its KV cache on the CPU backend, the downloaded weights on WebGPU
+	// (they pass through Go on their way to the GPU). 0 means
+	// DefaultHeapBytes.
+	HeapBytes int64
+}
+
+// Plan is the outcome of checking a manifest against Limits.
+type Plan struct {
+	Context       int   // KV cache capacity in tokens
+	WeightBytes   int64 // weights as the backend stores them
+	KVBytes       int64 // the whole KV cache
+	DownloadBytes int64 // the shards
+}
+
+// TooLargeError reports a model part that does not fit the backend, and by
+// how much.
+type TooLargeError struct {
+	What  string // such as `tensor "output.weight"` or "KV cache"
+	Limit string // the WebGPU limit, or "wasm heap"
+	Need  int64  // bytes
+	Have  int64  // bytes
+	Hint  string // what to do about it, if anything
+}
+
+func (e *TooLargeError) Error() string {
+	s := fmt.Sprintf("%s needs %s but %s is %s: %s too large", e.What, bytesText(e.Need), e.Limit, bytesText(e.Have), bytesText(e.Need-e.Have))
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+func (e *TooLargeError) apiError() *Error {
+	return &Error{Code: CodeModelTooLarge, Message: "model too large: " + e.Error(), Err: e,
+		Details: map[string]any{"what": e.What, "limit": e.Limit, "need": e.Need, "have": e.Have, "over": e.Need - e.Have}}
+}
+
+// Check verifies, before anything is downloaded, that every tensor of m
+// and a KV cache of context tokens (0: the model's maximum, at most
+// DefaultContext, lowered to what the device holds) fit the backend.
+func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
+	heap := lim.HeapBytes
+	if heap <= 0 {
+		heap = DefaultHeapBytes
+	}
+	gpu := lim.Backend == BackendWebGPU
+	buf := lim.MaxStorageBufferBindingSize
+	bufName := "maxStorageBufferBindingSize"
+	if lim.MaxBufferSize < buf {
+		buf, bufName = lim.MaxBufferSize, "maxBufferSize"
+	}
+	p := &Plan{DownloadBytes: m.TotalBytes()}
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		d, ok := t.Type()
+		if !ok {
+			return nil, Errorf(CodeBadModel, "manifest.json: tensor %q has an unknown dtype %q", t.Name, t.DType)
+		}
+		n := int64(1)
+		for _, x := range t.Shape {
+			n *= int64(x)
+		}
+		cols := int64(1)
+		if len(t.Shape) > 0 {
+			cols = int64(t.Shape[len(t.Shape)-1])
+		}
+		unit := int64(1)
+		if len(t.Shape) == 3 {
+			unit = int64(t.Shape[1])
+		}
+		if gpu {
+			row := gpuRowBytes(d, cols)
+			if need := row * unit; uint64(need) > buf {
+				what := "one row"
+				if unit > 1 {
+					what = "one expert"
+				}
+				return nil, (&TooLargeError{What: fmt.Sprintf("tensor %q (%v %s): %s", t.Name, t.Shape, t.DType, what),
+					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}).apiError()
+			}
+			p.WeightBytes += gpuBytes(d, n, t.Bytes)
+		} else {
+			p.WeightBytes += cpuBytes(d, n, t.Bytes)
+		}
+	}
+	c := &m.Config
+	ctx := context
+	asked := ctx > 0
+	if !asked {
+		ctx = c.MaxContext
+		if ctx <= 0 || ctx > DefaultContext {
+			ctx = DefaultContext
+		}
+	}
+	row := int64(c.KVHeads) * int64(c.HeadDim) * 4
+	if row <= 0 || c.Layers <= 0 {
+		return nil, Errorf(CodeBadModel, "manifest.json: config has no KV heads or layers")
+	}
+	if gpu {
+		if fit := int64(buf) / row; int64(ctx) > fit {
+			if asked || fit < 1 {
+				return nil, (&TooLargeError{What: fmt.Sprintf("a KV cache of %d tokens (per layer)", ctx), Limit: "the device's " + bufName,
+					Need: int64(ctx) * row, Have: int64(buf), Hint: fmt.Sprintf("the device holds at most %d tokens", fit)}).apiError()
+			}
+			ctx = int(fit)
+		}
+	}
+	p.Context = ctx
+	p.KVBytes = 2 * int64(c.Layers) * int64(ctx) * row
+	if gpu {
+		if p.DownloadBytes > heap {
+			return nil, (&TooLargeError{What: fmt.Sprintf("loading %s of weights", bytesText(p.DownloadBytes)), Limit: "the wasm heap budget",
+				Need: p.DownloadBytes, Have: heap, Hint: "weights pass through the Go heap on their way to the GPU"}).apiError()
+		}
+	} else if need := p.WeightBytes + p.KVBytes; need > heap {
+		return nil, (&TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
+			Limit: "the wasm heap budget", Need: need, Have: heap}).apiError()
+	}
+	return p, nil
+}
+
+// gpuRowBytes is the bytes one row of cols values takes in a WebGPU weight
+// buffer (the value plane, for planar types), after the conversion the
+// backend makes on upload.
+func gpuRowBytes(d loader.DType, cols int64) int64 {
+	switch d {
+	case loader.F16:
+		return 2 * cols
+	case loader.Q8, loader.Q8_0:
+		return cols
+	case loader.Q4, loader.Q4_0:
+		return cols / 2
+	}
+	return 4 * cols // F32, and everything the backend widens to F32
+}
+
+func gpuBytes(d loader.DType, n, stored int64) int64 {
+	switch d {
+	case loader.F32, loader.F16, loader.Q8, loader.Q4, loader.Q8_0, loader.Q4_0:
+		return stored
+	}
+	return 4 * n
+}
+
+func cpuBytes(d loader.DType, n, stored int64) int64 {
+	switch d {
+	case loader.Q8_0, loader.Q4_0, loader.Q4, loader.Q8:
+		return stored
+	}
+	return 4 * n
+}
+
+// bytesText formats a byte count for people: "1.5 GiB (1610612736 bytes)".
+func bytesText(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1024 && n > -1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v := float64(n)
+	u := ""
+	for _, x := range units {
+		v /= 1024
+		u = x
+		if v < 1024 && v > -1024 {
+			break
+		}
+	}
+	return fmt.Sprintf("%.1f %s (%d bytes)", v, u, n)
+}

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"wasmllm/manifest"
+	"wasmllm/model"
+)
+
+func planManifest() *manifest.Manifest {
+	c := model.Config{Arch: model.ArchLlama, Vocab: 1000, Hidden: 64, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16,
+		FFN: 128, RMSEps: 1e-5, RopeTheta: 1e4, MaxContext: 8192}
+	return &manifest.Manifest{FormatVersion: 1, Arch: c.Arch, Config: c,
+		Shards: []manifest.Shard{{File: "s-0123456789abcdef.bin", Bytes: 1 << 20}},
+		Tensors: []manifest.TensorInfo{
+			{Name: "token_embd.weight", DType: "F32", Shape: []int{1000, 64}, Bytes: 256000},
+			{Name: "blk.0.attn_qkv.weight", DType: "q4", Shape: []int{128, 64}, Offset: 256000, Bytes: 4608},
+			{Name: "blk.0.ffn_gate_up_exps.weight", DType: "F16", Shape: []int{4, 32, 64}, Offset: 262144, Bytes: 16384},
+		}}
+}
+
+func TestCheckFits(t *testing.T) {
+	m := planManifest()
+	p, err := Check(m, Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 27, MaxBufferSize: 1 << 28}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The model's 8192 positions are capped at DefaultContext.
+	if p.Context != DefaultContext {
+		t.Errorf("context %d, want %d", p.Context, DefaultContext)
+	}
+	if want := int64(2 * 2 * DefaultContext * 2 * 16 * 4); p.KVBytes != want {
+		t.Errorf("KV bytes %d, want %d", p.KVBytes, want)
+	}
+	if want := int64(256000 + 4608 + 16384); p.WeightBytes != want {
+		t.Errorf("weight bytes %d, want %d", p.WeightBytes, want)
+	}
+	// On the CPU, F16 is widened to F32.
+	p, err = Check(m, Limits{Backend: BackendCPU}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(256000 + 4608 + 4*4*32*64); p.WeightBytes != want || p.Context != 100 {
+		t.Errorf("cpu: weight bytes %d (want %d), context %d", p.WeightBytes, want, p.Context)
+	}
+}
+
+func tooLarge(t *testing.T, err error) map[string]any {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeModelTooLarge {
+		t.Fatalf("error %v, want model_too_large", err)
+	}
+	return e.Details
+}
+
+func TestCheckTensorTooLarge(t *testing.T) {
+	m := planManifest()
+	// One embedding row is 256 bytes of F32: a 200-byte buffer cannot hold it.
+	d := tooLarge(t, func() error {
+		_, err := Check(m, Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 20, MaxBufferSize: 200}, 16)
+		return err
+	}())
+	if d["need"] != int64(256) || d["have"] != int64(200) || d["over"] != int64(56) || d["limit"] != "the device's maxBufferSize" ||
+		!strings.Contains(d["what"].(string), "token_embd.weight") {
+		t.Errorf("details %v", d)
+	}
+	// An expert (32 rows of 64 F16) stays whole: 4096 bytes.
+	m.Tensors = m.Tensors[2:]
+	d = tooLarge(t, func() error {
+		_, err := Check(m, Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 4000, MaxBufferSize: 1 << 20}, 16)
+		return err
+	}())
+	if d["need"] != int64(4096) || d["over"] != int64(96) || !strings.Contains(d["what"].(string), "one expert") {
+		t.Errorf("details %v", d)
+	}
+}
+
+func TestCheckKV(t *testing.T) {
+	m := planManifest()
+	m.Tensors = nil
+	lim := Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
+	// Per layer and position: 2 heads × 16 × 4 bytes = 128; the buffer holds 1000.
+	p, err := Check(m, lim, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Context != 1000 {
+		t.Errorf("context %d, want the 1000 the device holds", p.Context)
+	}
+	d := tooLarge(t, func() error { _, err := Check(m, lim, 2000); return err }())
+	if d["need"] != int64(2000*128) || d["have"] != int64(128000) {
+		t.Errorf("details %v", d)
+	}
+}
+
+func TestCheckHeap(t *testing.T) {
+	m := planManifest()
+	_, err := Check(m, Limits{Backend: BackendCPU, HeapBytes: 300000}, 16)
+	d := tooLarge(t, err)
+	need := int64(256000+4608+4*4*32*64) + 2*2*16*128
+	if d["need"] != need || d["over"] != need-300000 {
+		t.Errorf("details %v (need %d)", d, need)
+	}
+	if !strings.Contains(err.Error(), "too large") {
+		t.Errorf("message %q", err)
+	}
+}
