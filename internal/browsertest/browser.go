@@ -1,0 +1,177 @@
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumFlags are the flags for headless Chromium with WebGPU on
+// SwiftShader (the same as cmd/wasmexec's).
+var ChromiumFlags = []chromedp.ExecAllocatorOption{
+	chromedp.Headless,
+	chromedp.NoSandbox,
+	chromedp.NoFirstRun,
+	chromedp.NoDefaultBrowserCheck,
+	chromedp.Flag("enable-unsafe-webgpu", true),
+	chromedp.Flag("disable-background-networking", true),
+	chromedp.Flag("disable-component-update", true),
+	chromedp.Flag("disable-sync", true),
+	chromedp.Flag("disable-quic", true),
+	chromedp.Flag("disable-extensions", true),
+	chromedp.Flag("disable-dev-shm-usage", true),
+	chromedp.Flag("disable-background-timer-throttling", true),
+	chromedp.Flag("disable-renderer-backgrounding", true),
+	chromedp.Flag("disable-hang-monitor", true),
+}
+
+// Chromium is the browser binary; WASMLLM_CHROMIUM overrides it.
+func Chromium() string {
+	if p := os.Getenv("WASMLLM_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// Browser is one headless Chromium with one tab, closed when the test ends.
+type Browser struct {
+	t       testing.TB
+	ctx     context.Context
+	mu      sync.Mutex
+	console []string
+	// Timeout bounds each Run (default 3 minutes).
+	Timeout time.Duration
+}
+
+// NewBrowser starts Chromium with a fresh profile (so Cache Storage starts
+// empty). The test is skipped when Chromium is missing.
+func NewBrowser(t testing.TB) *Browser {
+	t.Helper()
+	if _, err := os.Stat(Chromium()); err != nil {
+		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
+	}
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, ChromiumFlags...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	b := &Browser{t: t, ctx: ctx, Timeout: 3 * time.Minute}
+	if err := chromedp.Do(ctx); err != nil {
+		cancelTab()
+		cancelAlloc()
+		t.Fatalf("starting %s: %v", Chromium(), err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.console = append(b.console, fmt.Sprintf("console.%s: %s", m.Type, m.Text))
+			b.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("browser console:\n%s", strings.Join(b.Console(), "\n"))
+		}
+		cancelTab()
+		cancelAlloc()
+	})
+	return b
+}
+
+// Console returns the page's console messages so far.
+func (b *Browser) Console() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.console...)
+}
+
+// Open navigates to url and waits until the page sets window.pageReady
+// (TestPage does once wasmllm.js is imported).
+func (b *Browser) Open(url string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), ready()); err != nil {
+		b.t.Fatalf("opening %s: %v", url, err)
+	}
+}
+
+// Reload reloads the page and waits for window.pageReady.
+func (b *Browser) Reload() {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Reload(), ready()); err != nil {
+		b.t.Fatalf("reloading: %v", err)
+	}
+}
+
+func ready() chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void]("window.pageReady === true", chromedp.WithPollingTimeout(time.Minute))
+}
+
+// JSError is a rejection or exception from Run, with the WasmLLMError's
+// code when it had one.
+type JSError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+func (e *JSError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Run evaluates a JavaScript expression, awaits it if it is a promise, and
+// decodes its value (as JSON) into out, which may be nil. A throw or a
+// rejection is returned as a *JSError.
+func (b *Browser) Run(expr string, out any) error {
+	wrapped := `(async () => { try { return {ok: true, value: await (` + expr + `)}; } catch (e) {
+		return {ok: false, error: {code: (e && e.code) || "", message: String((e && e.message) || e), details: (e && e.details) || null}}; } })()`
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](wrapped, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return fmt.Errorf("evaluating %.80q: %w", expr, err)
+	}
+	var res struct {
+		OK    bool            `json:"ok"`
+		Value json.RawMessage `json:"value"`
+		Error *JSError        `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("decoding the result of %.80q: %w", expr, err)
+	}
+	if !res.OK {
+		return res.Error
+	}
+	if out == nil || len(res.Value) == 0 {
+		return nil
+	}
+	return json.Unmarshal(res.Value, out)
+}
+
+// MustRun is Run that fails the test on error.
+func (b *Browser) MustRun(expr string, out any) {
+	b.t.Helper()
+	if err := b.Run(expr, out); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// Screenshot saves a PNG of the page to path.
+func (b *Browser) Screenshot(path string) error {
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf, 0o644)
+}
