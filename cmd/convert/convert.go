@@ -27,6 +27,7 @@ type options struct {
 	shardBytes int64
 	workers    int       // goroutines per tensor; GOMAXPROCS when 0
 	progress   io.Writer // where the progress bar goes; none when nil
+	writing    func()    // called before the first file is created, if set
 }
 
 // convert writes o.in as a model folder at o.out. Nothing is left at o.out
@@ -72,6 +73,12 @@ func convert(ctx context.Context, o options) (*report, error) {
 		files = append(files, namedFile{filepath.Base(path), data})
 	}
 
+	if o.writing != nil {
+		o.writing()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	wr, err := manifest.NewWriter(o.out, o.shardBytes)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,9 @@
 //	go run ./cmd/convert -o models/llama-3.2-1b-q4 -quant q4 ~/hf/Llama-3.2-1B-Instruct
 //	go run ./cmd/convert -o models/stories260K-bin -tokenizer tok512.bin stories260K.bin
 //
-// The output folder is written beside its destination and renamed into
+// The whole canonical model is held in memory while it converts (about the
+// size of the source; GGUF tensors are read one by one, not mapped). The
+// output folder is written beside its destination and renamed into
 // place at the end: it replaces an earlier model folder there, extra files
 // included, so pass them again with -extra (they are read first).
 //
@@ -37,6 +39,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	_ "wasmllm/engine" // registers the converted-folder reader with model.Load
@@ -44,8 +47,17 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		if !writing.Load() { // nothing on disk yet: stop at once, even mid-load
+			fmt.Fprintln(os.Stderr, "convert: interrupted")
+			os.Exit(130)
+		}
+		cancel() // the conversion stops and removes its temporary folder
+	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "convert:", err)
 		if errors.Is(err, errUsage) {
@@ -56,6 +68,9 @@ func main() {
 }
 
 var errUsage = errors.New("usage")
+
+// writing is set once the conversion may have files on disk.
+var writing atomic.Bool
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
@@ -103,6 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if progress {
 		o.progress = stderr
 	}
+	o.writing = func() { writing.Store(true) }
 	r, err := convert(ctx, o)
 	if err != nil {
 		return err
