@@ -4,31 +4,47 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 
-	"wasmllm/loader"
 	"wasmllm/manifest"
-	"wasmllm/model"
 )
 
-// ConvertOptions configure ConvertGGUF.
+var convertBuild built
+
+// ConvertOptions configure Convert; zero values are cmd/convert's defaults.
 type ConvertOptions struct {
-	// ShardBytes bounds the shard size (0: manifest.DefaultShardBytes).
-	ShardBytes int64
-	// ChatTemplate replaces the GGUF's chat template (the test GGUFs have
-	// none).
-	ChatTemplate string
+	ShardMB   int    // -shard-mb
+	Quant     string // -quant: keep, q4, q8 or f16
+	Tokenizer string // -tokenizer: a tokenizer.json folder, GGUF or tokenizer.bin
 }
 
-// ConvertGGUF writes a servable model folder at dst from the GGUF file src:
-// the canonical tensors (model.FromGGUF), Q4_0 and Q8_0 repacked into the
-// planar q4/q8 layouts, and the GGUF's tokenizer inlined in the manifest as
-// {"kind": "gguf", "tokenizer.ggml.*": ...}. It stands in for cmd/convert
-// in tests.
-func ConvertGGUF(t testing.TB, src, dst string, o ConvertOptions) *manifest.Manifest {
+// Convert runs cmd/convert on src (a GGUF file, a Hugging Face folder or a
+// llama2.c checkpoint) into the model folder dst and returns its manifest.
+func Convert(t testing.TB, src, dst string, o ConvertOptions) *manifest.Manifest {
 	t.Helper()
-	m, err := convertGGUF(src, dst, o)
+	bin, err := build(&convertBuild, "convert", "./cmd/convert")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-o", dst, "-progress=false"}
+	if o.ShardMB > 0 {
+		args = append(args, "-shard-mb", strconv.Itoa(o.ShardMB))
+	}
+	if o.Quant != "" {
+		args = append(args, "-quant", o.Quant)
+	}
+	if o.Tokenizer != "" {
+		args = append(args, "-tokenizer", o.Tokenizer)
+	}
+	cmd := exec.Command(bin, append(args, src)...)
+	cmd.Dir = RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("convert %s: %v\n%s", src, err, out)
+	}
+	m, err := manifest.Read(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,48 +68,31 @@ func Qwen3ChatTemplate(t testing.TB) string {
 	return cfg.ChatTemplate
 }
 
-func convertGGUF(src, dst string, o ConvertOptions) (*manifest.Manifest, error) {
-	g, err := loader.ReadGGUF(src)
-	if err != nil {
-		return nil, err
-	}
-	w, err := model.FromGGUF(g)
-	if err != nil {
-		return nil, err
-	}
-	tok := map[string]any{"kind": "gguf"}
-	for _, kv := range g.MetaKVs() {
-		if strings.HasPrefix(kv.Key, "tokenizer.ggml.") {
-			tok[kv.Key] = kv.Value
+// ChatTokenizer returns a tokenizer folder for Convert's -tokenizer: the
+// Hugging Face tokenizer of testdata/hf/NAME with the Qwen3 chat template as
+// chat_template.jinja (the test models have no template of their own).
+func ChatTokenizer(t testing.TB, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
+		data, err := os.ReadFile(RepoFile(filepath.Join("testdata/hf", name, f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	tokJSON, err := json.Marshal(tok)
-	if err != nil {
-		return nil, err
+	if err := os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte(Qwen3ChatTemplate(t)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	tmpl, _ := g.String("tokenizer.chat_template")
-	if o.ChatTemplate != "" {
-		tmpl = o.ChatTemplate
+	return dir
+}
+
+// ShardPath returns the path of a model folder's shard i.
+func ShardPath(dir string, m *manifest.Manifest, i int) string {
+	if i < 0 || i >= len(m.Shards) {
+		panic(fmt.Sprintf("browsertest: shard %d of %d", i, len(m.Shards)))
 	}
-	mw, err := manifest.NewWriter(dst, o.ShardBytes)
-	if err != nil {
-		return nil, err
-	}
-	defer mw.Abort()
-	for _, name := range w.Names() {
-		x := w.Tensors[name]
-		if x.DType == loader.Q4_0 || x.DType == loader.Q8_0 {
-			if x, err = loader.ToPlanar(x); err != nil {
-				return nil, err
-			}
-		}
-		if err := mw.Add(x); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	m := &manifest.Manifest{Arch: w.Config.Arch, Config: w.Config, Quant: "keep", Tokenizer: tokJSON, ChatTemplate: tmpl}
-	if err := mw.Close(m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return filepath.Join(dir, m.Shards[i].File)
 }

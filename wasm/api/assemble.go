@@ -1,11 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"path"
-	"strings"
 
 	"wasmllm/loader"
 	"wasmllm/manifest"
@@ -74,173 +71,84 @@ func (a *Assembler) Weights() (*model.Weights, error) {
 	return w, nil
 }
 
-// tokenizerSpec is manifest.Tokenizer's common part.
-type tokenizerSpec struct {
-	Kind       string `json:"kind"`
-	File       string `json:"file"`
-	ConfigFile string `json:"config_file"`
-}
-
 // TokenizerFiles lists the files of the model folder the tokenizer is read
-// from (none when it is inline in the manifest, or absent).
+// from (model.TokenizerSpec); none when the manifest names no tokenizer.
 func TokenizerFiles(m *manifest.Manifest) ([]string, error) {
-	spec, err := parseSpec(m)
-	if err != nil || spec == nil {
-		return nil, err
+	spec, err := model.ParseTokenizerSpec(manifest.ManifestFile, m.Tokenizer)
+	if err != nil {
+		return nil, &Error{Code: CodeBadModel, Message: err.Error(), Err: err}
 	}
-	var files []string
-	switch spec.Kind {
-	case "hf":
-		files = append(files, orDefault(spec.File, "tokenizer.json"))
-		if spec.ConfigFile != "" {
-			files = append(files, spec.ConfigFile)
-		}
-	case "llama2c":
-		if spec.File == "" {
-			return nil, badTokenizer("file", "missing")
-		}
-		files = append(files, spec.File)
+	switch {
+	case spec == nil:
+		return nil, nil
+	case spec.Format == model.TokenizerHF:
+		return spec.Files, nil
 	}
-	for _, f := range files {
-		if f != path.Base(f) || strings.HasPrefix(f, ".") || f == manifest.ManifestFile {
-			return nil, badTokenizer("file", fmt.Sprintf("%q is not a plain file name of the model folder", f))
-		}
-	}
-	return files, nil
+	return []string{spec.File}, nil
 }
 
 // BuildTokenizer builds the tokenizer m names, with files holding the
 // contents of TokenizerFiles(m). A manifest without a tokenizer gives nil.
+//
+// A Hugging Face tokenizer is read from tokenizer.json and
+// tokenizer_config.json, with chat_template.jinja as the template when the
+// config has none; generation_config.json's extra EOS ids are not read
+// (tokenizer.FromHFDir reads them, but only from a folder on disk).
 func BuildTokenizer(m *manifest.Manifest, files map[string][]byte) (*tokenizer.Tokenizer, error) {
-	spec, err := parseSpec(m)
-	if err != nil || spec == nil {
-		return nil, err
-	}
-	names, err := TokenizerFiles(m)
+	spec, err := model.ParseTokenizerSpec(manifest.ManifestFile, m.Tokenizer)
 	if err != nil {
-		return nil, err
+		return nil, &Error{Code: CodeBadModel, Message: err.Error(), Err: err}
 	}
+	if spec == nil {
+		return nil, nil
+	}
+	names, _ := TokenizerFiles(m)
 	for _, n := range names {
 		if _, ok := files[n]; !ok {
 			return nil, Errorf(CodeInternal, "tokenizer file %s was not fetched", n)
 		}
 	}
 	var tok *tokenizer.Tokenizer
-	switch spec.Kind {
-	case "hf":
+	switch spec.Format {
+	case model.TokenizerHF:
 		var cfg []byte
-		if spec.ConfigFile != "" {
-			cfg = files[spec.ConfigFile]
+		if cfg, err = hfConfig(files); err == nil {
+			tok, err = tokenizer.FromHFJSON(files["tokenizer.json"], cfg)
 		}
-		tok, err = tokenizer.FromHFJSON(files[names[0]], cfg)
-	case "llama2c":
-		tok, err = tokenizer.FromLlama2C(files[spec.File], m.Config.Vocab)
-	case "gguf":
-		tok, err = ggufTokenizer(m)
+	case model.TokenizerGGUF:
+		var g *loader.GGUF
+		if g, err = loader.ParseGGUF(spec.File, files[spec.File]); err == nil {
+			tok, err = tokenizer.FromGGUF(g)
+		}
 	default:
-		return nil, badTokenizer("kind", fmt.Sprintf("%q is not hf, gguf or llama2c", spec.Kind))
+		tok, err = tokenizer.FromLlama2C(files[spec.File], m.Config.Vocab)
 	}
 	if err != nil {
 		return nil, &Error{Code: CodeBadModel, Message: "tokenizer: " + err.Error(), Err: err}
 	}
 	if tok.VocabSize() > m.Config.Vocab {
-		return nil, badTokenizer("", fmt.Sprintf("%d tokens, the model has %d", tok.VocabSize(), m.Config.Vocab))
+		return nil, Errorf(CodeBadModel, "tokenizer: %d tokens, the model has %d", tok.VocabSize(), m.Config.Vocab)
 	}
 	return tok, nil
 }
 
-func parseSpec(m *manifest.Manifest) (*tokenizerSpec, error) {
-	raw := bytes.TrimSpace(m.Tokenizer)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+// hfConfig returns tokenizer_config.json (or nil), with the contents of
+// chat_template.jinja as its chat_template when it has none.
+func hfConfig(files map[string][]byte) ([]byte, error) {
+	cfg := files["tokenizer_config.json"]
+	tmpl, ok := files["chat_template.jinja"]
+	if !ok {
+		return cfg, nil
 	}
-	var s tokenizerSpec
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, badTokenizer("", err.Error())
-	}
-	return &s, nil
-}
-
-// ggufTokenizer builds a tokenizer from GGUF vocabulary fields inlined in
-// the manifest: {"kind":"gguf","model":"llama","tokens":[...],...}, keys
-// named as GGUF's tokenizer.ggml.* (with or without that prefix), and
-// chat_template from the manifest when the object has none.
-func ggufTokenizer(m *manifest.Manifest) (*tokenizer.Tokenizer, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(m.Tokenizer, &fields); err != nil {
-		return nil, err
-	}
-	g := &loader.GGUF{File: "manifest.json tokenizer", Meta: map[string]any{}}
-	for k, v := range fields {
-		if k == "kind" {
-			continue
+	obj := map[string]json.RawMessage{}
+	if cfg != nil {
+		if err := json.Unmarshal(cfg, &obj); err != nil {
+			return nil, &loader.FormatError{File: "tokenizer_config.json", Field: "JSON", Offset: -1, Err: err}
 		}
-		key := k
-		switch {
-		case k == "chat_template":
-			key = "tokenizer.chat_template"
-		case !strings.HasPrefix(k, "tokenizer."):
-			key = "tokenizer.ggml." + k
-		}
-		val, err := ggufValue(strings.TrimPrefix(key, "tokenizer.ggml."), v)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", k, err)
-		}
-		g.Keys = append(g.Keys, key)
-		g.Meta[key] = val
 	}
-	if _, ok := g.Meta["tokenizer.chat_template"]; !ok && m.ChatTemplate != "" {
-		g.Keys = append(g.Keys, "tokenizer.chat_template")
-		g.Meta["tokenizer.chat_template"] = m.ChatTemplate
+	if t, has := obj["chat_template"]; has && !isNull(t) {
+		return cfg, nil
 	}
-	return tokenizer.FromGGUF(g)
-}
-
-// ggufValue decodes a field into the Go type GGUF metadata would have.
-func ggufValue(name string, v json.RawMessage) (any, error) {
-	switch name {
-	case "tokens", "merges":
-		var s []string
-		err := json.Unmarshal(v, &s)
-		return s, err
-	case "token_type":
-		var s []int32
-		err := json.Unmarshal(v, &s)
-		return s, err
-	case "scores":
-		var s []float32
-		err := json.Unmarshal(v, &s)
-		return s, err
-	}
-	t := bytes.TrimSpace(v)
-	switch {
-	case len(t) > 0 && t[0] == '"':
-		var s string
-		err := json.Unmarshal(v, &s)
-		return s, err
-	case string(t) == "true" || string(t) == "false":
-		return string(t) == "true", nil
-	case strings.HasSuffix(name, "_id"):
-		var n int64
-		err := json.Unmarshal(v, &n)
-		return n, err
-	}
-	var x any
-	err := json.Unmarshal(v, &x)
-	return x, err
-}
-
-func badTokenizer(field, what string) *Error {
-	msg := "manifest.json: tokenizer"
-	if field != "" {
-		msg += "." + field
-	}
-	return &Error{Code: CodeBadModel, Message: msg + ": " + what}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	obj["chat_template"], _ = json.Marshal(string(tmpl))
+	return json.Marshal(obj)
 }

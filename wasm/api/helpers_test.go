@@ -33,11 +33,11 @@ func converted(t *testing.T, gguf string) string {
 	}
 	d := filepath.Join(dir, "model")
 	// Small shards, so a model spans several.
-	o := browsertest.ConvertOptions{ShardBytes: 64 << 10}
+	o := browsertest.ConvertOptions{ShardMB: 1}
 	if strings.HasPrefix(gguf, "tiny-qwen3") {
-		o.ChatTemplate = browsertest.Qwen3ChatTemplate(t)
+		o.Tokenizer = browsertest.ChatTokenizer(t, "tiny-qwen3")
 	}
-	browsertest.ConvertGGUF(t, browsertest.RepoFile("testdata/models/"+gguf), d, o)
+	browsertest.Convert(t, browsertest.RepoFile("testdata/models/"+gguf), d, o)
 	convertedDirs[gguf] = d
 	return d
 }
