@@ -30,6 +30,7 @@ type config struct {
 	json, system                                            bool
 	params                                                  sampler.Params
 	nSet                                                    bool
+	args                                                    []string // as given, to run again in the browser
 }
 
 func main() {
@@ -41,13 +42,16 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+		if ee, ok := err.(interface{ ExitCode() int }); ok {
+			os.Exit(ee.ExitCode()) // the browser run printed its error
+		}
 		fmt.Fprintln(os.Stderr, "generate:", err)
 		os.Exit(1)
 	}
 }
 
 func parseFlags(args []string) (*config, error) {
-	c := &config{params: sampler.DefaultParams()}
+	c := &config{params: sampler.DefaultParams(), args: args}
 	c.params.Temperature = 0 // greedy unless asked
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.StringVar(&c.model, "model", "", "model: GGUF file, Hugging Face folder, llama2.c .bin or converted folder")
@@ -112,6 +116,9 @@ func parseIDs(s string) ([]int32, error) {
 
 // run loads the model on the chosen backend and generates.
 func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
+	if ran, err := runElsewhere(ctx, c, stdout, stderr); ran {
+		return err
+	}
 	b, closeB, err := newBackend(ctx, c)
 	if err != nil {
 		return err

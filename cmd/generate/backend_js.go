@@ -1,0 +1,36 @@
+//go:build js
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"wasmllm/cpu"
+	"wasmllm/gpu"
+	"wasmllm/model"
+)
+
+// newBackend opens the browser's WebGPU device for -backend webgpu.
+func newBackend(ctx context.Context, c *config) (model.Backend, func(), error) {
+	switch c.backend {
+	case "cpu":
+		return cpu.New(c.threads), func() {}, nil
+	case "webgpu":
+		d, err := gpu.Open(ctx, gpu.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := gpu.NewBackend(d, gpu.BackendOptions{})
+		if err != nil {
+			d.Close()
+			return nil, nil, err
+		}
+		return b, d.Close, nil
+	}
+	return nil, nil, fmt.Errorf("-backend %q: want cpu or webgpu", c.backend)
+}
+
+// runElsewhere does nothing in the browser: the command runs here.
+func runElsewhere(context.Context, *config, io.Writer, io.Writer) (bool, error) { return false, nil }
