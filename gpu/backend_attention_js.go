@@ -262,11 +262,11 @@ func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
 		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
 }
 
-// decodeBatch is QB: the largest divisor of G of at most 8 whose queries
-// fit the decode kernel's 2048-float query tile.
-func decodeBatch(G, Dh int) int {
+// decodeBatch is QB: the largest divisor of G of at most 8, the query
+// heads one decode workgroup scores against each key it loads.
+func decodeBatch(G int) int {
 	for qb := min(G, 8); qb > 1; qb-- {
-		if G%qb == 0 && qb*Dh <= 2048 {
+		if G%qb == 0 {
 			return qb
 		}
 	}
@@ -278,7 +278,7 @@ func decodeBatch(G, Dh int) int {
 func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bool {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
-	qb := decodeBatch(G, Dh)
+	qb := decodeBatch(G)
 	nc := (c.capacity + decodeChunk - 1) / decodeChunk
 	if nc > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
 		return false
@@ -320,10 +320,12 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bo
 	return true
 }
 
-// prefillTiles are BQ and BK of attention_prefill.wgsl for a head dim.
+// prefillTiles are BQ and BK of attention_prefill.wgsl for a head dim:
+// BQ*Dh/4 outputs over 64 threads, at most 4 each; a K/V tile of at most
+// 1024 floats.
 func prefillTiles(Dh int) (bq, bk int) {
 	bq = max(1, min(16, 1024/Dh))
-	bk = max(1, min(32, 2048/Dh, 512/bq))
+	bk = max(1, min(16, 1024/Dh))
 	return bq, bk
 }
 

@@ -10,7 +10,8 @@
 //
 // The cache is head-major (Hk, S, UH) in 16-byte units: 4 f32 values, or 8
 // f16 values when KV_F16 (see kv_write.wgsl). Query head h reads kv head
-// h / G. Scores are q·k / sqrt(Dh); q is scaled when it is loaded.
+// h / G. Scores are q·k / sqrt(Dh). Workgroup memory is kept small: it is
+// what SwiftShader's compile time grows with.
 
 struct Params {
     row4: u32,  // C/4: row width of qkv in vec4
@@ -31,15 +32,14 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16), at most 256
-override QB: u32 = 1u;           // query heads per workgroup: QB*Dh <= 2048, QB <= 8
+override QB: u32 = 1u;           // query heads per workgroup, at most 8
 override KV_F16: bool = false;
 
 const CH: u32 = 64u;             // keys per chunk = threads per workgroup
 override DH4: u32 = DH / 4u;
 const NEG: f32 = -3.0e38;
 
-var<workgroup> qs: array<vec4<f32>, 512>; // (QB, Dh/4) scaled queries
-var<workgroup> sc: array<f32, 512>;       // (QB, CH) scores, then exp(s - m)
+var<workgroup> sc: array<f32, QB * CH>; // (QB, CH) scores, then exp(s - m)
 var<workgroup> n_keys: u32;
 
 fn units() -> u32 {
@@ -66,34 +66,24 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     if (n == 0u) {
         return;
     }
-    for (var e = tid; e < QB * DH4; e += CH) {
-        let g = e / DH4;
-        qs[e] = qkv[t * p.row4 + (h0 + g) * DH4 + e % DH4] * p.scale;
-    }
-    workgroupBarrier();
-
     // Scores: one key per thread, all QB queries.
     let UH = units();
     if (tid < n) {
         let base = (kh * p.cap + j0 + tid) * UH;
-        var acc: array<f32, 8>;
-        for (var u = 0u; u < UH; u++) {
-            let w = kc[base + u];
-            if (KV_F16) {
-                let a = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
-                let b = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
-                for (var g = 0u; g < QB; g++) {
-                    acc[g] += dot(qs[g * DH4 + 2u * u], a) + dot(qs[g * DH4 + 2u * u + 1u], b);
-                }
-            } else {
-                let a = bitcast<vec4<f32>>(w);
-                for (var g = 0u; g < QB; g++) {
-                    acc[g] += dot(qs[g * DH4 + u], a);
+        let qb = t * p.row4 + h0 * DH4;
+        for (var g = 0u; g < QB; g++) {
+            var acc = 0.0;
+            for (var u = 0u; u < UH; u++) {
+                let w = kc[base + u];
+                if (KV_F16) {
+                    let a = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+                    let b = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
+                    acc += dot(qkv[qb + g * DH4 + 2u * u], a) + dot(qkv[qb + g * DH4 + 2u * u + 1u], b);
+                } else {
+                    acc += dot(qkv[qb + g * DH4 + u], bitcast<vec4<f32>>(w));
                 }
             }
-        }
-        for (var g = 0u; g < QB; g++) {
-            sc[g * CH + tid] = acc[g];
+            sc[g * CH + tid] = acc * p.scale;
         }
     }
     workgroupBarrier();

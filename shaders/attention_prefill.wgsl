@@ -1,11 +1,13 @@
 // attention_prefill: tiled causal attention for a batch of tokens. The
 // query rows of kv head kh are the (token, query head) pairs R = t*G + g
 // (query head kh*G + g), so the G heads that share a kv head share its K/V
-// tiles. One workgroup per (tile of BQ rows, kv head): the scaled queries
-// sit in workgroup memory, then for each tile of BK keys up to the tile's
-// last position the K tile is loaded, scored, folded into each row's
-// running max and sum (online softmax), and the V tile, loaded over the K
-// tile, is accumulated. Row R attends to keys [0, pos[t]].
+// tiles. One workgroup per (tile of BQ rows, kv head): for each tile of BK
+// keys up to the tile's last position the K tile is loaded into workgroup
+// memory, scored, folded into each row's running max and sum (online
+// softmax), and the V tile, loaded over the K tile, is accumulated. Row R
+// attends to keys [0, pos[t]]. Queries are read from qkv where they are
+// used (a cache hit after the first tile): workgroup memory is kept small,
+// since SwiftShader's compile time grows with it.
 //
 // The cache is head-major (Hk, S, UH) in 16-byte units: 4 f32 values, or 8
 // f16 values when KV_F16 (see kv_write.wgsl).
@@ -28,22 +30,20 @@ struct Params {
 
 override DH: u32 = 64u;  // Dh, a multiple of 4 (8 when KV_F16), at most 256
 override BQ: u32 = 16u;  // query rows per tile: BQ <= 16, BQ*Dh <= 1024
-override BK: u32 = 32u;  // keys per tile: BK <= 32, BK*Dh <= 2048, BQ*BK <= 512
+override BK: u32 = 16u;  // keys per tile: BK*Dh <= 1024
 override KV_F16: bool = false;
 override DH4: u32 = DH / 4u;
-override STRIDE: u32 = DH4 + 1u; // padded K/V tile row, in vec4
 
 const WG: u32 = 64u;
 const NACC: u32 = 4u; // outputs (vec4) per thread: BQ*Dh/4/WG <= 4
 const NEG: f32 = -3.0e38;
 
-var<workgroup> qs: array<vec4<f32>, 256>;  // (BQ, Dh/4) scaled queries
-var<workgroup> kvs: array<vec4<f32>, 544>; // (BK, STRIDE) K tile, then V tile
-var<workgroup> ps: array<f32, 512>;        // (BQ, BK) scores, then probabilities
-var<workgroup> row_m: array<f32, 16>;      // running max
-var<workgroup> row_l: array<f32, 16>;      // running sum of exp(s - m)
-var<workgroup> row_a: array<f32, 16>;      // this tile's rescale of the output
-var<workgroup> row_n: array<u32, 16>;      // keys the row attends to (pos+1; 0 past the batch)
+var<workgroup> kvs: array<vec4<f32>, BK * DH4>; // (BK, Dh/4) K tile, then V tile
+var<workgroup> ps: array<f32, BQ * BK>;             // (BQ, BK) scores, then probabilities
+var<workgroup> row_m: array<f32, BQ>;      // running max
+var<workgroup> row_l: array<f32, BQ>;      // running sum of exp(s - m)
+var<workgroup> row_a: array<f32, BQ>;      // this tile's rescale of the output
+var<workgroup> row_n: array<u32, BQ>;      // keys the row attends to (pos+1; 0 past the batch)
 var<workgroup> tile_keys: u32;             // max of row_n
 
 // load_tile copies keys or values [k0, k0+BK) of kv head kh into kvs.
@@ -63,10 +63,10 @@ fn load_tile(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
             }
         }
         if (KV_F16) {
-            kvs[c * STRIDE + 2u * u] = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
-            kvs[c * STRIDE + 2u * u + 1u] = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
+            kvs[c * DH4 + 2u * u] = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+            kvs[c * DH4 + 2u * u + 1u] = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
         } else {
-            kvs[c * STRIDE + u] = bitcast<vec4<f32>>(w);
+            kvs[c * DH4 + u] = bitcast<vec4<f32>>(w);
         }
     }
 }
@@ -86,16 +86,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         row_m[tid] = NEG;
         row_l[tid] = 0.0;
     }
-    for (var e = tid; e < BQ * DH4; e += WG) {
-        let R = r0 + e / DH4;
-        var q = vec4<f32>(0.0);
-        if (R < p.rows) {
-            let t = R / p.group;
-            let h = kh * p.group + R % p.group;
-            q = qkv[t * p.row4 + h * DH4 + e % DH4] * p.scale;
-        }
-        qs[e] = q;
-    }
     workgroupBarrier();
     if (tid == 0u) {
         var n = 0u;
@@ -110,18 +100,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     for (var k0 = 0u; k0 < nkeys; k0 += BK) {
         load_tile(false, kh, k0, nkeys, tid);
         workgroupBarrier();
+        // Neighbouring threads score neighbouring rows against one key, a
+        // broadcast read of the tile.
         for (var e = tid; e < BQ * BK; e += WG) {
-            let r = e / BK;
-            let c = e % BK;
+            let c = e / BQ;
+            let r = e % BQ;
             var s = NEG;
             if (k0 + c < row_n[r]) {
+                let R = r0 + r;
+                let qb = (R / p.group) * p.row4 + (kh * p.group + R % p.group) * DH4;
                 var d = 0.0;
                 for (var u = 0u; u < DH4; u++) {
-                    d += dot(qs[r * DH4 + u], kvs[c * STRIDE + u]);
+                    d += dot(qkv[qb + u], kvs[c * DH4 + u]);
                 }
-                s = d;
+                s = d * p.scale;
             }
-            ps[e] = s;
+            ps[r * BK + c] = s;
         }
         workgroupBarrier();
         if (tid < BQ) {
@@ -155,7 +149,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
                 let u = e % DH4;
                 var o = acc[i] * row_a[r];
                 for (var c = 0u; c < BK; c++) {
-                    o += ps[r * BK + c] * kvs[c * STRIDE + u];
+                    o += ps[r * BK + c] * kvs[c * DH4 + u];
                 }
                 acc[i] = o;
             }

@@ -1,0 +1,387 @@
+//go:build js
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// attnRef is a cache on the GPU and its host twin for cpu.Attention.
+type attnRef struct {
+	b          *Backend
+	H, Hk, Dh  int
+	S          int
+	dt         loader.DType
+	cache      model.KVCache
+	kc, vc     []float32 // (S, Hk, Dh): what the GPU cache holds, rounded like it
+	exactK     []float32 // unrounded keys and values, for the f16 tolerance
+	exactV     []float32
+	r          *rand.Rand
+	qkv, out   model.Tensor // fixed tensors for replayed steps (nil until used)
+	pos        model.Tensor
+	lastT      int
+	gotW, want []float32
+}
+
+func newAttnRef(t testing.TB, b *Backend, dt loader.DType, H, Hk, Dh, S int, seed uint64) *attnRef {
+	t.Helper()
+	cache, err := b.NewKVCacheOf(dt, 2, S, Hk, Dh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.FreeKVCache(cache) })
+	n := S * Hk * Dh
+	return &attnRef{b: b, H: H, Hk: Hk, Dh: Dh, S: S, dt: dt, cache: cache,
+		kc: make([]float32, n), vc: make([]float32, n), exactK: make([]float32, n), exactV: make([]float32, n),
+		r: rand.New(rand.NewPCG(seed, 7))}
+}
+
+func roundF16(v []float32) {
+	for i, f := range v {
+		v[i] = loader.F16ToF32(loader.F32ToF16(f))
+	}
+}
+
+// step runs T tokens at positions start.. through layer 1 of the cache and
+// returns the GPU output, the reference on the cache as stored, and the
+// reference on exact keys and values.
+func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact []float32) {
+	t.Helper()
+	C := (a.H + 2*a.Hk) * a.Dh
+	qv := randF32(a.r, T*C)
+	pos := make([]int32, T)
+	for i := range pos {
+		pos[i] = int32(start + i)
+	}
+	b := a.b
+	var q, p, out model.Tensor
+	if fixed {
+		if a.qkv == nil || a.lastT != T {
+			a.qkv, a.pos, a.out, a.lastT = b.NewF32(T, C), b.NewI32(T), b.NewF32(T, a.H*a.Dh), T
+		}
+		q, p, out = a.qkv, a.pos, a.out
+	} else {
+		q, p, out = b.NewF32(T, C), b.NewI32(T), b.NewF32(T, a.H*a.Dh)
+		defer func() { b.Free(q); b.Free(p); b.Free(out) }()
+	}
+	b.WriteF32(q, qv)
+	b.WriteI32(p, pos)
+	b.Attention(out, q, p, a.cache, 1)
+	got = make([]float32, T*a.H*a.Dh)
+	if err := b.ReadF32(out, got); err != nil {
+		t.Fatal(err)
+	}
+
+	exact = make([]float32, len(got))
+	cpu.Attention(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh)
+	stored := append([]float32(nil), qv...)
+	if a.dt == loader.F16 {
+		for r := 0; r < T; r++ {
+			roundF16(stored[r*C+a.H*a.Dh : (r+1)*C])
+		}
+	}
+	want = make([]float32, len(got))
+	cpu.Attention(want, stored, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh)
+	return got, want, exact
+}
+
+// checkClose fails when max|got-want| > tol × max|want|, naming the worst
+// index. It returns the relative error.
+func checkClose(t testing.TB, what string, got, want []float32, tol float64) float64 {
+	t.Helper()
+	var maxW, maxD float64
+	worst := 0
+	for i := range want {
+		maxW = math.Max(maxW, math.Abs(float64(want[i])))
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		if d > maxD {
+			maxD, worst = d, i
+		}
+	}
+	rel := maxD / math.Max(maxW, 1e-6)
+	if rel > tol {
+		t.Errorf("%s: index %d: got %v want %v (error %.3g of max %.3g > tol %.3g)", what, worst, got[worst], want[worst], maxD, maxW, tol)
+	}
+	return rel
+}
+
+const attnTol = 1e-4 // relative to the largest output, as backendtest
+
+// TestAttentionChunkBoundary decodes at positions around the 64-key chunk
+// boundaries of the flash-decoding kernel, after a prefill.
+func TestAttentionChunkBoundary(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	for _, sh := range [][3]int{{8, 2, 32}, {4, 4, 64}} {
+		H, Hk, Dh := sh[0], sh[1], sh[2]
+		a := newAttnRef(t, b, loader.F32, H, Hk, Dh, 200, 1)
+		a.step(t, 0, 62, false)
+		for p := 62; p < 131; p++ {
+			got, want, _ := a.step(t, p, 1, true)
+			if p%64 <= 1 || p%64 >= 62 {
+				checkClose(t, fmt.Sprintf("decode H=%d Hk=%d Dh=%d at %d", H, Hk, Dh, p), got, want, attnTol)
+			}
+		}
+		// A two-token step crosses the last boundary the cache has.
+		got, want, _ := a.step(t, 191, 2, false)
+		checkClose(t, fmt.Sprintf("decode H=%d Hk=%d Dh=%d T=2 at 191", H, Hk, Dh), got, want, attnTol)
+	}
+}
+
+// TestAttentionDecodeReplay decodes one token at many positions with the
+// same tensors: every step after the first replays one recorded program.
+func TestAttentionDecodeReplay(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	a := newAttnRef(t, b, loader.F32, 8, 2, 64, 300, 2)
+	a.step(t, 0, 5, false)
+	a.step(t, 5, 1, true)
+	builds := b.Stats().ProgramBuilds
+	flushes := b.Stats().Flushes
+	for p := 6; p < 280; p += 7 {
+		// Positions not checked are written too, so the cache stays dense.
+		for q := p; q < p+7 && q < 280; q++ {
+			got, want, _ := a.step(t, q, 1, true)
+			if q == p {
+				checkClose(t, fmt.Sprintf("decode at %d", q), got, want, attnTol)
+			}
+		}
+	}
+	if n := b.Stats().ProgramBuilds - builds; n != 0 {
+		t.Errorf("%d programs recorded across decode steps at different positions; want 0", n)
+	}
+	if n := b.Stats().Flushes - flushes; n != 274 {
+		t.Errorf("%d submits for 274 decode steps", n)
+	}
+}
+
+// TestAttentionPrefill runs batches of 7, 33 and 64 tokens from position 0
+// and from a nonzero start, over head dims and GQA ratios.
+func TestAttentionPrefill(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	seed := uint64(10)
+	for _, Dh := range []int{16, 32, 64, 128} {
+		for _, g := range [][2]int{{2, 2}, {8, 2}, {8, 1}} { // H, Hk: H/Hk = 1, 4, 8
+			H, Hk := g[0], g[1]
+			for _, T := range []int{7, 33, 64} {
+				seed++
+				start := 0
+				if seed%2 == 0 {
+					start = 29 + int(seed%40)
+				}
+				a := newAttnRef(t, b, loader.F32, H, Hk, Dh, start+T+5, seed)
+				if start > 0 {
+					a.step(t, 0, start, false)
+				}
+				got, want, _ := a.step(t, start, T, false)
+				checkClose(t, fmt.Sprintf("prefill H=%d Hk=%d Dh=%d T=%d at %d", H, Hk, Dh, T, start), got, want, attnTol)
+			}
+		}
+	}
+}
+
+// TestAttentionHeadDim256 covers the largest head both kernels take.
+func TestAttentionHeadDim256(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	a := newAttnRef(t, b, loader.F32, 8, 2, 256, 100, 3)
+	got, want, _ := a.step(t, 0, 20, false)
+	checkClose(t, "prefill Dh=256 T=20", got, want, attnTol)
+	got, want, _ = a.step(t, 20, 9, false)
+	checkClose(t, "prefill Dh=256 T=9 at 20", got, want, attnTol)
+	for p := 29; p < 70; p++ {
+		got, want, _ = a.step(t, p, 1, true)
+		checkClose(t, fmt.Sprintf("decode Dh=256 at %d", p), got, want, attnTol)
+	}
+}
+
+// f16Tol is the f16 cache's tolerance against exact keys and values, 30
+// times attnTol: rounding keys and values to 11 significant bits moves the
+// outputs by about 1e-3 of their largest value (TestAttentionF16 logs the
+// worst case). The golden rules allow 10 times the golden tolerance on
+// logits with an f16 cache; this is the per-op bound behind it.
+const f16Tol = 3e-3
+
+// TestAttentionF16 checks the f16 cache against the reference on the same
+// f16-rounded keys and values (f32 accuracy), and on exact ones (f16Tol).
+func TestAttentionF16(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	var worst, worstExact float64
+	for _, sh := range [][3]int{{8, 2, 64}, {4, 1, 128}, {8, 8, 16}} {
+		H, Hk, Dh := sh[0], sh[1], sh[2]
+		a := newAttnRef(t, b, loader.F16, H, Hk, Dh, 150, 4)
+		for _, st := range [][2]int{{0, 33}, {33, 1}, {34, 64}, {98, 1}, {99, 2}, {101, 7}} {
+			got, want, exact := a.step(t, st[0], st[1], false)
+			what := fmt.Sprintf("f16 H=%d Hk=%d Dh=%d T=%d at %d", H, Hk, Dh, st[1], st[0])
+			worst = math.Max(worst, checkClose(t, what+" (rounded reference)", got, want, attnTol))
+			worstExact = math.Max(worstExact, checkClose(t, what+" (exact reference)", got, exact, f16Tol))
+		}
+	}
+	t.Logf("worst relative error: %.3g against f16-rounded keys and values, %.3g against exact ones", worst, worstExact)
+}
+
+// TestAttentionDecodeFallback lowers the binding limit below the decode
+// partials, so a one-token step takes the prefill kernel.
+func TestAttentionDecodeFallback(t *testing.T) {
+	const S = 1024 // K buffer 16 KiB; partials of H=64, Dh=4: 32 KiB
+	b := newTestBackend(t, Options{MaxStorageBufferBindingSize: 24 << 10})
+	a := newAttnRef(t, b, loader.F32, 64, 1, 4, S, 5)
+	for s := 0; s < 192; s += 16 {
+		a.step(t, s, 16, false)
+	}
+	got, want, _ := a.step(t, 192, 1, false)
+	checkClose(t, "decode by the prefill kernel", got, want, attnTol)
+	if c := a.cache.(*kvCache); c.part != nil {
+		t.Errorf("partials of %d bytes allocated over a 24 KiB binding limit", c.part.size)
+	}
+}
+
+// TestKVCacheLimit forces a small binding limit: a cache whose layer
+// buffer exceeds it is refused before allocation with the bytes needed and
+// allowed; one that fits is made.
+func TestKVCacheLimit(t *testing.T) {
+	const lim = 1 << 20
+	b := newTestBackend(t, Options{MaxStorageBufferBindingSize: lim})
+	// 8 heads × 128 × 4 bytes = 4 KiB a position: 256 positions fit.
+	_, err := b.NewKVCache(4, 257, 8, 128)
+	var ke *KVCacheError
+	if !errors.As(err, &ke) {
+		t.Fatalf("NewKVCache over the limit: %v, want a *KVCacheError", err)
+	}
+	if ke.Need != 257*4096 || ke.Have != lim || ke.Limit != "maxStorageBufferBindingSize" || ke.MaxCapacity != 256 || ke.Total != 257*4096*8 {
+		t.Errorf("error %+v", ke)
+	}
+	t.Log(err)
+	c, err := b.NewKVCache(4, 256, 8, 128)
+	if err != nil {
+		t.Fatalf("NewKVCache at the limit: %v", err)
+	}
+	b.FreeKVCache(c)
+	// In f16, 512 positions fit.
+	if _, err := b.NewKVCacheOf(loader.F16, 4, 513, 8, 128); !errors.As(err, &ke) || ke.MaxCapacity != 512 {
+		t.Errorf("f16 over the limit: %v", err)
+	}
+	c, err = b.NewKVCacheOf(loader.F16, 4, 512, 8, 128)
+	if err != nil {
+		t.Fatalf("f16 at the limit: %v", err)
+	}
+	b.FreeKVCache(c)
+
+	var se *KVShapeError
+	for _, bad := range [][4]int{{0, 8, 1, 64}, {1, 0, 1, 64}, {1, 8, 0, 64}, {1, 8, 1, 0}, {1, 8, 1, 6}, {1, 8, 1, 260}, {1, 1 << 62, 1, 64}} {
+		if _, err := b.NewKVCache(bad[0], bad[1], bad[2], bad[3]); !errors.As(err, &se) {
+			t.Errorf("NewKVCache%v: %v, want a *KVShapeError", bad, err)
+		}
+	}
+	if _, err := b.NewKVCacheOf(loader.F16, 1, 8, 1, 12); !errors.As(err, &se) {
+		t.Errorf("f16 head dim 12: %v, want a *KVShapeError", err)
+	}
+	if _, err := b.NewKVCacheOf(loader.Q8, 1, 8, 1, 64); !errors.As(err, &se) {
+		t.Errorf("q8 cache: %v, want a *KVShapeError", err)
+	}
+}
+
+// TestAttentionBadInput: mismatched tensors are op errors at the next
+// Read, never a panic or a silent result.
+func TestAttentionBadInput(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	cache, err := b.NewKVCache(2, 16, 2, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := b.NewF32(1, 64)
+	for name, f := range map[string]func(){
+		"layer":     func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 2) },
+		"width":     func() { b.Attention(out, b.NewF32(1, 120), b.NewI32(1), cache, 0) },
+		"ratio":     func() { b.Attention(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0) },
+		"pos":       func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(2), cache, 0) },
+		"out":       func() { b.Attention(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0) },
+		"foreign":   func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0) },
+		"pos dtype": func() { b.Attention(out, b.NewF32(1, 128), b.NewF32(1), cache, 0) },
+	} {
+		f()
+		if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
+			t.Errorf("%s: %v, want ErrOp", name, err)
+		}
+	}
+	b.FreeKVCache(cache)
+	b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 0)
+	if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
+		t.Errorf("freed cache: %v, want ErrOp", err)
+	}
+}
+
+// BenchmarkAttentionDecode is one layer's decode attention of a Llama-3-8B
+// shape (H=32, Hk=8, Dh=128) at contexts of 1k and 4k; SetBytes counts the
+// keys and values read, so MB/s is the KV bandwidth.
+func BenchmarkAttentionDecode(bm *testing.B) {
+	for _, dt := range []loader.DType{loader.F32, loader.F16} {
+		for _, ctx := range []int{1024, 4096} {
+			bm.Run(fmt.Sprintf("%s/ctx=%d", dt, ctx), func(bm *testing.B) {
+				const H, Hk, Dh = 32, 8, 128
+				d, err := openDevice(Options{})
+				if err != nil {
+					bm.Fatal(err)
+				}
+				defer d.Close()
+				b, err := NewBackend(d, BackendOptions{})
+				if err != nil {
+					bm.Fatal(err)
+				}
+				cache, err := b.NewKVCacheOf(dt, 2, ctx, Hk, Dh)
+				if err != nil {
+					bm.Fatal(err)
+				}
+				C := (H + 2*Hk) * Dh
+				r := rand.New(rand.NewPCG(1, 2))
+				// Fill layer 0 directly; the timed step writes the last position.
+				c := cache.(*kvCache)
+				for _, buf := range []*Buffer{c.k[0], c.v[0]} {
+					vals := randF32(r, ctx*Hk*Dh)
+					raw := f32Bytes(vals)
+					if dt == loader.F16 {
+						raw = raw[:2*len(vals)]
+						for i, f := range vals {
+							h := loader.F32ToF16(f)
+							raw[2*i], raw[2*i+1] = byte(h), byte(h>>8)
+						}
+					}
+					if err := d.WriteBuffer(buf, 0, raw); err != nil {
+						bm.Fatal(err)
+					}
+				}
+				q1, p1, o1 := b.NewF32(1, C), b.NewI32(1), b.NewF32(1, H*Dh)
+				b.WriteF32(q1, randF32(r, C))
+				b.WriteI32(p1, []int32{int32(ctx - 1)})
+				dst := make([]float32, H*Dh)
+				if err := b.ReadF32(o1, dst); err != nil {
+					bm.Fatal(err)
+				}
+				elt := int64(4)
+				if dt == loader.F16 {
+					elt = 2
+				}
+				bm.SetBytes(2 * int64(ctx) * Hk * Dh * elt)
+				before := d.Stats()
+				bm.ResetTimer()
+				for i := 0; i < bm.N; i++ {
+					b.Attention(o1, q1, p1, cache, 0)
+					if err := b.ReadF32(o1, dst); err != nil {
+						bm.Fatal(err)
+					}
+				}
+				bm.StopTimer()
+				s := d.Stats().Sub(before)
+				bm.ReportMetric(float64(s.Dispatches)/float64(bm.N), "dispatches/op")
+			})
+		}
+	}
+}
