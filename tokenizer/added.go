@@ -24,6 +24,8 @@ type addedMatcher struct {
 	tokens []addedToken
 	nodes  []trieNode
 	first  [256]bool
+	// has counts the tokens matched on raw (0) and normalized (1) text.
+	has [2]int
 }
 
 type trieNode struct {
@@ -53,6 +55,11 @@ func newAddedMatcher(toks []addedToken) *addedMatcher {
 			m.nodes[n].tok = idx
 		}
 		m.first[t.text[0]] = true
+		if t.normalized {
+			m.has[1]++
+		} else {
+			m.has[0]++
+		}
 	}
 	return m
 }
@@ -110,7 +117,7 @@ func (m *addedMatcher) longestAt(s string, i int, normalized bool) (int32, int) 
 // With specialAsText, special tokens are found but left in the text, as
 // Hugging Face does with split_special_tokens.
 func (m *addedMatcher) split(s string, normalized, specialAsText bool, fn func(seg string, id int32)) {
-	if m == nil || len(m.tokens) == 0 {
+	if m == nil || (normalized && m.has[1] == 0) || (!normalized && m.has[0] == 0) {
 		if s != "" {
 			fn(s, -1)
 		}
@@ -138,7 +145,7 @@ func (m *addedMatcher) split(s string, normalized, specialAsText bool, fn func(s
 			continue
 		}
 		if tok.lstrip {
-			start = max(lastNonSpace(s[:start]), textStart)
+			start = textStart + lastNonSpace(s[textStart:start])
 		}
 		if tok.rstrip {
 			stop += leadingSpace(s[stop:])

@@ -348,7 +348,11 @@ func rawBlockEnd(src string, i int) int {
 			return len(src)
 		}
 		p := i + j
-		if e := tagEnd(src, p, '%'); e > 0 && strings.Trim(src[p+2:e-2], "-+ \t\n") == "endraw" {
+		e := tagEnd(src, p, '%')
+		if e < 0 {
+			return len(src) // no closed tag is left
+		}
+		if strings.Trim(src[p+2:e-2], "-+ \t\n") == "endraw" {
 			return p
 		}
 		i = p + 2

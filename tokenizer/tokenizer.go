@@ -95,6 +95,10 @@ func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) []in
 		out = t.bpe.encodeWord(w, sc, out)
 	}
 	pretok := func(seg string) {
+		if len(t.pre) == 1 {
+			t.pre[0].split(seg, word)
+			return
+		}
 		t.pretokenize(seg, 0, word)
 	}
 	t.added.split(text, false, specialAsText, func(seg string, id int32) {
