@@ -1,16 +1,19 @@
 package sampler
 
 import (
+	"math"
 	"testing"
 	"time"
 )
 
 // The benchmarks run on a Qwen-sized row (V = 151,936) of logits shaped
 // like a model's: most around -3 with a spread of 2.5, a few far above.
-// BenchmarkArgmax is the yardstick: a plain loop over the same row. The
-// Sample benchmarks time it alongside (argmax-ns) and report their ratio to
-// it (x-argmax, which leaves out copying the row; ns/op includes it, see
-// BenchmarkCopy).
+// BenchmarkArgmax is the yardstick: a plain loop over the same row. Each
+// Sample benchmark times it alongside, per iteration, and reports the
+// fastest Sample (min-ns, without the row copy that ns/op includes), the
+// fastest argmax (argmax-min-ns) and their ratio (x-argmax), and the ratio
+// of the total times (x-argmax-mean, the one to read in the browser, whose
+// clock ticks every 100µs).
 const benchV = 151936
 
 func benchRow() []float32 {
@@ -76,27 +79,35 @@ func benchSample(b *testing.B, f func(*Params)) {
 	row := benchRow()
 	buf := make([]float32, benchV)
 	b.ReportAllocs()
-	// Each iteration also times a plain argmax over the same row, so the
-	// ratio (x-argmax) holds even on a busy machine.
-	var tArg, tSample time.Duration
+	// Each iteration also times a plain argmax over the same row. The
+	// fastest of each over all iterations are the costs without preemption
+	// (the machine may be shared): their ratio is x-argmax.
+	// In the browser the clock ticks every 100µs, so the interleaved sums
+	// give the ratio there (x-argmax-mean).
+	minArg, minSample := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	var sumArg, sumSample time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		sinkID = plainArgmax(row)
 		t1 := time.Now()
 		copy(buf, row) // Sample uses the row as scratch
-		t1 = time.Now()
-		r, err := s.Sample(buf)
 		t2 := time.Now()
+		r, err := s.Sample(buf)
+		t3 := time.Now()
 		if err != nil {
 			b.Fatal(err)
 		}
 		sinkID = r.ID
 		s.h.undoLast() // keep the history (and the work) constant
-		tArg += t1.Sub(t0)
-		tSample += t2.Sub(t1)
+		minArg = min(minArg, t1.Sub(t0))
+		minSample = min(minSample, t3.Sub(t2))
+		sumArg += t1.Sub(t0)
+		sumSample += t3.Sub(t2)
 	}
-	b.ReportMetric(float64(tArg.Nanoseconds())/float64(b.N), "argmax-ns")
-	b.ReportMetric(float64(tSample)/float64(tArg), "x-argmax")
+	b.ReportMetric(float64(minSample.Nanoseconds()), "min-ns")
+	b.ReportMetric(float64(minArg.Nanoseconds()), "argmax-min-ns")
+	b.ReportMetric(float64(minSample)/float64(minArg), "x-argmax")
+	b.ReportMetric(float64(sumSample)/float64(sumArg), "x-argmax-mean")
 }
 
 func plainArgmax(row []float32) int32 {
