@@ -1,0 +1,254 @@
+//go:build js
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"syscall/js"
+	"time"
+
+	"wasmllm/cpu"
+	"wasmllm/engine"
+	"wasmllm/gpu"
+	"wasmllm/manifest"
+	"wasmllm/model"
+	"wasmllm/wasm/api"
+)
+
+// loadOptions is the "load" message (createEngine's options, resolved).
+type loadOptions struct {
+	Model       string `json:"model"`          // absolute URL of the model folder, ending in "/"
+	Backend     string `json:"backend"`        // "", "webgpu" or "cpu"
+	Context     int    `json:"context_length"` // 0: the model's, at most api.DefaultContext
+	HeapBytes   int64  `json:"heap_bytes"`
+	Concurrency int    `json:"concurrency"`
+	MaxRetries  int    `json:"max_retries"`
+	Cache       *bool  `json:"cache"`
+	// Limits lower the WebGPU device's limits (tests, or to leave room).
+	Limits struct {
+		MaxStorageBufferBindingSize uint64 `json:"maxStorageBufferBindingSize"`
+		MaxBufferSize               uint64 `json:"maxBufferSize"`
+	} `json:"limits"`
+}
+
+// loadedModel is a model ready for requests.
+type loadedModel struct {
+	runner *api.Runner
+	dev    *gpu.Device // nil on the CPU backend
+	info   map[string]any
+}
+
+func (w *worker) unload() {
+	if w.loaded == nil {
+		return
+	}
+	if w.loaded.dev != nil {
+		w.loaded.dev.Close()
+	}
+	w.loaded = nil
+	runtime.GC()
+}
+
+// load runs the "load" message: open the backend, read and check the
+// manifest, check the storage quota, fetch the tokenizer, then download,
+// verify and cache the shards while their tensors are copied out, and build
+// the engine.
+func (w *worker) load(j job) (map[string]any, error) {
+	start := time.Now()
+	var o loadOptions
+	if err := json.Unmarshal([]byte(j.body), &o); err != nil {
+		return nil, api.Errorf(api.CodeBadRequest, "load options: %v", err)
+	}
+	if o.Model == "" {
+		return nil, api.Errorf(api.CodeBadRequest, "load options: model is required")
+	}
+	switch o.Backend {
+	case "", "auto", api.BackendWebGPU, api.BackendCPU:
+	default:
+		return nil, api.Errorf(api.CodeBadRequest, `load options: backend %q: want "webgpu" or "cpu"`, o.Backend)
+	}
+	w.unload()
+
+	ctx, cancel := context.WithCancel(j.ctx)
+	defer cancel()
+	ac := js.Global().Get("AbortController").New()
+	stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
+	defer stop()
+	jsOpts := map[string]any{
+		"signal":      ac.Get("signal"),
+		"concurrency": o.Concurrency,
+		"maxRetries":  o.MaxRetries,
+		"cache":       o.Cache == nil || *o.Cache,
+	}
+	loader := js.Global().Get("__wasmllmLoader")
+
+	be, err := openBackend(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok && be.dev != nil {
+			be.dev.Close()
+		}
+	}()
+
+	mv, err := await(loader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
+	if err != nil {
+		return nil, err
+	}
+	manifestText := mv.Get("text").String()
+	m, err := manifest.Parse([]byte(manifestText))
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeBadModel, Message: o.Model + ": " + err.Error(), Err: err}
+	}
+	plan, err := api.Check(m, be.limits, o.Context)
+	if err != nil {
+		return nil, err
+	}
+	shardsJSON, _ := json.Marshal(m.Shards)
+	if _, err := await(loader.Call("quota", o.Model, string(shardsJSON), js.ValueOf(jsOpts))); err != nil {
+		return nil, err
+	}
+
+	names, err := api.TokenizerFiles(m)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, name := range names {
+		v, err := await(loader.Call("file", o.Model, name, js.ValueOf(jsOpts)))
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, v.Get("byteLength").Int())
+		js.CopyBytesToGo(b, v)
+		files[name] = b
+	}
+	tok, err := api.BuildTokenizer(m, files)
+	if err != nil {
+		return nil, err
+	}
+
+	asm := api.NewAssembler(m, o.Model)
+	onShard := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		i, u8 := arg(a, 0).Int(), arg(a, 1)
+		err := asm.AddShard(i, int64(u8.Get("byteLength").Int()), func(dst []byte, off int64) {
+			js.CopyBytesToGo(dst, u8.Call("subarray", off, off+int64(len(dst))))
+		})
+		if err != nil {
+			return jsValueOf(classify(err))
+		}
+		return nil
+	})
+	defer onShard.Release()
+	dl, err := await(loader.Call("download", j.id, o.Model, string(shardsJSON), onShard, js.ValueOf(jsOpts)))
+	if err != nil {
+		return nil, err
+	}
+	downloaded := time.Now()
+	weights, err := asm.Weights()
+	if err != nil {
+		return nil, err
+	}
+	mdl, err := model.Build(be.b, weights)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.New(mdl, tok, engine.Options{Context: plan.Context})
+	if err != nil {
+		return nil, err
+	}
+	weights, asm = nil, nil
+	runtime.GC()
+	if be.dev != nil {
+		if err := be.dev.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := await(loader.Call("commit", o.Model, manifestText, js.ValueOf(jsOpts))); err != nil {
+		return nil, err
+	}
+	ok = true
+	info := map[string]any{
+		"backend":        be.name,
+		"notice":         be.notice,
+		"adapter":        be.adapter,
+		"limits":         be.deviceLimits,
+		"context_length": eng.Context(),
+		"model": map[string]any{
+			"name": m.Name, "url": o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
+			"bytes": m.TotalBytes(), "shards": len(m.Shards), "tensors": len(m.Tensors),
+			"has_tokenizer": tok != nil, "has_chat_template": tok != nil && tok.ChatTemplate() != "",
+		},
+		"plan": map[string]any{"weight_bytes": plan.WeightBytes, "kv_bytes": plan.KVBytes},
+		"load": map[string]any{
+			"ms":                  msSince(start),
+			"download_ms":         float64(downloaded.Sub(start).Microseconds()) / 1000,
+			"network_bytes":       v8(dl, "networkBytes"),
+			"cached_bytes":        v8(dl, "cachedBytes"),
+			"manifest_from_cache": mv.Get("fromCache").Truthy(),
+		},
+	}
+	w.loaded = &loadedModel{runner: &api.Runner{Engine: eng, Model: m.Name}, dev: be.dev, info: info}
+	return info, nil
+}
+
+func v8(v js.Value, key string) int64 {
+	if x := v.Get(key); x.Type() == js.TypeNumber {
+		return int64(x.Float())
+	}
+	return 0
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+// backend is an opened backend and what the page is told about it.
+type backend struct {
+	name         string
+	b            model.Backend
+	dev          *gpu.Device
+	limits       api.Limits
+	notice       string
+	adapter      any
+	deviceLimits any
+}
+
+// openBackend opens WebGPU unless the CPU was asked for; without WebGPU
+// it falls back to the CPU with a notice, unless WebGPU was asked for.
+func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
+	cpuBackend := func(notice string) *backend {
+		return &backend{name: api.BackendCPU, b: cpu.New(1), notice: notice,
+			limits: api.Limits{Backend: api.BackendCPU, HeapBytes: o.HeapBytes}}
+	}
+	if o.Backend == api.BackendCPU {
+		return cpuBackend(""), nil
+	}
+	d, err := gpu.Open(ctx, gpu.Options{MaxStorageBufferBindingSize: o.Limits.MaxStorageBufferBindingSize, MaxBufferSize: o.Limits.MaxBufferSize})
+	if err != nil {
+		if o.Backend == api.BackendWebGPU {
+			return nil, &api.Error{Code: api.CodeNoWebGPU, Message: err.Error(), Err: err}
+		}
+		return cpuBackend("WebGPU is not available (" + err.Error() + "); running on the CPU, which is much slower."), nil
+	}
+	b, err := gpu.NewBackend(d, gpu.BackendOptions{})
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &backend{
+		name: api.BackendWebGPU, b: b, dev: d,
+		limits: api.Limits{Backend: api.BackendWebGPU, HeapBytes: o.HeapBytes,
+			MaxStorageBufferBindingSize: d.Limits.MaxStorageBufferBindingSize, MaxBufferSize: d.Limits.MaxBufferSize},
+		adapter: map[string]any{"vendor": d.AdapterInfo.Vendor, "architecture": d.AdapterInfo.Architecture,
+			"device": d.AdapterInfo.Device, "description": d.AdapterInfo.Description, "fallback": d.AdapterInfo.Fallback,
+			"shader_f16": d.Features.ShaderF16, "subgroups": d.Features.Subgroups},
+		deviceLimits: map[string]any{"maxStorageBufferBindingSize": d.Limits.MaxStorageBufferBindingSize,
+			"maxBufferSize": d.Limits.MaxBufferSize},
+	}, nil
+}

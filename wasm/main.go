@@ -1,0 +1,176 @@
+//go:build js
+
+// Command wasm is the wasmllm engine for the browser: it runs in a Web
+// Worker (web/worker.js), loads a converted model folder through the
+// JavaScript loader (web/loader.js: parallel, verified, cached, resumable
+// shard downloads), and answers OpenAI-shaped requests on WebGPU, or on the
+// CPU backend when the browser has no WebGPU.
+//
+// Build it with GOOS=js GOARCH=wasm go build -o build/wasmllm.wasm ./wasm.
+// The page talks to it through web/wasmllm.js; the message protocol between
+// the two is described in web/worker.js.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"syscall/js"
+
+	"wasmllm/wasm/api"
+)
+
+func main() {
+	w := newWorker()
+	handle := js.FuncOf(w.onMessage)
+	js.Global().Call("__wasmllmReady", handle)
+	go w.loop()
+	select {}
+}
+
+// job is one message from the page.
+type job struct {
+	id   int
+	op   string
+	msg  js.Value
+	ctx  context.Context // cancelled by abort
+	body string          // request JSON of chat and completion jobs
+}
+
+// worker holds the engine state. Messages are handled one at a time, in
+// order, by loop; only abort is handled at once.
+type worker struct {
+	jobs      chan job
+	ctx       context.Context
+	cancelAll context.CancelFunc
+	loaded    *loadedModel
+}
+
+func newWorker() *worker {
+	w := &worker{jobs: make(chan job, 256)}
+	w.ctx, w.cancelAll = context.WithCancel(context.Background())
+	return w
+}
+
+// onMessage receives a page message {id, op, ...} from worker.js. It runs
+// inside a JavaScript callback, so it must not block.
+func (w *worker) onMessage(_ js.Value, args []js.Value) any {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := args[0]
+	op := jsString(msg.Get("op"))
+	id := 0
+	if v := msg.Get("id"); v.Type() == js.TypeNumber {
+		id = v.Int()
+	}
+	if op == "abort" {
+		// Everything already sent is aborted; later messages are not.
+		w.cancelAll()
+		w.ctx, w.cancelAll = context.WithCancel(context.Background())
+		return nil
+	}
+	j := job{id: id, op: op, msg: msg, ctx: w.ctx, body: jsString(msg.Get("body"))}
+	select {
+	case w.jobs <- j:
+	default:
+		postError(id, api.Errorf(api.CodeBadRequest, "too many requests queued"))
+	}
+	return nil
+}
+
+func (w *worker) loop() {
+	for j := range w.jobs {
+		w.run(j)
+	}
+}
+
+func (w *worker) run(j job) {
+	switch j.op {
+	case "load":
+		info, err := w.load(j)
+		if err != nil {
+			postError(j.id, classify(err))
+			return
+		}
+		postResult(j.id, info)
+	case "chat", "completion":
+		w.generate(j)
+	case "unload":
+		w.unload()
+		postResult(j.id, map[string]any{})
+	case "info":
+		if w.loaded == nil {
+			postError(j.id, api.Errorf(api.CodeNotLoaded, "no model is loaded"))
+			return
+		}
+		postResult(j.id, w.loaded.info)
+	default:
+		postError(j.id, api.Errorf(api.CodeBadRequest, "unknown operation %q", j.op))
+	}
+}
+
+// generate answers a chat or completion job.
+func (w *worker) generate(j job) {
+	var r *api.Request
+	var err error
+	if j.op == "chat" {
+		r, err = api.ParseChat([]byte(j.body))
+	} else {
+		r, err = api.ParseCompletion([]byte(j.body))
+	}
+	if err != nil {
+		postError(j.id, classify(err))
+		return
+	}
+	if w.loaded == nil {
+		postError(j.id, api.Errorf(api.CodeNotLoaded, "no model is loaded"))
+		return
+	}
+	out, err := w.loaded.runner.Run(yieldCtx{j.ctx}, r, func(chunk any) error {
+		post(j.id, "chunk", chunk)
+		return nil
+	})
+	if err != nil {
+		e := classify(err)
+		if e.Code == api.CodeDeviceLost {
+			w.unload()
+		}
+		postError(j.id, e)
+		return
+	}
+	w.loaded.info["last_timings"] = w.loaded.runner.Last
+	postResult(j.id, map[string]any{"response": out, "timings": w.loaded.runner.Last})
+}
+
+// yieldCtx lets the browser's event loop run whenever the engine checks for
+// cancellation (after every token and every prefill chunk), so an abort
+// message is seen within one token even when the CPU backend never waits
+// on JavaScript.
+type yieldCtx struct{ context.Context }
+
+func (c yieldCtx) Err() error {
+	yieldEventLoop()
+	return c.Context.Err()
+}
+
+// post sends {id, type, data} to the page; data is JSON-encoded here and
+// parsed by worker.js.
+func post(id int, typ string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		b, _ = json.Marshal(api.Errorf(api.CodeInternal, "encoding a %s message: %v", typ, err))
+		typ = "error"
+	}
+	js.Global().Call("__wasmllmPost", id, typ, string(b))
+}
+
+func postResult(id int, data any) { post(id, "result", data) }
+
+func postError(id int, e *api.Error) { post(id, "error", e) }
+
+func jsString(v js.Value) string {
+	if v.Type() == js.TypeString {
+		return v.String()
+	}
+	return ""
+}

@@ -1,0 +1,318 @@
+// wasmllm model loader: fetches a converted model folder (manifest.json and
+// content-hashed shards) the way the real web needs.
+//
+// - shards are fetched in parallel (bounded, default 4), each body streamed
+//   into one buffer of the size the manifest declares;
+// - each shard's sha256 is checked with crypto.subtle; a mismatch is
+//   retried once from zero, then fails with code "integrity" naming the
+//   shard; a shard that does not verify is never cached;
+// - verified shards go into Cache Storage (one cache per model folder,
+//   named CACHE_PREFIX + the folder's absolute URL), so a second load makes
+//   no network request for shards and works with the server gone;
+// - a dropped connection resumes with a Range request from the byte
+//   received last, up to maxRetries times with exponential backoff;
+// - an AbortSignal stops everything; partial shards are dropped (complete,
+//   verified shards stay cached for the next load; deleteModel removes
+//   them);
+// - progress {bytes, total, shards_done, shards_total, rate} is reported at
+//   most 10 times a second, bytes never decrease, and the last event has
+//   bytes === total.
+//
+// It is a classic script: the worker loads it with importScripts, and it
+// defines self.WasmLLMLoader. Failures reject with a LoaderError whose
+// code is one of "network", "integrity", "quota_exceeded", "aborted",
+// "bad_model".
+"use strict";
+
+(function (global) {
+	const CACHE_PREFIX = "wasmllm-model:";
+	const DEFAULTS = { concurrency: 4, maxRetries: 5, backoffMs: 250, maxBackoffMs: 4000, progressIntervalMs: 100 };
+
+	class LoaderError extends Error {
+		constructor(code, message, details) {
+			super(message);
+			this.name = "LoaderError";
+			this.code = code;
+			if (details) this.details = details;
+		}
+	}
+
+	const aborted = () => new LoaderError("aborted", "loading was aborted");
+
+	// cacheName is the Cache Storage name of a model folder.
+	const cacheName = (modelURL) => CACHE_PREFIX + new URL(modelURL, global.location.href).href;
+
+	const haveCaches = () => typeof global.caches !== "undefined";
+
+	async function openCache(modelURL, opts) {
+		if ((opts && opts.cache === false) || !haveCaches()) return null;
+		try {
+			return await global.caches.open(cacheName(modelURL));
+		} catch (e) {
+			return null; // no Cache Storage here (an opaque origin, a private window)
+		}
+	}
+
+	const fileURL = (modelURL, name) => new URL(name, modelURL).href;
+
+	const sleep = (ms, signal) => new Promise((resolve, reject) => {
+		if (signal && signal.aborted) return reject(aborted());
+		const t = setTimeout(() => { if (signal) signal.removeEventListener("abort", onAbort); resolve(); }, ms);
+		const onAbort = () => { clearTimeout(t); reject(aborted()); };
+		if (signal) signal.addEventListener("abort", onAbort, { once: true });
+	});
+
+	const hex = (buf) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0")).join("");
+
+	async function sha256(bytes) {
+		return hex(await global.crypto.subtle.digest("SHA-256", bytes));
+	}
+
+	const bytesText = (n) => {
+		const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+		let i = 0, v = n;
+		while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+		return i === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[i]}`;
+	};
+
+	// fetchText fetches a small file of the folder, network first; on a
+	// network failure or a server error it falls back to the cached copy.
+	async function fetchSmall(modelURL, name, opts, store) {
+		const url = fileURL(modelURL, name);
+		const signal = opts && opts.signal;
+		let resp = null, failure = null;
+		try {
+			resp = await fetch(url, { signal, cache: "no-cache" });
+		} catch (e) {
+			if (signal && signal.aborted) throw aborted();
+			failure = e;
+		}
+		if (resp && resp.ok) {
+			const buf = await resp.arrayBuffer();
+			if (store) {
+				const cache = await openCache(modelURL, opts);
+				if (cache) await cache.put(url, new Response(buf.slice(0), { headers: { "Content-Type": resp.headers.get("Content-Type") || "application/octet-stream" } })).catch(() => {});
+			}
+			return { bytes: new Uint8Array(buf), fromCache: false };
+		}
+		if (!resp || resp.status >= 500) {
+			const cache = await openCache(modelURL, opts);
+			const hit = cache && await cache.match(url);
+			if (hit) return { bytes: new Uint8Array(await hit.arrayBuffer()), fromCache: true };
+		}
+		const why = resp ? `HTTP ${resp.status}` : String(failure && failure.message || failure);
+		throw new LoaderError("network", `fetching ${url}: ${why}`, { url, status: resp ? resp.status : 0 });
+	}
+
+	// manifest returns {text, fromCache}. The cached copy is written by
+	// commit, once a load has succeeded, so it always matches cached shards.
+	async function manifest(modelURL, opts) {
+		const r = await fetchSmall(modelURL, "manifest.json", opts, false);
+		return { text: new TextDecoder().decode(r.bytes), fromCache: r.fromCache };
+	}
+
+	// file returns the bytes of a small file of the folder (a tokenizer).
+	async function file(modelURL, name, opts) {
+		return (await fetchSmall(modelURL, name, opts, true)).bytes;
+	}
+
+	// commit caches the manifest after a successful load.
+	async function commit(modelURL, text, opts) {
+		const cache = await openCache(modelURL, opts);
+		if (!cache) return;
+		await cache.put(fileURL(modelURL, "manifest.json"), new Response(text, { headers: { "Content-Type": "application/json" } })).catch(() => {});
+	}
+
+	// cachedURLs returns the set of URLs cached for the model.
+	async function cachedURLs(modelURL, opts) {
+		const cache = await openCache(modelURL, opts);
+		if (!cache) return new Set();
+		return new Set((await cache.keys()).map((r) => r.url));
+	}
+
+	// quota checks that the shards not cached yet fit the storage quota.
+	// shards is the manifest's shard list (an array or its JSON).
+	async function quota(modelURL, shards, opts) {
+		if (typeof shards === "string") shards = JSON.parse(shards);
+		const have = await cachedURLs(modelURL, opts);
+		let need = 0;
+		for (const s of shards) if (!have.has(fileURL(modelURL, s.file))) need += s.bytes;
+		const storage = global.navigator && global.navigator.storage;
+		if (!need || (opts && opts.cache === false) || !haveCaches() || !storage || !storage.estimate) return { need, available: null };
+		const est = opts && opts.estimate ? await opts.estimate() : await storage.estimate();
+		const available = Math.max(0, (est.quota || 0) - (est.usage || 0));
+		if (need > available) {
+			throw new LoaderError("quota_exceeded",
+				`the model needs ${bytesText(need)} of storage, but only ${bytesText(available)} of the origin's quota is free: ${bytesText(need - available)} short`,
+				{ need, available, short: need - available, quota: est.quota, usage: est.usage });
+		}
+		return { need, available };
+	}
+
+	// fetchShard downloads one shard into a buffer of s.bytes, resuming
+	// dropped connections with Range requests, and verifies its sha256
+	// (retrying once from zero on a mismatch).
+	async function fetchShard(url, s, o, credit) {
+		const signal = o.signal;
+		const buf = new Uint8Array(s.bytes);
+		for (let attempt = 0; ; attempt++) {
+			let received = 0, failures = 0;
+			while (received < s.bytes || s.bytes === 0) {
+				try {
+					const headers = received > 0 ? { Range: `bytes=${received}-` } : {};
+					const resp = await fetch(url, { signal, headers, cache: "no-store" });
+					if (resp.status === 206 && received > 0) {
+						const m = /^bytes (\d+)-/.exec(resp.headers.get("Content-Range") || "");
+						if (!m || Number(m[1]) !== received) throw new Error(`${s.file}: Range response starts at ${m ? m[1] : "?"}, asked for ${received}`);
+					} else if (resp.status === 200) {
+						received = 0; // the server sent the whole file
+					} else {
+						const e = new LoaderError("network", `fetching shard ${s.file}: HTTP ${resp.status}`, { shard: s.file, url, status: resp.status });
+						// Retry what may pass: server errors, timeouts, throttling.
+						if (resp.status < 500 && resp.status !== 408 && resp.status !== 429) throw e;
+						throw Object.assign(e, { retry: true });
+					}
+					const reader = resp.body.getReader();
+					for (;;) {
+						const { done, value } = await reader.read();
+						if (done) break;
+						if (received + value.length > s.bytes) {
+							reader.cancel().catch(() => {});
+							throw new LoaderError("integrity", `shard ${s.file} is longer than the manifest's ${s.bytes} bytes`, { shard: s.file, url });
+						}
+						buf.set(value, received);
+						received += value.length;
+						credit(received);
+					}
+					if (received < s.bytes) throw new Error(`${s.file}: the body ended after ${received} of ${s.bytes} bytes`);
+					if (s.bytes === 0) break;
+				} catch (e) {
+					if (signal && signal.aborted) throw aborted();
+					if (e instanceof LoaderError && !e.retry) throw e;
+					failures++;
+					if (failures > o.maxRetries) {
+						throw new LoaderError("network", `fetching shard ${s.file} failed after ${o.maxRetries} retries: ${e.message}`, { shard: s.file, url, received });
+					}
+					await sleep(Math.min(o.backoffMs * 2 ** (failures - 1), o.maxBackoffMs), signal);
+				}
+			}
+			const got = await sha256(buf);
+			if (got === s.sha256) return buf;
+			if (attempt >= 1) {
+				throw new LoaderError("integrity",
+					`shard ${s.file} failed its integrity check twice: sha256 ${got}, the manifest says ${s.sha256}`,
+					{ shard: s.file, url, sha256: got, expected: s.sha256 });
+			}
+		}
+	}
+
+	// cachedShard returns a cached shard's bytes if present and intact; a
+	// damaged entry is deleted.
+	async function cachedShard(cache, url, s) {
+		if (!cache) return null;
+		const hit = await cache.match(url);
+		if (!hit) return null;
+		const buf = new Uint8Array(await hit.arrayBuffer());
+		if (buf.length === s.bytes && await sha256(buf) === s.sha256) return buf;
+		await cache.delete(url);
+		return null;
+	}
+
+	// download fetches every shard (from the cache when present) and passes
+	// each verified shard to onShard(index, Uint8Array), which returns null
+	// or an error {code, message, details}. It resolves to
+	// {networkBytes, cachedBytes}.
+	async function download(modelURL, shards, onShard, opts) {
+		if (typeof shards === "string") shards = JSON.parse(shards);
+		const o = Object.assign({}, DEFAULTS, opts || {});
+		for (const k of Object.keys(DEFAULTS)) if (!(o[k] > 0)) o[k] = DEFAULTS[k];
+		const outer = o.signal;
+		if (outer && outer.aborted) throw aborted();
+		// One failure stops the other downloads.
+		const inner = new AbortController();
+		const onOuter = () => inner.abort();
+		if (outer) outer.addEventListener("abort", onOuter, { once: true });
+		o.signal = inner.signal;
+
+		const total = shards.reduce((n, s) => n + s.bytes, 0);
+		const credited = new Float64Array(shards.length);
+		let bytes = 0, done = 0, networkBytes = 0, cachedBytes = 0, lastEmit = 0, emitted = -1;
+		const samples = []; // [time, bytes] for the rate over the last seconds
+		const progress = (final) => {
+			if (!o.onProgress) return;
+			const now = performance.now();
+			if (!final && now - lastEmit < o.progressIntervalMs) return;
+			if (!final && bytes === emitted) return;
+			samples.push([now, bytes]);
+			while (samples.length > 2 && now - samples[0][0] > 3000) samples.shift();
+			const [t0, b0] = samples[0];
+			const rate = now > t0 ? (bytes - b0) / ((now - t0) / 1000) : 0;
+			lastEmit = now;
+			emitted = bytes;
+			o.onProgress({ bytes, total, shards_done: done, shards_total: shards.length, rate });
+		};
+		const credit = (i, n) => {
+			if (n > credited[i]) {
+				bytes += n - credited[i];
+				credited[i] = n;
+				progress(false);
+			}
+		};
+
+		const cache = await openCache(modelURL, o);
+		let next = 0, failure = null;
+		const worker = async () => {
+			while (next < shards.length && !failure) {
+				const i = next++;
+				const s = shards[i];
+				const url = fileURL(modelURL, s.file);
+				let buf = await cachedShard(cache, url, s);
+				if (buf) {
+					cachedBytes += s.bytes;
+				} else {
+					buf = await fetchShard(url, s, o, (n) => credit(i, n));
+					networkBytes += s.bytes;
+					if (cache) {
+						try {
+							await cache.put(url, new Response(buf, { headers: { "Content-Type": "application/octet-stream", "Content-Length": String(s.bytes) } }));
+						} catch (e) {
+							if (o.onNotice) o.onNotice(`shard ${s.file} could not be cached: ${e && e.message}`);
+						}
+					}
+				}
+				if (o.signal.aborted) throw aborted();
+				const err = onShard(i, buf);
+				if (err) throw new LoaderError(err.code || "bad_model", err.message || String(err), err.details);
+				credit(i, s.bytes);
+				done++;
+				progress(false);
+			}
+		};
+		const n = Math.min(o.concurrency, shards.length);
+		const runs = [];
+		for (let k = 0; k < n; k++) {
+			runs.push(worker().catch((e) => {
+				if (!failure) failure = e;
+				inner.abort();
+			}));
+		}
+		await Promise.all(runs);
+		if (outer) outer.removeEventListener("abort", onOuter);
+		if (outer && outer.aborted) throw aborted();
+		if (failure) throw failure.code ? failure : new LoaderError("network", String(failure && failure.message || failure));
+		// Keep the final event within the rate limit too.
+		const wait = o.progressIntervalMs - (performance.now() - lastEmit);
+		if (o.onProgress && wait > 0) await sleep(wait);
+		progress(true);
+		return { networkBytes, cachedBytes };
+	}
+
+	// deleteModel removes everything cached for a model folder. It
+	// resolves to true when there was something to delete.
+	async function deleteModel(modelURL) {
+		if (!haveCaches()) return false;
+		return global.caches.delete(cacheName(modelURL));
+	}
+
+	global.WasmLLMLoader = { LoaderError, CACHE_PREFIX, cacheName, manifest, file, commit, quota, download, deleteModel, cachedURLs };
+})(self);

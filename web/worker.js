@@ -1,0 +1,107 @@
+// wasmllm engine worker: runs the Go engine (wasmllm.wasm) off the page's
+// thread and relays messages. web/wasmllm.js starts it; nothing else needs
+// to talk to it directly.
+//
+// Protocol. The page posts {id, op, ...}:
+//   {op: "init", wasm: URL}                  start the engine
+//   {id, op: "load", body: JSON}             load a model (loadOptions in wasm/load.go)
+//   {id, op: "chat" | "completion", body}    an OpenAI-shaped request (JSON)
+//   {id, op: "unload"} / {id, op: "info"}
+//   {op: "abort"}                            abort every load or request sent before it
+// The worker posts {id, type, data}:
+//   type "progress"  data {bytes, total, shards_done, shards_total, rate}
+//   type "notice"    data {message}
+//   type "chunk"     data: a chat.completion.chunk or text_completion chunk
+//   type "result"    data: the operation's result (ends the id)
+//   type "error"     data {code, message, details} (ends the id)
+//   type "fatal"     data {code, message}: the engine stopped; every id ends
+"use strict";
+
+importScripts("wasm_exec.js", "loader.js");
+
+let handle = null;
+let markReady;
+const ready = new Promise((resolve) => { markReady = resolve; });
+let booting = null;
+
+// Called by the Go program once it is listening.
+self.__wasmllmReady = (h) => {
+	handle = h;
+	markReady();
+};
+
+// Go posts JSON text; the page receives structured objects.
+self.__wasmllmPost = (id, type, json) => {
+	self.postMessage({ id, type, data: JSON.parse(json) });
+};
+
+// __wasmllmYield resolves after pending events (such as an abort message)
+// have run: a MessageChannel round trip, without setTimeout's clamping.
+const yieldChannel = new MessageChannel();
+const yieldWaiters = [];
+yieldChannel.port1.onmessage = () => {
+	const w = yieldWaiters.shift();
+	if (w) w();
+};
+self.__wasmllmYield = () => new Promise((resolve) => {
+	yieldWaiters.push(resolve);
+	yieldChannel.port2.postMessage(0);
+});
+
+// The loader functions the Go side awaits.
+self.__wasmllmLoader = {
+	manifest: (model, opts) => WasmLLMLoader.manifest(model, opts),
+	file: (model, name, opts) => WasmLLMLoader.file(model, name, opts),
+	quota: (model, shards, opts) => WasmLLMLoader.quota(model, shards, opts),
+	commit: (model, text, opts) => WasmLLMLoader.commit(model, text, opts),
+	download: (id, model, shards, onShard, opts) => WasmLLMLoader.download(model, shards, onShard, Object.assign({}, opts, {
+		onProgress: (p) => self.postMessage({ id, type: "progress", data: p }),
+		onNotice: (message) => self.postMessage({ id, type: "notice", data: { message } }),
+	})),
+};
+
+const fatal = (message) => {
+	handle = null;
+	self.postMessage({ id: 0, type: "fatal", data: { code: "internal", message } });
+};
+
+async function boot(wasmURL) {
+	const go = new Go();
+	let result;
+	try {
+		result = await WebAssembly.instantiateStreaming(fetch(wasmURL), go.importObject);
+	} catch (e) {
+		// A server without the application/wasm type: instantiate from bytes.
+		const resp = await fetch(wasmURL);
+		if (!resp.ok) throw new Error(`fetching ${wasmURL}: HTTP ${resp.status}`);
+		result = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
+	}
+	go.run(result.instance).then(
+		() => fatal("the engine exited"),
+		(e) => fatal(`the engine crashed: ${e && e.message || e}`));
+	await ready;
+}
+
+self.onmessage = async (ev) => {
+	const m = ev.data || {};
+	if (m.op === "init") {
+		try {
+			if (!booting) booting = boot(m.wasm);
+			await booting;
+			self.postMessage({ id: m.id, type: "result", data: {} });
+		} catch (e) {
+			self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: `starting the engine: ${e && e.message || e}` } });
+		}
+		return;
+	}
+	if (!booting) {
+		self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: "the engine was not started (init first)" } });
+		return;
+	}
+	await ready;
+	if (!handle) {
+		self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: "the engine has stopped" } });
+		return;
+	}
+	handle({ id: m.id || 0, op: m.op, body: m.body || "" });
+};
