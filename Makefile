@@ -2,7 +2,8 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 BUILD := build
-MODEL ?= testdata/models/stories260K.gguf
+MODEL ?= models/stories260K
+QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
@@ -47,9 +48,9 @@ serve: wasm
 bench:
 	$(GO) test -run XXX -bench . -benchtime 3x ./model/
 
-# convert: convert MODEL (a GGUF file or Hugging Face folder) into OUT, a servable model folder.
+# convert: convert MODEL (GGUF, Hugging Face folder or llama2.c .bin) into OUT; QUANT=keep|q4|q8|f16.
 convert:
-	$(GO) run ./cmd/convert -o $(OUT) $(MODEL)
+	$(GO) run ./cmd/convert -o $(OUT) -quant $(QUANT) $(MODEL)
 
 # dist: a static folder any web host can serve (pages, wasm, scripts, bundled model).
 dist: wasm
