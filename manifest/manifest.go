@@ -46,13 +46,11 @@ type Manifest struct {
 	// "f16"), informational.
 	Quant  string       `json:"quant,omitempty"`
 	Config model.Config `json:"config"`
-	// Tokenizer is a JSON object naming the tokenizer source: Hugging Face
-	// files in the folder, such as
-	// {"kind":"hf","file":"tokenizer.json","config_file":"tokenizer_config.json"},
-	// or GGUF-style vocabulary fields, such as
-	// {"kind":"gguf","model":"gpt2","pre":"llama-bpe","tokens":[...],"merges":[...]}.
-	// The tokenizer package defines its fields; this package only requires
-	// an object (or nothing).
+	// Tokenizer is a JSON object naming the tokenizer files in the folder,
+	// as model.TokenizerSpec defines it: {"format":"hf","files":[...]},
+	// {"format":"gguf","file":"tokenizer.gguf"} or
+	// {"format":"llama2c","file":"tokenizer.bin"}. This package only
+	// requires an object (or nothing).
 	Tokenizer    json.RawMessage `json:"tokenizer,omitempty"`
 	ChatTemplate string          `json:"chat_template,omitempty"`
 	Shards       []Shard         `json:"shards"`
