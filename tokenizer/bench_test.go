@@ -47,7 +47,8 @@ func benchText(tb testing.TB) string {
 // per-word cache as used in production ("cached") and with the cache
 // cleared before every pass ("cold"). MB/cpu-s divides by the process's CPU
 // time instead of wall time (it includes the GC's work on other threads;
-// run with -cpu 1 on a shared machine).
+// run with -cpu 1 on a shared machine). testdata/jsbench/bench.mjs measures
+// @huggingface/transformers on the same text.
 func BenchmarkEncode(b *testing.B) {
 	text := benchText(b)
 	for _, name := range []string{"llama3", "qwen3"} {
@@ -77,8 +78,12 @@ func BenchmarkEncodeLongWord(b *testing.B) {
 	tk := hfTok(b, "tokenizer/qwen3")
 	word := strings.Repeat("abcdefghij", 10000)
 	b.SetBytes(int64(len(word)))
+	cpu0 := cpuTime()
 	for b.Loop() {
 		tk.Encode(word, false)
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(len(word))*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }
 

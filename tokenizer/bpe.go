@@ -22,15 +22,24 @@ type bpeScratch struct {
 	heap       mergeHeap
 }
 
-type mergeItem struct{ rank, pos, id int32 }
+// mergeItem is a candidate merge of the pair starting at symbol pos; key
+// packs rank and position so that one comparison orders by both.
+type mergeItem struct {
+	key uint64 // rank<<32 | pos
+	id  int32
+}
+
+func newMergeItem(rank, pos, id int32) mergeItem {
+	return mergeItem{uint64(uint32(rank))<<32 | uint64(uint32(pos)), id}
+}
+
+func (it mergeItem) pos() int32 { return int32(uint32(it.key)) }
 
 // mergeHeap is a binary min-heap ordered by rank, then position: the
 // lowest-ranked pair merges first, the leftmost one among equals.
 type mergeHeap []mergeItem
 
-func (h mergeHeap) less(i, j int) bool {
-	return h[i].rank < h[j].rank || (h[i].rank == h[j].rank && h[i].pos < h[j].pos)
-}
+func (h mergeHeap) less(i, j int) bool { return h[i].key < h[j].key }
 
 func (h *mergeHeap) push(it mergeItem) {
 	*h = append(*h, it)
@@ -102,14 +111,14 @@ func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 
 		next[i] = int32(i + 1)
 		if i+1 < n {
 			if mg, ok := m.merges[pairKey(ids[i], ids[i+1])]; ok {
-				h.push(mergeItem{mg.rank, int32(i), mg.id})
+				h.push(newMergeItem(mg.rank, int32(i), mg.id))
 			}
 		}
 	}
 	next[n-1] = -1
 	for len(h) > 0 {
 		it := h.pop()
-		p := it.pos
+		p := it.pos()
 		if ids[p] < 0 || next[p] < 0 {
 			continue
 		}
@@ -125,12 +134,12 @@ func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 
 		}
 		if pp := prev[p]; pp >= 0 {
 			if mg, ok := m.merges[pairKey(ids[pp], ids[p])]; ok {
-				h.push(mergeItem{mg.rank, pp, mg.id})
+				h.push(newMergeItem(mg.rank, pp, mg.id))
 			}
 		}
 		if nq := next[p]; nq >= 0 {
 			if mg, ok := m.merges[pairKey(ids[p], ids[nq])]; ok {
-				h.push(mergeItem{mg.rank, p, mg.id})
+				h.push(newMergeItem(mg.rank, p, mg.id))
 			}
 		}
 	}
