@@ -1,10 +1,17 @@
 package tokenizer
 
+import "strings"
+
 // DecodeOptions controls Decode and Decoder.
 type DecodeOptions struct {
 	// SkipSpecial drops special (control) tokens, like Hugging Face's
 	// skip_special_tokens=true.
 	SkipSpecial bool
+	// CleanUpSpaces removes the space before punctuation and English
+	// contractions, like Hugging Face's clean_up_tokenization_spaces. See
+	// (*Tokenizer).CleanUpSpaces for the model's own setting. Decode only;
+	// Decoder ignores it.
+	CleanUpSpaces bool
 }
 
 // Decode turns ids back into text the way Hugging Face's decode does with
@@ -22,8 +29,23 @@ func (t *Tokenizer) DecodeOpts(ids []int32, o DecodeOptions) string {
 	for _, id := range ids {
 		raw, atStart = t.appendPiece(raw, id, o, atStart)
 	}
-	return string(appendLossy(nil, raw))
+	text := string(appendLossy(nil, raw))
+	if o.CleanUpSpaces {
+		text = cleanUpSpaces.Replace(text)
+	}
+	return text
 }
+
+// cleanUpSpaces is Hugging Face's clean_up_tokenization. Its replacements
+// never overlap in a way that makes their order matter.
+var cleanUpSpaces = strings.NewReplacer(
+	" .", ".", " ?", "?", " !", "!", " ,", ",", " ' ", "'",
+	" n't", "n't", " 'm", "'m", " 's", "'s", " 've", "'ve", " 're", "'re",
+)
+
+// CleanUpSpaces reports the model's clean_up_tokenization_spaces setting
+// (tokenizer_config.json; false for GGUF and llama2.c vocabularies).
+func (t *Tokenizer) CleanUpSpaces() bool { return t.cleanUp }
 
 // appendPiece appends the bytes of id. atStart says no text has been
 // produced yet, for the SentencePiece rule that drops the first leading

@@ -12,6 +12,7 @@ type goldenLine struct {
 	IDsWithSpecial   []int32  `json:"ids_with_special"`
 	IDsSpecialAsText []int32  `json:"ids_special_as_text"`
 	DecodedRaw       string   `json:"decoded_raw"`
+	Decoded          string   `json:"decoded"`
 	Tokens           []string `json:"tokens"`
 }
 
@@ -38,6 +39,10 @@ func TestGoldenHF(t *testing.T) {
 				if got := tk.Decode(g.IDs); got != g.DecodedRaw {
 					bad++
 					t.Errorf("line %d (%s) decode: ids %v\n  got  %q\n  want %q", n+1, g.Case, g.IDs, got, g.DecodedRaw)
+				}
+				if got := tk.DecodeOpts(g.IDs, DecodeOptions{CleanUpSpaces: tk.CleanUpSpaces()}); got != g.Decoded {
+					bad++
+					t.Errorf("line %d (%s) decode with clean-up: ids %v\n  got  %q\n  want %q", n+1, g.Case, g.IDs, got, g.Decoded)
 				}
 				for i, id := range g.IDs {
 					if i < len(g.Tokens) && tk.TokenText(id) != g.Tokens[i] {

@@ -74,6 +74,7 @@ type hfConfig struct {
 	BOSToken     json.RawMessage `json:"bos_token"`
 	EOSToken     json.RawMessage `json:"eos_token"`
 	ChatTemplate json.RawMessage `json:"chat_template"`
+	CleanUp      *bool           `json:"clean_up_tokenization_spaces"`
 }
 
 // maxVocab bounds token ids so that a corrupt file cannot ask for a huge
@@ -497,6 +498,9 @@ func (t *Tokenizer) hfConfig(file string, data []byte) error {
 			t.eos = append(t.eos, id)
 		}
 	}
+	// transformers defaults clean_up_tokenization_spaces to false since
+	// v4.45; older configs spell it out.
+	t.cleanUp = c.CleanUp != nil && *c.CleanUp
 	tmpl, err := chatTemplateField(c.ChatTemplate)
 	if err != nil {
 		return formatErr(file, "chat_template", err)

@@ -35,6 +35,7 @@ type Tokenizer struct {
 	eos            []int32
 	// stripSpace drops the leading space of the decoded text (SentencePiece).
 	stripSpace bool
+	cleanUp    bool // clean_up_tokenization_spaces
 
 	chatTemplate       string
 	bosToken, eosToken string // texts handed to chat templates
