@@ -11,7 +11,7 @@ import (
 
 // Limits and tile sizes of the MoE kernels (shaders/moe_*.wgsl).
 const (
-	moeMaxE     = 1024 // MAX_E of moe_route and moe_group
+	moeMaxE     = 4096 // experts: moe_route ranks each against all
 	moeMaxA     = 64   // MAX_A of moe_route
 	moeGemvRows = 8    // R of moe_gemv
 	moeTileRows = 32   // RT of moe_gemm
@@ -25,10 +25,11 @@ const (
 // moeState holds the MoE's scratch buffers, sized for one chunk of tokens
 // and kept between calls, so that repeated steps bind the same buffers.
 type moeState struct {
-	logits, ids, wts, act, y, order, tiles *Buffer
+	logits, ids, wts, act, y, order, tiles, counts *Buffer
 
 	// decodeMaxT and chunkT, when nonzero, replace moeDecodeMaxT and
-	// moeChunkT (tests force each path with them).
+	// moeChunkT; a negative decodeMaxT sends every chunk down the tiled
+	// path (tests force each path with them).
 	decodeMaxT, chunkT int
 }
 
@@ -62,9 +63,9 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 		return
 	}
 	chunk = min(chunk, T)
-	decodeMax := m.decodeMaxT
-	if decodeMax <= 0 {
-		decodeMax = moeDecodeMaxT
+	decodeMax := moeDecodeMaxT
+	if m.decodeMaxT != 0 {
+		decodeMax = m.decodeMaxT
 	}
 	n := chunk * A
 	maxTiles := moeMaxTiles(n, E)
@@ -72,13 +73,14 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	ids := b.scratch(&m.ids, "moe ids", uint64(4*n))
 	wts := b.scratch(&m.wts, "moe weights", uint64(4*n))
 	act := b.scratch(&m.act, "moe act", uint64(4*n*F))
-	var y, order, tiles *Buffer
+	var y, order, tiles, counts *Buffer
 	if chunk > decodeMax {
 		y = b.scratch(&m.y, "moe y", uint64(4*n*D))
 		order = b.scratch(&m.order, "moe order", uint64(4*n))
 		tiles = b.scratch(&m.tiles, "moe tiles", uint64(16*(maxTiles+1)))
+		counts = b.scratch(&m.counts, "moe counts", uint64(12*E))
 	}
-	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil)) {
+	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil || counts == nil)) {
 		return
 	}
 	dense := b.moeKernel("moe_gemv.wgsl", "dense", wtype(rt.dtype), 6, 5)
@@ -104,7 +106,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 		if nt <= decodeMax {
 			b.moeDecode(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act)
 		} else {
-			b.moeTiled(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act, y, order, tiles)
+			b.moeTiled(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act, y, order, tiles, counts)
 		}
 	}
 }
@@ -188,11 +190,11 @@ func (b *Backend) moeDecode(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, id
 // per-expert entry lists and the tile table, the tiled gate_up+SiluMul and
 // down kernels run over every possible tile (those past the table's count
 // return at once), and moe_combine sums each token's A outputs.
-func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act, y, order, tiles *Buffer) {
+func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act, y, order, tiles, counts *Buffer) {
 	D, E, F, A := sh.D, sh.E, sh.F, sh.A
 	n := nt * A
 	maxTiles := moeMaxTiles(n, E)
-	group, err := b.kernel(kernelKey{file: "moe_group.wgsl", entry: "main"}, 3, 1, 2)
+	group, err := b.kernel(kernelKey{file: "moe_group.wgsl", entry: "main"}, 4, 1, 2, 3)
 	if err != nil {
 		b.fail(err)
 		return
@@ -205,7 +207,7 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids
 	gu := b.moeKernel("moe_gemm.wgsl", "gate_up", ew, 6, 5)
 	dn := b.moeKernel("moe_gemm.wgsl", "down", ew, 6, 5)
 	b.dispatch(group, Params{uint32(E), uint32(n), moeTileT}, 1, 1, 1,
-		bind{buf: ids}, bind{buf: order}, bind{buf: tiles})
+		bind{buf: ids}, bind{buf: order}, bind{buf: tiles}, bind{buf: counts})
 	for _, p := range gt.parts {
 		b.dispatch(gu, Params{uint32(D), uint32(2 * F), uint32(p.row0 / (2 * F)), uint32(p.rows / (2 * F)), uint32(A), uint32(t0), uint32(F)},
 			moeCeil(F, moeTileRows/2), maxTiles, 1,

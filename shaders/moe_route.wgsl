@@ -1,11 +1,12 @@
 // moe_route: Qwen3-MoE routing, one workgroup per token: softmax over the E
 // router logits, the A largest (ties to the lowest expert id), their
 // probabilities, renormalised to sum 1 when norm is set. Each thread ranks
-// its experts against all E (rank = experts ordered before it), so the
+// its experts against all E (rank = experts ordered before it), reading the
+// token's logits from the buffer (every thread reads the same ones), so the
 // selection needs one barrier; thread 0 computes the softmax sum.
 
 struct Params {
-    e: u32,    // E, at most MAX_E
+    e: u32,    // E
     a: u32,    // A, at most MAX_A and E
     norm: u32, // 1: renormalise the A weights
     nt: u32,   // tokens in this chunk
@@ -17,10 +18,8 @@ struct Params {
 @group(0) @binding(3) var<uniform> p: Params;
 
 const WG: u32 = 128u;
-const MAX_E: u32 = 1024u;
 const MAX_A: u32 = 64u;
 
-var<workgroup> lg: array<f32, MAX_E>;
 var<workgroup> sid: array<u32, MAX_A>;
 var<workgroup> sv: array<f32, MAX_A>;
 
@@ -30,19 +29,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (t >= p.nt) {
         return;
     }
-    for (var e = lid; e < p.e; e += WG) {
-        lg[e] = logits[t * p.e + e];
-    }
+    let row = t * p.e;
     for (var a = lid; a < p.a; a += WG) {
         sid[a] = p.e; // no expert: only reached when logits are NaN
         sv[a] = 0.0;
     }
     workgroupBarrier();
     for (var e = lid; e < p.e; e += WG) {
-        let v = lg[e];
+        let v = logits[row + e];
         var rank = 0u;
         for (var j = 0u; j < p.e; j++) {
-            let u = lg[j];
+            let u = logits[row + j];
             rank += u32(u > v || (u == v && j < e));
         }
         if (rank < p.a) {
@@ -57,7 +54,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let m = sv[0];
     var sum = 0.0;
     for (var j = 0u; j < p.e; j++) {
-        sum += exp(lg[j] - m);
+        sum += exp(logits[row + j] - m);
     }
     var total = 0.0;
     for (var a = 0u; a < p.a; a++) {

@@ -2,14 +2,15 @@
 // index, in two passes, for the sampler.
 //
 // Entry block, grid (NB, T): workgroup (b, t) takes the CH = WG*PER logits
-// [b*CH, (b+1)*CH) of row t into workgroup memory; thread j owns elements
-// j, j+WG, ... and finds its best. A tournament tree over the threads then
-// gives the block's best; thread 0 emits it, rescans the winner's PER
-// elements for its next best and replays the winner's path to the root, k
-// times: k*(PER + log2 WG) steps with no barrier. Its candidates, padded
-// with (LOWEST, NONE) when the block is short, go to cv/ci (T, NB, k).
+// [b*CH, (b+1)*CH) of row t; thread j owns elements j, j+WG, ... and finds
+// its best. A tournament tree over the threads gives the block's best; thread
+// 0 emits it, rescans the winner's PER elements for its next best and replays
+// the winner's path to the root, k times: k*(PER + log2 WG) steps with no
+// barrier. The block's k candidates, padded with (LOWEST, NONE) when it is
+// short, go to cv/ci (T, NB, k).
 // Entry merge, grid (T): a k-way merge of the NB sorted candidate lists with
 // the same tree over the lists' heads.
+// Workgroup arrays are kept small: SwiftShader's compile time grows with them.
 
 struct Params {
     v: u32,  // V
@@ -26,53 +27,76 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 const WG: u32 = 256u;
-const PER: u32 = 8u;
+const PER: u32 = 16u;
 const CH: u32 = WG * PER;
-const MAX_L: u32 = 512u;
+const MAX_L: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
 const LOWEST: f32 = -0x1.fffffep+127f; // value of a missing candidate; NONE orders it last
 
-var<workgroup> sv: array<f32, CH>;       // block: the block's logits
-var<workgroup> cand: array<u32, WG>;     // block: each thread's best remaining element, or NONE
-var<workgroup> tree: array<u32, 2u * MAX_L>; // node -> winning leaf; leaves at L..2L-1
-var<workgroup> hv: array<f32, MAX_L>;    // merge: each list's head value
-var<workgroup> hi: array<u32, MAX_L>;    // merge: its index (NONE past the end)
-var<workgroup> hp: array<u32, MAX_L>;    // merge: its position in the list
+// Tournament trees: internal node n (1 <= n < leaves) holds the winning
+// leaf of its subtree; nodes n >= leaves are the leaves n - leaves.
+var<workgroup> tree: array<u32, MAX_L>;
+var<workgroup> hi: array<u32, MAX_L>; // block: each thread's best remaining element; merge: each list's head index
+var<workgroup> hv: array<f32, MAX_L>; // its value
+var<workgroup> hp: array<u32, MAX_L>; // merge: the head's position in its list
 
-// before orders block elements: larger value, then lower index; NONE last.
+// before orders leaves by their heads: larger value, then lower index; NONE last.
 fn before(a: u32, b: u32) -> bool {
-    if (b == NONE) {
-        return a != NONE;
-    }
-    return a != NONE && (sv[a] > sv[b] || (sv[a] == sv[b] && a < b));
-}
-
-fn win(a: u32, b: u32) -> u32 {
-    return select(b, a, before(cand[a], cand[b]));
-}
-
-// head_before orders list heads like before orders elements.
-fn head_before(a: u32, b: u32) -> bool {
     if (hi[b] == NONE) {
         return hi[a] != NONE;
     }
     return hi[a] != NONE && (hv[a] > hv[b] || (hv[a] == hv[b] && hi[a] < hi[b]));
 }
 
-fn head_win(a: u32, b: u32) -> u32 {
-    return select(b, a, head_before(a, b));
+fn winner(n: u32, leaves: u32) -> u32 {
+    if (n >= leaves) {
+        return n - leaves;
+    }
+    return tree[n];
 }
 
-// best_of is thread w's best element ordered after `after` (NONE: any).
-fn best_of(w: u32, after: u32, n: u32) -> u32 {
-    var best = NONE;
+fn play(n: u32, leaves: u32) {
+    let a = winner(2u * n, leaves);
+    let b = winner(2u * n + 1u, leaves);
+    tree[n] = select(b, a, before(a, b));
+}
+
+// build fills the internal nodes, level by level.
+fn build(leaves: u32, lid: u32) {
+    for (var s = leaves / 2u; s > 0u; s /= 2u) {
+        for (var j = lid; j < s; j += WG) {
+            play(s + j, leaves);
+        }
+        workgroupBarrier();
+    }
+}
+
+// replay updates the path from leaf w to the root.
+fn replay(w: u32, leaves: u32) {
+    for (var n = (leaves + w) / 2u; n > 0u; n /= 2u) {
+        play(n, leaves);
+    }
+}
+
+// rescan sets thread w's head to its best element of row `row` (block-local
+// indices below n) ordered after (av, ai); ai = NONE: the best of all.
+fn rescan(w: u32, row: u32, n: u32, av: f32, ai: u32) {
+    var bi = NONE;
+    var bv = LOWEST;
     for (var m = 0u; m < PER; m++) {
         let c = w + WG * m;
-        if (c < n && (after == NONE || before(after, c)) && before(c, best)) {
-            best = c;
+        if (c >= n) {
+            break;
+        }
+        let v = logits[row + c];
+        let after = ai == NONE || v < av || (v == av && c > ai);
+        if (after && (bi == NONE || v > bv)) {
+            bi = c;
+            bv = v;
         }
     }
-    return best;
+    hi[w] = bi;
+    hv[w] = bv;
 }
 
 @compute @workgroup_size(WG)
@@ -81,40 +105,26 @@ fn block(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     let t = wg.y;
     let base = b * CH;
     let n = min(CH, p.v - base); // elements in this block
-    for (var m = 0u; m < PER; m++) {
-        let c = lid + WG * m;
-        if (c < n) {
-            sv[c] = logits[t * p.v + base + c];
-        }
-    }
+    let row = t * p.v + base;
+    rescan(lid, row, n, 0.0, NONE);
     workgroupBarrier();
-    cand[lid] = best_of(lid, NONE, n);
-    tree[WG + lid] = lid;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s /= 2u) {
-        if (lid < s) {
-            tree[s + lid] = win(tree[2u * (s + lid)], tree[2u * (s + lid) + 1u]);
-        }
-        workgroupBarrier();
-    }
+    build(WG, lid);
     if (lid != 0u) {
         return;
     }
     let o = (t * p.nb + b) * p.k;
     for (var r = 0u; r < p.k; r++) {
-        let w = tree[1];
-        let c = cand[w];
+        let w = winner(1u, WG);
+        let c = hi[w];
         if (c == NONE) {
             cv[o + r] = LOWEST;
             ci[o + r] = NONE;
             continue;
         }
-        cv[o + r] = sv[c];
+        cv[o + r] = hv[w];
         ci[o + r] = base + c;
-        cand[w] = best_of(w, c, n);
-        for (var node = (WG + w) / 2u; node > 0u; node /= 2u) {
-            tree[node] = win(tree[2u * node], tree[2u * node + 1u]);
-        }
+        rescan(w, row, n, hv[w], c);
+        replay(w, WG);
     }
 }
 
@@ -131,20 +141,14 @@ fn merge(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
             hv[j] = cv[o];
             hi[j] = ci[o];
         }
-        tree[l + j] = j;
     }
     workgroupBarrier();
-    for (var s = l / 2u; s > 0u; s /= 2u) {
-        for (var j = lid; j < s; j += WG) {
-            tree[s + j] = head_win(tree[2u * (s + j)], tree[2u * (s + j) + 1u]);
-        }
-        workgroupBarrier();
-    }
+    build(l, lid);
     if (lid != 0u) {
         return;
     }
     for (var r = 0u; r < p.k; r++) {
-        let w = tree[1];
+        let w = winner(1u, l);
         ids[t * p.k + r] = select(i32(hi[w]), -1, hi[w] == NONE);
         vals[t * p.k + r] = hv[w];
         let q = hp[w] + 1u;
@@ -157,8 +161,6 @@ fn merge(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
             hv[w] = LOWEST;
             hi[w] = NONE;
         }
-        for (var node = (l + w) / 2u; node > 0u; node /= 2u) {
-            tree[node] = head_win(tree[2u * node], tree[2u * node + 1u]);
-        }
+        replay(w, l);
     }
 }
