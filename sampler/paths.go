@@ -5,34 +5,24 @@ import (
 	"slices"
 )
 
-// argmax is greedy decoding with nothing to apply: one pass, ties to the
-// lowest id, NaN and +Inf rejected at no extra cost.
-func argmax(row []float32) (int32, error) {
-	best, at := negInf, -1
-	for i, x := range row {
-		if !(x <= best) {
-			if err := checkRaw(int32(i), x); err != nil {
-				return 0, err
-			}
-			best, at = x, i
-		}
+// argmax is greedy decoding with nothing to apply: the scan with k = 1,
+// ties to the lowest id, NaN and +Inf rejected at no extra cost.
+func (s *Sampler) argmax(row []float32) (int32, error) {
+	res, err := s.tb.scan(row, 1, false)
+	if err != nil {
+		return 0, err
 	}
-	if at < 0 {
+	if len(res.top) == 0 {
 		return 0, ErrAllMasked
 	}
-	return int32(at), nil
+	return res.top[0].id, nil
 }
 
 // countAdjusted counts the entries >= v of a row whose edited ids hold
 // something else than the universe's value: the row's count, corrected by
 // each edit's value in the universe (raw or processed).
 func countAdjusted(row []float32, v float32, edits []edit, useProc bool) int {
-	n := 0
-	for _, x := range row {
-		if x >= v {
-			n++
-		}
-	}
+	n := countGE(row, v)
 	for _, e := range edits {
 		if row[e.id] >= v {
 			n--
@@ -112,7 +102,7 @@ func (s *Sampler) sampleSparse(row []float32) (Result, error) {
 	ed.gather(&s.ps, &s.h)
 	defer ed.clear()
 	if len(ed.ids) == 0 && s.greedy && s.logpN < 0 {
-		id, err := argmax(row)
+		id, err := s.argmax(row)
 		return Result{ID: id}, err
 	}
 	ed.edits = ed.edits[:0]

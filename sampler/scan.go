@@ -130,35 +130,8 @@ func selectBest(c []cand, k int) {
 	}
 }
 
-// scanResult is what one pass over a row learns.
-type scanResult struct {
-	top []cand  // the k best entries above -Inf, best first
-	max float32 // the row maximum; -MaxFloat32 when every entry is -Inf
-	sum float64 // Σ exp(x - max) over the row, when asked for
-	ge  int     // entries >= the count threshold, when asked for
-}
-
-// scan makes one pass over row: it rejects NaN and +Inf, keeps the k best
-// entries (k >= 1), and when withSum is set accumulates Σ exp(x - max) with
-// a running maximum. -Inf entries are skipped by both. The threshold test
-// relies on ids arriving in ascending order: an entry equal to the k-th
-// best comes later, so it is worse.
-func (t *topBuf) scan(row []float32, k int, withSum bool) (scanResult, error) {
-	t.reset(k)
-	if !withSum {
-		return t.scanTop(row)
-	}
-	return t.scanSum(row, float32(math.Inf(1)))
-}
-
-// scanCount is scan with the sum, also counting the entries >= at (for a
-// rank known before the pass).
-func (t *topBuf) scanCount(row []float32, k int, at float32) (scanResult, error) {
-	t.reset(k)
-	return t.scanSum(row, at)
-}
-
-// slow handles an entry at or above the threshold (or NaN).
+// slow handles an entry above the threshold, or NaN. Keeping it out of
+// line keeps the scan loop as tight as an argmax's.
 func (t *topBuf) slow(x float32, i int) error {
 	if x != x || x > math.MaxFloat32 {
 		return &LogitError{Index: i, Value: x, Stage: "model"}
@@ -167,74 +140,81 @@ func (t *topBuf) slow(x float32, i int) error {
 	return nil
 }
 
-func (t *topBuf) scanTop(row []float32) (scanResult, error) {
+// scanResult is what a scan of a row learns.
+type scanResult struct {
+	top []cand  // the k best entries above -Inf, best first
+	max float32 // the row maximum; -MaxFloat32 when every entry is -Inf
+	sum float64 // Σ exp(x - max) over the row, when asked for
+	ge  int     // entries >= the count threshold, when asked for
+}
+
+// scan rejects NaN and +Inf, keeps the k best entries (k >= 1) and, when
+// withSum is set, sums exp(x - max). The top-k pass costs about an argmax;
+// the sum is a second pass at a known maximum, which is cheaper than one
+// fused pass with a running maximum.
+func (t *topBuf) scan(row []float32, k int, withSum bool) (scanResult, error) {
+	if !withSum {
+		return t.scanCount(row, k, float32(math.NaN()))
+	}
+	return t.scanCount(row, k, float32(math.Inf(1)))
+}
+
+// scanCount is scan with the sum, also counting the entries >= at (for a
+// rank known before the pass). at = NaN skips the sum and the count.
+func (t *topBuf) scanCount(row []float32, k int, at float32) (scanResult, error) {
+	t.reset(k)
+	thr := t.thr // in a register: it changes only in the slow path
 	for i, x := range row {
-		if !(x <= t.thr) {
+		// The threshold test relies on ids arriving in ascending order: an
+		// entry equal to the k-th best comes later, so it is worse. NaN
+		// fails it too.
+		if !(x <= thr) {
 			if err := t.slow(x, i); err != nil {
 				return scanResult{}, err
 			}
+			thr = t.thr
 		}
 	}
-	top := t.sorted()
-	r := scanResult{top: top, max: -math.MaxFloat32}
-	if len(top) > 0 {
-		r.max = top[0].v
+	r := scanResult{top: t.sorted(), max: -math.MaxFloat32}
+	if len(r.top) > 0 {
+		r.max = r.top[0].v
+	}
+	if at == at {
+		r.sum = sumExp(row, r.max)
+		if at <= math.MaxFloat32 {
+			r.ge = countGE(row, at)
+		}
 	}
 	return r, nil
 }
 
-func (t *topBuf) scanSum(row []float32, at float32) (scanResult, error) {
-	m := float32(-math.MaxFloat32) // running maximum
-	var s0, s1, s2, s3 float64     // Σ exp(x - m), four chains for speed
-	ge := 0
+// sumExp returns Σ exp(x - m) over row (m >= every entry). Four
+// independent sums keep the pipeline full; -Inf entries add e^-87 ≈ 1.6e-38
+// each, nothing a vocabulary can notice.
+func sumExp(row []float32, m float32) float64 {
+	var s0, s1, s2, s3 float64
+	mm := float64(m)
 	i := 0
 	for ; i+4 <= len(row); i += 4 {
 		r := row[i : i+4 : i+4]
-		x0, x1, x2, x3 := r[0], r[1], r[2], r[3]
-		if !(x0 <= t.thr && x1 <= t.thr && x2 <= t.thr && x3 <= t.thr) {
-			for j, x := range r {
-				if !(x <= t.thr) {
-					if err := t.slow(x, i+j); err != nil {
-						return scanResult{}, err
-					}
-					if x > m { // rescale the sums to the new maximum
-						f := exp64(float64(m) - float64(x))
-						s0, s1, s2, s3 = float64(s0*f), float64(s1*f), float64(s2*f), float64(s3*f)
-						m = x
-					}
-				}
-			}
-		}
-		mm := float64(m)
-		s0 += expSum(float64(x0) - mm)
-		s1 += expSum(float64(x1) - mm)
-		s2 += expSum(float64(x2) - mm)
-		s3 += expSum(float64(x3) - mm)
-		if !(x0 < at && x1 < at && x2 < at && x3 < at) {
-			for _, x := range r {
-				if x >= at {
-					ge++
-				}
-			}
-		}
+		s0 += expSum(float64(r[0]) - mm)
+		s1 += expSum(float64(r[1]) - mm)
+		s2 += expSum(float64(r[2]) - mm)
+		s3 += expSum(float64(r[3]) - mm)
 	}
-	for ; i < len(row); i++ {
-		x := row[i]
-		if !(x <= t.thr) {
-			if err := t.slow(x, i); err != nil {
-				return scanResult{}, err
-			}
-			if x > m {
-				f := exp64(float64(m) - float64(x))
-				s0, s1, s2, s3 = float64(s0*f), float64(s1*f), float64(s2*f), float64(s3*f)
-				m = x
-			}
-		}
-		s0 += expSum(float64(x) - float64(m))
+	for _, x := range row[i:] {
+		s0 += expSum(float64(x) - mm)
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// countGE counts the entries >= at.
+func countGE(row []float32, at float32) int {
+	n := 0
+	for _, x := range row {
 		if x >= at {
-			ge++
+			n++
 		}
 	}
-	top := t.sorted()
-	return scanResult{top: top, max: m, sum: (s0 + s1) + (s2 + s3), ge: ge}, nil
+	return n
 }
