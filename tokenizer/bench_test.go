@@ -101,3 +101,18 @@ func BenchmarkDecodeStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/token")
 }
+
+// BenchmarkLoad measures building the Qwen3 tokenizer (151k tokens, 151k
+// merges) from tokenizer.json and from a GGUF holding the same vocabulary.
+func BenchmarkLoad(b *testing.B) {
+	tj := readTestFile(b, "tokenizer", "qwen3", "tokenizer.json")
+	cfg := readTestFile(b, "tokenizer", "qwen3", "tokenizer_config.json")
+	b.Run("tokenizer.json", func(b *testing.B) {
+		b.SetBytes(int64(len(tj)))
+		for b.Loop() {
+			if _, err := FromHFJSON(tj, cfg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
