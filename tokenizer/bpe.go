@@ -80,7 +80,7 @@ func (h *mergeHeap) pop() mergeItem {
 }
 
 // encodeWord appends the BPE tokens of one pre-tokenized word. Bytes with no
-// token are dropped, as Hugging Face does for a BPE without unk_token.
+// token (byteID -1) are dropped, as Hugging Face does without unk_token.
 // It runs in O(n log n) for a word of n bytes.
 func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 {
 	if m.ignoreMerges || len(word) == 1 {

@@ -162,8 +162,16 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 			bpe.rawID[string(raw)] = int32(id)
 		}
 	}
+	// A byte with no token becomes unk_token if there is one, else it is
+	// dropped, as Hugging Face's BPE does.
+	unk := int32(-1)
+	if u := f.Model.UnkToken; u != nil {
+		if id, ok := f.Model.Vocab[*u]; ok {
+			unk = int32(id)
+		}
+	}
 	for b := 0; b < 256; b++ {
-		bpe.byteID[b] = -1
+		bpe.byteID[b] = unk
 		if id, ok := bpe.rawID[string([]byte{byte(b)})]; ok {
 			bpe.byteID[b] = id
 		}
