@@ -201,9 +201,6 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		if err != nil {
 			return res, err
 		}
-		if err := s.Accept(r.ID); err != nil {
-			return res, err
-		}
 		res.Tokens = append(res.Tokens, r.ID)
 		piece := ""
 		if dec != nil {

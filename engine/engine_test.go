@@ -163,6 +163,7 @@ func TestCandidatesMatchFullRow(t *testing.T) {
 	seed := int64(7)
 	p := sampler.DefaultParams()
 	p.Temperature, p.TopK, p.TopP, p.MinP, p.MaxTokens, p.Seed = 0.9, 40, 0.9, 0.02, 24, &seed
+	p.RepetitionPenalty, p.PresencePenalty = 1.3, 0.5
 	e := load(t, stories, 256)
 	cand := gen(t, e, &Request{Prompt: "Once upon a time", Params: p})
 	if e.Stats.FullRows != 0 {
@@ -226,5 +227,47 @@ func TestChat(t *testing.T) {
 	_, err = load(t, stories, 64).Generate(context.Background(), &Request{Messages: msgs, Params: greedy(1)}, func(Token) error { return nil })
 	if !errors.Is(err, tokenizer.ErrNoChatTemplate) {
 		t.Errorf("no template: %v", err)
+	}
+}
+
+// TestHistoryCountsOnce: every generated token enters the sampler's
+// history once, whichever readback path chose it, so penalties see the
+// true output.
+func TestHistoryCountsOnce(t *testing.T) {
+	p := greedy(12)
+	p.PresencePenalty = 2 // forces the candidate path, and must see each token once
+	e := load(t, stories, 256)
+	var got []int32
+	res, err := e.Generate(context.Background(), &Request{Prompt: "Once upon a time", Params: p}, func(tk Token) error {
+		got = append(got, tk.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Recompute with the sampler on full rows from the CPU model directly.
+	s, err := sampler.New(p, e.Model.Config.Vocab, e.Tok.EOS(), res.Prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.Model
+	cache, _ := m.NewCache(64)
+	logits, _ := m.Forward(cache, res.Prompt, 0, false)
+	row := make([]float32, m.Config.Vocab)
+	pos := len(res.Prompt)
+	for i, want := range got {
+		m.Backend().ReadF32(logits, row)
+		r, err := s.Sample(row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ID != want {
+			t.Fatalf("token %d: engine %d, reference %d", i, want, r.ID)
+		}
+		logits, _ = m.Forward(cache, []int32{r.ID}, pos, false)
+		pos++
+	}
+	if !slices.Equal(s.Output(), got) {
+		t.Errorf("history %v vs output %v", s.Output(), got)
 	}
 }

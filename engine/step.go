@@ -60,7 +60,7 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result
 			return sampler.Result{}, err
 		}
 		e.Stats.ReadbackBytes += 4
-		return sampler.Result{ID: id[0]}, nil
+		return sampler.Result{ID: id[0]}, s.Accept(id[0])
 	}
 	if k > 0 {
 		if k != e.topK {
