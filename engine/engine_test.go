@@ -234,8 +234,8 @@ func TestChat(t *testing.T) {
 // history once, whichever readback path chose it, so penalties see the
 // true output.
 func TestHistoryCountsOnce(t *testing.T) {
-	p := greedy(12)
-	p.PresencePenalty = 2 // forces the candidate path, and must see each token once
+	p := greedy(48)
+	p.FrequencyPenalty = 0.7 // forces the candidate path, and must count each token once
 	e := load(t, stories, 256)
 	var got []int32
 	res, err := e.Generate(context.Background(), &Request{Prompt: "Once upon a time", Params: p}, func(tk Token) error {
@@ -251,7 +251,7 @@ func TestHistoryCountsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := e.Model
-	cache, _ := m.NewCache(64)
+	cache, _ := m.NewCache(128)
 	logits, _ := m.Forward(cache, res.Prompt, 0, false)
 	row := make([]float32, m.Config.Vocab)
 	pos := len(res.Prompt)
