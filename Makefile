@@ -7,7 +7,7 @@ QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run test test-native test-browser testdata bench convert dist clean
+.PHONY: all wasm run serve test test-native test-browser testdata bench fuzz convert dist clean
 
 all: test
 
@@ -34,7 +34,7 @@ test-native: testdata
 
 # test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU) in headless Chromium.
 test-browser: $(BUILD)/wasmexec
-	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/
+	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/ ./sampler/
 
 $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html)
 	@mkdir -p $(BUILD)
@@ -44,9 +44,16 @@ $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html)
 serve: wasm
 	$(GO) run . -addr 127.0.0.1:8080 -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
 
-# bench: CPU decode benchmarks (tok/s) on the test models.
+# bench: CPU decode benchmarks (tok/s) on the test models, and the sampler against argmax.
 bench:
 	$(GO) test -run XXX -bench . -benchtime 3x ./model/
+	$(GO) test -run XXX -bench . ./sampler/
+
+# fuzz: a short run of every fuzz target (parsers, tokenizer, manifest).
+fuzz:
+	for t in FuzzParseGGUF FuzzSafetensors FuzzLlama2C FuzzDequantize; do $(GO) test ./loader -run '^$$' -fuzz "^$$t$$" -fuzztime 30s -fuzzminimizetime 2s || exit 1; done
+	for t in FuzzEncode FuzzDecoder FuzzGGUFVocab FuzzHFJSON FuzzLlama2C; do $(GO) test ./tokenizer -run '^$$' -fuzz "^$$t$$" -fuzztime 30s -fuzzminimizetime 2s || exit 1; done
+	$(GO) test ./manifest -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s -fuzzminimizetime 2s
 
 # convert: convert MODEL (GGUF, Hugging Face folder or llama2.c .bin) into OUT; QUANT=keep|q4|q8|f16.
 convert:
