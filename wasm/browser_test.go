@@ -6,31 +6,31 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"wasmllm/internal/browsertest"
 	"wasmllm/manifest"
 )
 
-// These tests run the browser engine end to end: the real server on
-// 127.0.0.1 (or a fault-injecting one), the wasm engine in a Web Worker of
-// headless Chromium, and the JavaScript API in web/. They use the CPU
-// backend until the WebGPU kernels are complete.
+// These tests run the browser engine end to end: a real server on
+// 127.0.0.1 (the repository's server binary, or browsertest's
+// fault-injecting one), the wasm engine in a Web Worker of headless
+// Chromium (WebGPU on SwiftShader), and the JavaScript API of web/.
+// Generation is checked on WebGPU and on the CPU backend; loader tests use
+// the CPU backend, which loads faster on SwiftShader machines.
 
-var modelsOnce sync.Once
-
-// storiesModel converts stories260K into a models folder (two shards of at
-// most 1 MiB) and returns the folder and its manifest.
-func storiesModel(t *testing.T) (string, *manifest.Manifest) {
+// storiesModel converts stories260K into NAME under a fresh models folder,
+// in shards of at most 1 MiB (two), and returns the folder and manifest.
+func storiesModel(t *testing.T, name string) (string, *manifest.Manifest) {
 	t.Helper()
 	models := t.TempDir()
-	m := browsertest.Convert(t, browsertest.RepoFile("testdata/models/stories260K.gguf"), filepath.Join(models, "stories"),
+	m := browsertest.Convert(t, browsertest.RepoFile("testdata/models/stories260K.gguf"), filepath.Join(models, name),
 		browsertest.ConvertOptions{ShardMB: 1})
 	if len(m.Shards) < 2 {
 		t.Fatalf("want a model of several shards, got %d", len(m.Shards))
@@ -38,9 +38,8 @@ func storiesModel(t *testing.T) (string, *manifest.Manifest) {
 	return models, m
 }
 
-// generateCLI runs cmd/generate -json and returns the concatenated text and
-// the token ids.
-func generateCLI(t *testing.T, args ...string) (string, []int32) {
+// generateCLI runs go run ./cmd/generate -json and returns its text.
+func generateCLI(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"run", "./cmd/generate", "-json"}, args...)...)
 	cmd.Dir = browsertest.RepoRoot()
@@ -51,62 +50,517 @@ func generateCLI(t *testing.T, args ...string) (string, []int32) {
 		t.Fatalf("go run ./cmd/generate %v: %v\n%s", args, err, stderr.Bytes())
 	}
 	var text strings.Builder
-	var ids []int32
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		var tok struct {
-			ID   int32  `json:"id"`
 			Text string `json:"text"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &tok); err != nil {
 			t.Fatalf("generate output %q: %v", sc.Text(), err)
 		}
 		text.WriteString(tok.Text)
-		ids = append(ids, tok.ID)
 	}
-	return text.String(), ids
+	return text.String()
 }
 
-func jsString(v any) string {
-	b, _ := json.Marshal(v)
+func jsValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
 	return string(b)
 }
 
+// loadInfo is the part of engine.info the tests read.
+type loadInfo struct {
+	Backend string `json:"backend"`
+	Notice  string `json:"notice"`
+	Adapter *struct {
+		Architecture string `json:"architecture"`
+	} `json:"adapter"`
+	Context int `json:"context_length"`
+	Model   struct {
+		Name   string `json:"name"`
+		Bytes  int64  `json:"bytes"`
+		Shards int    `json:"shards"`
+	} `json:"model"`
+	Load struct {
+		MS                float64            `json:"ms"`
+		Phases            map[string]float64 `json:"phases_ms"`
+		NetworkBytes      int64              `json:"network_bytes"`
+		CachedBytes       int64              `json:"cached_bytes"`
+		ManifestFromCache bool               `json:"manifest_from_cache"`
+	} `json:"load"`
+}
+
+// load creates window.engine with opts (plus onProgress recording into
+// window.progress, emptied first).
+func load(b *browsertest.Browser, opts map[string]any) (*loadInfo, error) {
+	var info loadInfo
+	err := b.Run(`(window.progress = [], wasmllm.createEngine({...`+jsValue(opts)+`, onProgress})).then(e => (window.engine = e).info)`, &info)
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+func mustLoad(t *testing.T, b *browsertest.Browser, opts map[string]any) *loadInfo {
+	t.Helper()
+	info, err := load(b, opts)
+	if err != nil {
+		t.Fatalf("createEngine(%v): %v", opts, err)
+	}
+	return info
+}
+
 type completion struct {
+	Object  string `json:"object"`
 	Choices []struct {
-		Text         string  `json:"text"`
-		FinishReason *string `json:"finish_reason"`
+		Text         string `json:"text"`
+		FinishReason string `json:"finish_reason"`
+		Message      *struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"message"`
 	} `json:"choices"`
 	Usage struct {
 		PromptTokens        int `json:"prompt_tokens"`
 		CompletionTokens    int `json:"completion_tokens"`
+		TotalTokens         int `json:"total_tokens"`
 		PromptTokensDetails struct {
 			CachedTokens int `json:"cached_tokens"`
 		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
-// TestLoadGenerate loads the converted model in the browser and generates
-// what cmd/generate generates for the same model, prompt and settings.
+func complete(t *testing.T, b *browsertest.Browser, req map[string]any) *completion {
+	t.Helper()
+	var c completion
+	b.MustRun(`engine.completions.create(`+jsValue(req)+`)`, &c)
+	if len(c.Choices) != 1 {
+		t.Fatalf("response %+v", c)
+	}
+	return &c
+}
+
+type progressEvent struct {
+	Bytes       int64   `json:"bytes"`
+	Total       int64   `json:"total"`
+	ShardsDone  int     `json:"shards_done"`
+	ShardsTotal int     `json:"shards_total"`
+	Rate        float64 `json:"rate"`
+	T           float64 `json:"t"` // arrival time in the page, ms
+}
+
+// checkProgress checks that the recorded progress events are monotonic and
+// end at exactly the model's total, and returns them.
+func checkProgress(t *testing.T, b *browsertest.Browser, m *manifest.Manifest) []progressEvent {
+	t.Helper()
+	var ev []progressEvent
+	b.MustRun(`window.progress`, &ev)
+	if len(ev) == 0 {
+		t.Fatal("no progress events")
+	}
+	for i, e := range ev {
+		if e.Total != m.TotalBytes() || e.ShardsTotal != len(m.Shards) || e.Bytes < 0 || e.Bytes > e.Total {
+			t.Errorf("event %d: %+v (total %d, %d shards)", i, e, m.TotalBytes(), len(m.Shards))
+		}
+		if i > 0 && (e.Bytes < ev[i-1].Bytes || e.ShardsDone < ev[i-1].ShardsDone) {
+			t.Errorf("event %d goes back: %+v after %+v", i, e, ev[i-1])
+		}
+	}
+	if last := ev[len(ev)-1]; last.Bytes != m.TotalBytes() || last.ShardsDone != len(m.Shards) {
+		t.Errorf("last event %+v, want bytes %d and %d shards done", last, m.TotalBytes(), len(m.Shards))
+	}
+	return ev
+}
+
+// cachedURLs returns the URLs in the model's Cache Storage cache, or nil
+// when there is no such cache.
+func cachedURLs(t *testing.T, b *browsertest.Browser, model string) []string {
+	t.Helper()
+	var urls []string
+	b.MustRun(`(async (name) => (await caches.has(name)) ? (await (await caches.open(name)).keys()).map(r => new URL(r.url).pathname) : null)(wasmllm.cacheNameFor(`+jsValue(model)+`))`, &urls)
+	return urls
+}
+
+func wantCode(t *testing.T, err error, code string) *browsertest.JSError {
+	t.Helper()
+	var je *browsertest.JSError
+	if !errors.As(err, &je) || je.Code != code {
+		t.Fatalf("error %v, want code %q", err, code)
+	}
+	return je
+}
+
+// TestLoadGenerate loads the bundled model on WebGPU and generates what
+// cmd/generate does for the same model, prompt and settings; then the
+// same on the CPU backend.
 func TestLoadGenerate(t *testing.T) {
-	models, m := storiesModel(t)
+	models := browsertest.RepoFile("models")
+	m, err := manifest.Read(filepath.Join(models, "stories260K"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
 	b := browsertest.NewBrowser(t)
 	b.Open(srv.URL + "/test.html")
-	var info map[string]any
-	b.MustRun(`wasmllm.createEngine({model: "/models/stories/", backend: "cpu", onProgress}).then(e => (window.engine = e).info)`, &info)
-	if info["backend"] != "cpu" || info["model"].(map[string]any)["name"] != "stories" {
-		t.Errorf("info %v", info)
+	info := mustLoad(t, b, map[string]any{"model": "/models/stories260K/", "backend": "webgpu"})
+	if info.Backend != "webgpu" || info.Adapter == nil || info.Model.Name != "stories260K" || info.Context != m.Config.MaxContext {
+		t.Errorf("info %+v", info)
 	}
-	t.Logf("info: %v", info)
-	settings := []string{"-prompt", "Once upon a time", "-n", "40", "-temperature", "0.8", "-top-k", "40", "-seed", "7"}
-	want, _ := generateCLI(t, append([]string{"-model", filepath.Join(models, "stories")}, settings...)...)
-	var res completion
-	b.MustRun(`engine.completions.create({prompt: "Once upon a time", max_tokens: 40, temperature: 0.8, top_k: 40, seed: 7})`, &res)
-	if got := res.Choices[0].Text; got != want {
-		t.Errorf("browser: %q\ngenerate: %q", got, want)
+	if info.Load.NetworkBytes != m.TotalBytes() || info.Load.CachedBytes != 0 || info.Load.ManifestFromCache {
+		t.Errorf("first load: %+v", info.Load)
 	}
-	_ = m
-	_ = strconv.Itoa
-	_ = fmt.Sprint
+	t.Logf("WebGPU load: %.0f ms %v", info.Load.MS, info.Load.Phases)
+	checkProgress(t, b, m)
+
+	const n = 24
+	want := generateCLI(t, "-model", "models/stories260K", "-prompt", "Once upon a time", "-n", fmt.Sprint(n),
+		"-temperature", "0.8", "-top-k", "40", "-seed", "7")
+	req := map[string]any{"prompt": "Once upon a time", "max_tokens": n, "temperature": 0.8, "top_k": 40, "seed": 7}
+	got := complete(t, b, req)
+	if got.Choices[0].Text != want {
+		t.Errorf("WebGPU: %q\ngenerate: %q", got.Choices[0].Text, want)
+	}
+	if got.Object != "text_completion" || got.Choices[0].FinishReason != "length" || got.Usage.PromptTokens != 5 ||
+		got.Usage.CompletionTokens != n || got.Usage.TotalTokens != 5+n {
+		t.Errorf("response %+v", got)
+	}
+	var stats map[string]float64
+	b.MustRun(`engine.stats`, &stats)
+	if stats["decode_tokens"] != n || stats["decode_tokens_per_s"] <= 0 {
+		t.Errorf("stats %v", stats)
+	}
+	t.Logf("WebGPU (%s): prefill %.1f tok/s, decode %.1f tok/s", info.Adapter.Architecture, stats["prefill_tokens_per_s"], stats["decode_tokens_per_s"])
+	b.MustRun(`engine.unload()`, nil)
+
+	// The CPU backend, from the cache this time.
+	info = mustLoad(t, b, map[string]any{"model": "/models/stories260K/", "backend": "cpu"})
+	if info.Backend != "cpu" || info.Load.NetworkBytes != 0 || info.Load.CachedBytes != m.TotalBytes() {
+		t.Errorf("CPU info %+v", info)
+	}
+	if got := complete(t, b, req); got.Choices[0].Text != want {
+		t.Errorf("CPU: %q\ngenerate: %q", got.Choices[0].Text, want)
+	}
+	b.MustRun(`engine.stats`, &stats)
+	t.Logf("CPU in wasm: prefill %.1f tok/s, decode %.1f tok/s", stats["prefill_tokens_per_s"], stats["decode_tokens_per_s"])
+}
+
+// TestOffline: after one load, the model loads from Cache Storage and
+// generates the same tokens with the server stopped, in the same page and
+// after a reload.
+func TestOffline(t *testing.T) {
+	models, m := storiesModel(t, "stories")
+	web := browsertest.WebDir(t, nil)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	opts := map[string]any{"model": "/models/stories/", "backend": "cpu"}
+	mustLoad(t, b, opts)
+	req := map[string]any{"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0}
+	want := complete(t, b, req).Choices[0].Text
+	if urls := cachedURLs(t, b, "/models/stories/"); len(urls) != len(m.Shards)+2 { // shards, tokenizer, manifest
+		t.Errorf("cached %v", urls)
+	}
+
+	// Stop the server: a new engine in the same page gets its scripts and
+	// wasm from the HTTP cache, and the model from Cache Storage.
+	b.MustRun(`engine.unload()`, nil)
+	srv.Stop()
+	info := mustLoad(t, b, opts)
+	if info.Load.NetworkBytes != 0 || info.Load.CachedBytes != m.TotalBytes() || !info.Load.ManifestFromCache {
+		t.Errorf("offline load %+v", info.Load)
+	}
+	checkProgress(t, b, m)
+	if got := complete(t, b, req).Choices[0].Text; got != want {
+		t.Errorf("offline: %q, online: %q", got, want)
+	}
+
+	// Reload the page from a server on the same origin whose model folders
+	// are unreachable: no shard is requested.
+	fs := browsertest.NewFaultServer(t, web, browsertest.Wasm(t), models, srv.Addr)
+	fs.SetOffline(true)
+	b.Reload()
+	info = mustLoad(t, b, opts)
+	if info.Load.NetworkBytes != 0 || !info.Load.ManifestFromCache {
+		t.Errorf("after reload %+v", info.Load)
+	}
+	if got := complete(t, b, req).Choices[0].Text; got != want {
+		t.Errorf("after reload: %q, online: %q", got, want)
+	}
+	for _, r := range fs.Requests("/models/") {
+		if strings.HasSuffix(r.Path, ".bin") {
+			t.Errorf("shard requested while offline: %v", r)
+		}
+	}
+}
+
+// TestCorruptShard: a shard with one flipped byte fails the load with an
+// error naming it, after one retry, and is never cached.
+func TestCorruptShard(t *testing.T) {
+	models, m := storiesModel(t, "stories")
+	bad := browsertest.ShardPath(filepath.Join(models, "stories"), m, 1)
+	data, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	_, err = load(b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	je := wantCode(t, err, "integrity")
+	if !strings.Contains(je.Message, m.Shards[1].File) || je.Details["shard"] != m.Shards[1].File {
+		t.Errorf("error %q %v does not name %s", je.Message, je.Details, m.Shards[1].File)
+	}
+	if got := srv.Requests("GET /models/stories/" + m.Shards[1].File + " 200"); len(got) != 2 {
+		t.Errorf("the bad shard was fetched %d times, want 2 (one retry):\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for _, u := range cachedURLs(t, b, "/models/stories/") {
+		if strings.HasSuffix(u, m.Shards[1].File) || strings.HasSuffix(u, "manifest.json") {
+			t.Errorf("cached after a failed load: %s", u)
+		}
+	}
+}
+
+// TestResume: a connection cut halfway through a shard is resumed with a
+// Range request from the byte where it stopped, and the load completes.
+func TestResume(t *testing.T) {
+	models, m := storiesModel(t, "stories")
+	fs := browsertest.NewFaultServer(t, browsertest.WebDir(t, nil), browsertest.Wasm(t), models, "")
+	shard := "/models/stories/" + m.Shards[0].File
+	half := m.Shards[0].Bytes / 2
+	fs.CutOnce(shard, half)
+	b := browsertest.NewBrowser(t)
+	b.Open(fs.URL + "/test.html")
+	info := mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	if info.Load.NetworkBytes != m.TotalBytes() {
+		t.Errorf("load %+v", info.Load)
+	}
+	reqs := fs.Requests(shard)
+	if len(reqs) != 2 || !reqs[0].Cut || reqs[0].Bytes != half || reqs[1].Range != fmt.Sprintf("bytes=%d-", half) ||
+		reqs[1].Status != 206 || reqs[1].Bytes != m.Shards[0].Bytes-half {
+		t.Errorf("requests for %s:\n%v", shard, reqs)
+	}
+	checkProgress(t, b, m)
+	if got := complete(t, b, map[string]any{"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}); got.Choices[0].Text != ", there was a little girl" {
+		t.Errorf("after a resumed load: %q", got.Choices[0].Text)
+	}
+}
+
+// TestTooLarge: a manifest declaring a tensor larger than the adapter can
+// hold fails before any shard is fetched, saying by how much.
+func TestTooLarge(t *testing.T) {
+	models, m := storiesModel(t, "big")
+	dir := filepath.Join(models, "big")
+	// A row of 2^30 F32 values is 4 GiB, beyond any WebGPU buffer limit,
+	// in a shard the server does not have.
+	m.Shards = append(m.Shards, manifest.Shard{File: "shard-00009-" + strings.Repeat("ab", 8) + ".bin", Bytes: 1 << 33, SHA256: strings.Repeat("ab", 32)})
+	m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: "huge.weight", DType: "F32", Shape: []int{2, 1 << 30}, Shard: len(m.Shards) - 1, Bytes: 1 << 33})
+	data, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, manifest.ManifestFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	_, err = load(b, map[string]any{"model": "/models/big/", "backend": "webgpu"})
+	je := wantCode(t, err, "model_too_large")
+	if !strings.Contains(je.Message, `"huge.weight"`) || !strings.Contains(je.Message, "too large") || je.Details["over"].(float64) <= 0 {
+		t.Errorf("error %q %v", je.Message, je.Details)
+	}
+	t.Logf("WebGPU: %s", je.Message)
+	// On the CPU the whole model must fit the wasm heap.
+	_, err = load(b, map[string]any{"model": "/models/big/", "backend": "cpu"})
+	je = wantCode(t, err, "model_too_large")
+	if !strings.Contains(je.Message, "wasm heap") || je.Details["over"].(float64) <= 0 {
+		t.Errorf("error %q %v", je.Message, je.Details)
+	}
+	t.Logf("CPU: %s", je.Message)
+	if got := srv.Requests(".bin "); len(got) != 0 {
+		t.Errorf("shards fetched before the check:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestProgress: on a slow connection, progress events come at most 10 times
+// a second, never go back, and end at exactly the total.
+func TestProgress(t *testing.T) {
+	models, m := storiesModel(t, "stories")
+	fs := browsertest.NewFaultServer(t, browsertest.WebDir(t, nil), browsertest.Wasm(t), models, "")
+	fs.SetRate(400 << 10) // about 3 s for the model
+	b := browsertest.NewBrowser(t)
+	b.Open(fs.URL + "/test.html")
+	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	ev := checkProgress(t, b, m)
+	if len(ev) < 10 {
+		t.Errorf("only %d progress events over a slow load", len(ev))
+	}
+	rated := false
+	for i, e := range ev {
+		rated = rated || e.Rate > 0
+		// At most 10 a second (one more for arrival jitter).
+		n := 0
+		for _, f := range ev[i:] {
+			if f.T-e.T < 1000 {
+				n++
+			}
+		}
+		if n > 11 {
+			t.Errorf("%d events within a second from event %d", n, i)
+			break
+		}
+	}
+	if !rated {
+		t.Error("no event has a rate")
+	}
+	t.Logf("%d progress events, last %+v", len(ev), ev[len(ev)-1])
+}
+
+// TestAbort: abort() stops a stream within one token, the request ends with
+// finish_reason "abort", and the engine answers the next request; aborting
+// a load rejects with code "aborted" and caches no manifest.
+func TestAbort(t *testing.T) {
+	models, _ := storiesModel(t, "stories")
+	fs := browsertest.NewFaultServer(t, browsertest.WebDir(t, nil), browsertest.Wasm(t), models, "")
+	b := browsertest.NewBrowser(t)
+	b.Open(fs.URL + "/test.html")
+	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	var res struct {
+		Before, After int
+		Finish        string
+		Usage         map[string]any
+	}
+	b.MustRun(`(async () => {
+		let before = 0, after = 0, aborted = false, finish = "", usage = null;
+		const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true});
+		for await (const c of stream) {
+			const ch = c.choices[0];
+			if (ch.finish_reason) { finish = ch.finish_reason; usage = c.usage; continue; }
+			if (!ch.text) continue;
+			if (aborted) { after++; continue; }
+			if (++before === 5) { engine.abort(); aborted = true; }
+		}
+		return {before, after, finish, usage};
+	})()`, &res)
+	if res.Finish != "abort" || res.After > 1 {
+		t.Errorf("abort after %d tokens: %d more came, finish %q", res.Before, res.After, res.Finish)
+	}
+	if n := res.Usage["completion_tokens"].(float64); n < 5 || n > 6 {
+		t.Errorf("usage after abort %v", res.Usage)
+	}
+	if got := complete(t, b, map[string]any{"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}); got.Choices[0].FinishReason != "length" || got.Choices[0].Text != ", there was a little girl" {
+		t.Errorf("after abort: %+v", got)
+	}
+	b.MustRun(`engine.unload()`, nil)
+	b.MustRun(`caches.delete(wasmllm.cacheNameFor("/models/stories/"))`, nil)
+
+	// Abort a slow load once it has started.
+	fs.SetRate(100 << 10)
+	err := b.Run(`(() => {
+		const ac = new AbortController();
+		const p = wasmllm.createEngine({model: "/models/stories/", backend: "cpu", signal: ac.signal,
+			onProgress: (e) => { if (e.bytes > 0) ac.abort(); }});
+		return p;
+	})()`, nil)
+	wantCode(t, err, "aborted")
+	for _, u := range cachedURLs(t, b, "/models/stories/") {
+		if strings.HasSuffix(u, "manifest.json") {
+			t.Errorf("manifest cached after an aborted load")
+		}
+	}
+	fs.SetRate(0)
+	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+}
+
+// TestChat: chat completions with a chat template, streaming and not; the
+// second turn reuses the first's KV cache; errors keep their codes.
+func TestChat(t *testing.T) {
+	models := t.TempDir()
+	browsertest.Convert(t, browsertest.RepoFile("testdata/models/tiny-qwen3-q8_0.gguf"), filepath.Join(models, "qwen"),
+		browsertest.ConvertOptions{Tokenizer: browsertest.ChatTokenizer(t, "tiny-qwen3")})
+	storiesModels, _ := storiesModel(t, "stories")
+	if err := os.Rename(filepath.Join(storiesModels, "stories"), filepath.Join(models, "stories")); err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	mustLoad(t, b, map[string]any{"model": "/models/qwen/", "backend": "cpu", "contextLength": 512})
+
+	turn1 := []map[string]any{{"role": "user", "content": "Hello there"}}
+	var chunks []map[string]any
+	b.MustRun(`(async () => { const out = []; for await (const c of await engine.chat.completions.create(`+
+		jsValue(map[string]any{"messages": turn1, "max_tokens": 6, "temperature": 0, "stream": true,
+			"chat_template_kwargs": map[string]any{"enable_thinking": false}})+`)) out.push(c); return out; })()`, &chunks)
+	if len(chunks) < 2 {
+		t.Fatalf("chunks %v", chunks)
+	}
+	first := chunks[0]["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
+	if first["role"] != "assistant" || chunks[0]["object"] != "chat.completion.chunk" {
+		t.Errorf("first chunk %v", chunks[0])
+	}
+	var reply strings.Builder
+	for _, c := range chunks[1:] {
+		ch := c["choices"].([]any)[0].(map[string]any)
+		if s, ok := ch["delta"].(map[string]any)["content"].(string); ok {
+			reply.WriteString(s)
+		}
+	}
+	last := chunks[len(chunks)-1]
+	if last["choices"].([]any)[0].(map[string]any)["finish_reason"] == nil || last["usage"] == nil {
+		t.Errorf("last chunk %v", last)
+	}
+
+	turn2 := append(turn1, map[string]any{"role": "assistant", "content": reply.String()}, map[string]any{"role": "user", "content": "And again"})
+	var c completion
+	b.MustRun(`engine.chat.completions.create(`+jsValue(map[string]any{"messages": turn2, "max_tokens": 6, "temperature": 0,
+		"chat_template_kwargs": map[string]any{"enable_thinking": false}})+`)`, &c)
+	if c.Object != "chat.completion" || c.Choices[0].Message == nil || c.Choices[0].Message.Role != "assistant" {
+		t.Errorf("response %+v", c)
+	}
+	if cached := c.Usage.PromptTokensDetails.CachedTokens; cached < 10 || cached >= c.Usage.PromptTokens {
+		t.Errorf("second turn: %d of %d prompt tokens cached", cached, c.Usage.PromptTokens)
+	}
+	t.Logf("second turn: %d of %d prompt tokens cached", c.Usage.PromptTokensDetails.CachedTokens, c.Usage.PromptTokens)
+
+	err := b.Run(`engine.chat.completions.create({messages: [{role: "user", content: "x"}], top_p: 3})`, nil)
+	wantCode(t, err, "bad_request")
+	err = b.Run(`engine.chat.completions.create({messages: [{role: "user", content: "hello world ".repeat(500)}]})`, nil)
+	wantCode(t, err, "context_overflow")
+	b.MustRun(`engine.unload()`, nil)
+
+	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	err = b.Run(`engine.chat.completions.create({messages: [{role: "user", content: "x"}]})`, nil)
+	wantCode(t, err, "no_chat_template")
+	err = b.Run(`wasmllm.createEngine({model: "/models/none/", backend: "cpu"})`, nil)
+	wantCode(t, err, "network")
+}
+
+// TestDeleteCachedModel: deleteCachedModel empties the model's cache, and
+// the next load downloads again.
+func TestDeleteCachedModel(t *testing.T) {
+	models, m := storiesModel(t, "stories")
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	opts := map[string]any{"model": "/models/stories/", "backend": "cpu"}
+	mustLoad(t, b, opts)
+	if info := mustLoad(t, b, opts); info.Load.NetworkBytes != 0 {
+		t.Errorf("second load %+v", info.Load)
+	}
+	var deleted bool
+	b.MustRun(`engine.deleteCachedModel()`, &deleted)
+	if urls := cachedURLs(t, b, "/models/stories/"); !deleted || urls != nil {
+		t.Errorf("deleted %v, still cached %v", deleted, urls)
+	}
+	if info := mustLoad(t, b, opts); info.Load.NetworkBytes != m.TotalBytes() {
+		t.Errorf("load after delete %+v", info.Load)
+	}
 }

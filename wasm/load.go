@@ -95,6 +95,13 @@ func (w *worker) load(j job) (map[string]any, error) {
 		}
 	}()
 
+	phases := map[string]float64{}
+	mark := time.Now()
+	phase := func(name string) {
+		phases[name] = msSince(mark)
+		mark = time.Now()
+	}
+	phase("backend")
 	mv, err := await(loader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
 	if err != nil {
 		return nil, err
@@ -108,10 +115,12 @@ func (w *worker) load(j job) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	phase("manifest")
 	shardsJSON, _ := json.Marshal(m.Shards)
 	if _, err := await(loader.Call("quota", o.Model, string(shardsJSON), js.ValueOf(jsOpts))); err != nil {
 		return nil, err
 	}
+	phase("quota")
 
 	names, err := api.TokenizerFiles(m)
 	if err != nil {
@@ -131,6 +140,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	phase("tokenizer")
 
 	asm := api.NewAssembler(m, o.Model)
 	onShard := js.FuncOf(func(_ js.Value, a []js.Value) any {
@@ -148,7 +158,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	downloaded := time.Now()
+	phase("shards")
 	weights, err := asm.Weights()
 	if err != nil {
 		return nil, err
@@ -168,6 +178,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 			return nil, err
 		}
 	}
+	phase("build")
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -189,7 +200,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 		"plan": map[string]any{"weight_bytes": plan.WeightBytes, "kv_bytes": plan.KVBytes},
 		"load": map[string]any{
 			"ms":                  msSince(start),
-			"download_ms":         float64(downloaded.Sub(start).Microseconds()) / 1000,
+			"phases_ms":           phases,
 			"network_bytes":       v8(dl, "networkBytes"),
 			"cached_bytes":        v8(dl, "cachedBytes"),
 			"manifest_from_cache": mv.Get("fromCache").Truthy(),

@@ -42,6 +42,7 @@ type FaultServer struct {
 	log               []Request
 	cuts              map[string]int64
 	offline           bool
+	rate              int64 // bytes per second of /models/ bodies; 0: unlimited
 }
 
 // NewFaultServer serves web, wasm and models on addr ("" for a free port
@@ -88,6 +89,14 @@ func (s *FaultServer) SetOffline(off bool) {
 	s.mu.Unlock()
 }
 
+// SetRate limits /models/ response bodies to bytesPerSecond (0: no limit),
+// so that a load lasts long enough to watch.
+func (s *FaultServer) SetRate(bytesPerSecond int64) {
+	s.mu.Lock()
+	s.rate = bytesPerSecond
+	s.mu.Unlock()
+}
+
 // Requests returns the logged requests whose path starts with prefix.
 func (s *FaultServer) Requests(prefix string) []Request {
 	s.mu.Lock()
@@ -107,6 +116,7 @@ type countingWriter struct {
 	n      int64
 	limit  int64 // cut after this many body bytes; -1 for never
 	cut    bool
+	rate   int64 // bytes per second; 0: unlimited
 }
 
 func (w *countingWriter) WriteHeader(code int) {
@@ -120,12 +130,37 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.rate > 0 {
+		// Write in pieces of a tenth of a second each.
+		piece := max(int(w.rate/10), 1)
+		total := 0
+		for len(p) > 0 {
+			n := min(piece, len(p))
+			k, err := w.write(p[:n])
+			total += k
+			if err != nil {
+				return total, err
+			}
+			http.NewResponseController(w.ResponseWriter).Flush()
+			time.Sleep(time.Duration(int64(n) * int64(time.Second) / w.rate))
+			p = p[n:]
+		}
+		return total, nil
+	}
+	return w.write(p)
+}
+
+func (w *countingWriter) write(p []byte) (int, error) {
 	if w.limit >= 0 && w.n+int64(len(p)) > w.limit {
 		p = p[:w.limit-w.n]
 		w.ResponseWriter.Write(p)
 		w.n += int64(len(p))
 		w.cut = true
 		http.NewResponseController(w.ResponseWriter).Flush()
+		// A connection that drops after a while: the client has read what
+		// came before (Chromium may discard data still in flight when a
+		// connection closes at once).
+		time.Sleep(500 * time.Millisecond)
 		return len(p), errCut
 	}
 	n, err := w.ResponseWriter.Write(p)
@@ -146,6 +181,9 @@ func (s *FaultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w, limit: -1}
 	s.mu.Lock()
 	offline := s.offline
+	if strings.HasPrefix(p, "/models/") {
+		cw.rate = s.rate
+	}
 	if after, ok := s.cuts[r.URL.Path]; ok && rec.Range == "" {
 		cw.limit = after
 		delete(s.cuts, r.URL.Path)

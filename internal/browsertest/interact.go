@@ -1,0 +1,115 @@
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// BrowserOptions configure NewBrowserWith.
+type BrowserOptions struct {
+	// NoWebGPU starts Chromium without --enable-unsafe-webgpu, so that
+	// pages see no usable WebGPU adapter (the CPU fallback path).
+	NoWebGPU bool
+}
+
+// NewBrowserWith is NewBrowser with options.
+func NewBrowserWith(t testing.TB, o BrowserOptions) *Browser {
+	t.Helper()
+	if !o.NoWebGPU {
+		return NewBrowser(t)
+	}
+	if _, err := os.Stat(Chromium()); err != nil {
+		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
+	}
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, ChromiumFlags...)
+	opts = append(opts, chromedp.Flag("enable-unsafe-webgpu", false), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	b := &Browser{t: t, ctx: ctx, Timeout: 3 * time.Minute}
+	if err := chromedp.Do(ctx); err != nil {
+		cancelTab()
+		cancelAlloc()
+		t.Fatalf("starting %s: %v", Chromium(), err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.console = append(b.console, fmt.Sprintf("console.%s: %s", m.Type, m.Text))
+			b.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("browser console:\n%s", strings.Join(b.Console(), "\n"))
+		}
+		cancelTab()
+		cancelAlloc()
+	})
+	return b
+}
+
+func (b *Browser) do(timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	return chromedp.Do(ctx, steps...)
+}
+
+// Keys types keys into the focused element as real key events (see
+// chromedp/kb for Enter, Escape and Tab), holding the given modifiers.
+func (b *Browser) Keys(keys string, mods ...chromedp.Modifier) error {
+	var opts []chromedp.KeyOption
+	if len(mods) > 0 {
+		opts = append(opts, chromedp.KeyModifiers(mods...))
+	}
+	return b.do(time.Minute, chromedp.KeyEvent(keys, opts...))
+}
+
+// Click clicks the centre of the first element matching the CSS selector
+// with the mouse.
+func (b *Browser) Click(selector string) error {
+	return b.do(time.Minute, chromedp.Click(chromedp.CSS(selector)))
+}
+
+// Viewport resizes the page's viewport; mobile also turns on mobile and
+// touch emulation (a phone).
+func (b *Browser) Viewport(width, height int64, scale float64, mobile bool) error {
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(scale)}
+	if mobile {
+		opts = append(opts, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	return b.do(time.Minute, chromedp.EmulateViewport(width, height, opts...))
+}
+
+// WaitFor polls a JavaScript expression until it is truthy, then decodes
+// its value into out (which may be nil). It fails after timeout with the
+// expression's last value.
+func (b *Browser) WaitFor(expr string, timeout time.Duration, out any) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var v json.RawMessage
+		err := b.Run(`(async () => { try { return await (`+expr+`); } catch (e) { return null; } })()`, &v)
+		if err != nil {
+			return err
+		}
+		if s := strings.TrimSpace(string(v)); s != "" && s != "null" && s != "false" && s != "0" && s != `""` {
+			if out != nil {
+				return json.Unmarshal(v, out)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting %v for %.120s: last value %s", timeout, expr, v)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
