@@ -275,6 +275,12 @@ func TestKVCacheLimit(t *testing.T) {
 	}
 	b.FreeKVCache(c)
 
+	// maxBufferSize below the binding limit is the one named.
+	b2 := newTestBackend(t, Options{MaxBufferSize: lim / 2})
+	if _, err := b2.NewKVCache(1, 129, 8, 128); !errors.As(err, &ke) || ke.Limit != "maxBufferSize" || ke.Have != lim/2 || ke.MaxCapacity != 128 {
+		t.Errorf("over maxBufferSize: %v", err)
+	}
+
 	var se *KVShapeError
 	for _, bad := range [][4]int{{0, 8, 1, 64}, {1, 0, 1, 64}, {1, 8, 0, 64}, {1, 8, 1, 0}, {1, 8, 1, 6}, {1, 8, 1, 260}, {1, 1 << 62, 1, 64}} {
 		if _, err := b.NewKVCache(bad[0], bad[1], bad[2], bad[3]); !errors.As(err, &se) {
@@ -321,67 +327,120 @@ func TestAttentionBadInput(t *testing.T) {
 
 // BenchmarkAttentionDecode is one layer's decode attention of a Llama-3-8B
 // shape (H=32, Hk=8, Dh=128) at contexts of 1k and 4k; SetBytes counts the
-// keys and values read, so MB/s is the KV bandwidth.
+// keys and values read, so MB/s is the KV bandwidth. The add/ctx=N cases
+// are the baseline: shaders/test_add.wgsl reading the same bytes.
 func BenchmarkAttentionDecode(bm *testing.B) {
-	for _, dt := range []loader.DType{loader.F32, loader.F16} {
-		for _, ctx := range []int{1024, 4096} {
+	const H, Hk, Dh = 32, 8, 128
+	for _, ctx := range []int{1024, 4096} {
+		for _, dt := range []loader.DType{loader.F32, loader.F16} {
 			bm.Run(fmt.Sprintf("%s/ctx=%d", dt, ctx), func(bm *testing.B) {
-				const H, Hk, Dh = 32, 8, 128
-				d, err := openDevice(Options{})
-				if err != nil {
-					bm.Fatal(err)
-				}
-				defer d.Close()
-				b, err := NewBackend(d, BackendOptions{})
-				if err != nil {
-					bm.Fatal(err)
-				}
-				cache, err := b.NewKVCacheOf(dt, 2, ctx, Hk, Dh)
-				if err != nil {
-					bm.Fatal(err)
-				}
-				C := (H + 2*Hk) * Dh
-				r := rand.New(rand.NewPCG(1, 2))
-				// Fill layer 0 directly; the timed step writes the last position.
-				c := cache.(*kvCache)
-				for _, buf := range []*Buffer{c.k[0], c.v[0]} {
-					vals := randF32(r, ctx*Hk*Dh)
-					raw := f32Bytes(vals)
-					if dt == loader.F16 {
-						raw = raw[:2*len(vals)]
-						for i, f := range vals {
-							h := loader.F32ToF16(f)
-							raw[2*i], raw[2*i+1] = byte(h), byte(h>>8)
-						}
-					}
-					if err := d.WriteBuffer(buf, 0, raw); err != nil {
-						bm.Fatal(err)
-					}
-				}
-				q1, p1, o1 := b.NewF32(1, C), b.NewI32(1), b.NewF32(1, H*Dh)
-				b.WriteF32(q1, randF32(r, C))
-				b.WriteI32(p1, []int32{int32(ctx - 1)})
-				dst := make([]float32, H*Dh)
-				if err := b.ReadF32(o1, dst); err != nil {
-					bm.Fatal(err)
-				}
-				elt := int64(4)
-				if dt == loader.F16 {
-					elt = 2
-				}
-				bm.SetBytes(2 * int64(ctx) * Hk * Dh * elt)
-				before := d.Stats()
-				bm.ResetTimer()
-				for i := 0; i < bm.N; i++ {
-					b.Attention(o1, q1, p1, cache, 0)
-					if err := b.ReadF32(o1, dst); err != nil {
-						bm.Fatal(err)
-					}
-				}
-				bm.StopTimer()
-				s := d.Stats().Sub(before)
-				bm.ReportMetric(float64(s.Dispatches)/float64(bm.N), "dispatches/op")
+				benchDecode(bm, dt, ctx, H, Hk, Dh)
 			})
+		}
+		bm.Run(fmt.Sprintf("add/ctx=%d", ctx), func(bm *testing.B) {
+			benchAdd(bm, 2*ctx*Hk*Dh*4)
+		})
+	}
+}
+
+func benchDecode(bm *testing.B, dt loader.DType, ctx, H, Hk, Dh int) {
+	d := device(bm)
+	b, err := NewBackend(d, BackendOptions{})
+	if err != nil {
+		bm.Fatal(err)
+	}
+	cache, err := b.NewKVCacheOf(dt, 1, ctx, Hk, Dh)
+	if err != nil {
+		bm.Fatal(err)
+	}
+	defer b.FreeKVCache(cache)
+	C := (H + 2*Hk) * Dh
+	r := rand.New(rand.NewPCG(1, 2))
+	// Fill the layer directly; the timed step writes the last position.
+	c := cache.(*kvCache)
+	for _, buf := range []*Buffer{c.k[0], c.v[0]} {
+		vals := randF32(r, ctx*Hk*Dh)
+		raw := f32Bytes(vals)
+		if dt == loader.F16 {
+			raw = raw[:2*len(vals)]
+			for i, f := range vals {
+				h := loader.F32ToF16(f)
+				raw[2*i], raw[2*i+1] = byte(h), byte(h>>8)
+			}
+		}
+		if err := d.WriteBuffer(buf, 0, raw); err != nil {
+			bm.Fatal(err)
+		}
+	}
+	q, p, o := b.NewF32(1, C), b.NewI32(1), b.NewF32(1, H*Dh)
+	defer func() { b.Free(q); b.Free(p); b.Free(o) }()
+	b.WriteF32(q, randF32(r, C))
+	b.WriteI32(p, []int32{int32(ctx - 1)})
+	dst := make([]float32, H*Dh)
+	b.Attention(o, q, p, cache, 0) // compile and record before timing
+	if err := b.ReadF32(o, dst); err != nil {
+		bm.Fatal(err)
+	}
+	elt := int64(4)
+	if dt == loader.F16 {
+		elt = 2
+	}
+	bm.SetBytes(2 * int64(ctx*Hk*Dh) * elt)
+	before := d.Stats()
+	bm.ResetTimer()
+	for i := 0; i < bm.N; i++ {
+		b.Attention(o, q, p, cache, 0)
+		if err := b.ReadF32(o, dst); err != nil {
+			bm.Fatal(err)
+		}
+	}
+	bm.StopTimer()
+	s := d.Stats().Sub(before)
+	bm.ReportMetric(float64(s.Dispatches)/float64(bm.N), "dispatches/op")
+}
+
+// benchAdd times test_add.wgsl reading bytes (half from each input) in
+// dispatches of 1M elements, with a 4-byte readback like a decode step.
+func benchAdd(bm *testing.B, bytes int) {
+	d := device(bm)
+	k := newAddKernel(bm, d)
+	n := bytes / 8
+	const per = 1 << 20
+	r := rand.New(rand.NewPCG(3, 4))
+	a, bb := f32Buffer(bm, d, "a", randF32(r, n)), f32Buffer(bm, d, "b", randF32(r, n))
+	out := newBuffer(bm, d, "out", uint64(4*n), UsageStorage)
+	params := newBuffer(bm, d, "params", 16, UsageUniform)
+	if err := d.WriteBuffer(params, 0, u32Bytes(per, 0, 0, 0)); err != nil {
+		bm.Fatal(err)
+	}
+	rec := d.NewRecorder("add baseline")
+	rec.SetPipeline(k.pipe)
+	for off := 0; off < n; off += per {
+		m := uint64(4 * min(per, n-off))
+		o := uint64(4 * off)
+		g, err := d.CreateBindGroup("add", k.layout,
+			Binding{Binding: 0, Buffer: a, Offset: o, Size: m}, Binding{Binding: 1, Buffer: bb, Offset: o, Size: m},
+			Binding{Binding: 2, Buffer: out, Offset: o, Size: m}, Binding{Binding: 3, Buffer: params})
+		if err != nil {
+			bm.Fatal(err)
+		}
+		rec.SetBindGroup(0, g)
+		rec.Dispatch(groups(per), 1, 1)
+	}
+	prog, err := rec.Finish()
+	if err != nil {
+		bm.Fatal(err)
+	}
+	defer prog.Free()
+	dst := make([]byte, 4)
+	if err := d.RunRead(prog, nil, out, 0, dst); err != nil {
+		bm.Fatal(err)
+	}
+	bm.SetBytes(int64(bytes))
+	bm.ResetTimer()
+	for i := 0; i < bm.N; i++ {
+		if err := d.RunRead(prog, nil, out, 0, dst); err != nil {
+			bm.Fatal(err)
 		}
 	}
 }

@@ -40,6 +40,7 @@ override DH4: u32 = DH / 4u;
 const NEG: f32 = -3.0e38;
 
 var<workgroup> sc: array<f32, QB * CH>; // (QB, CH) scores, then exp(s - m)
+var<workgroup> red: array<f32, CH>;     // (QB, 8) maxima of eight scores each
 var<workgroup> n_keys: u32;
 
 fn units() -> u32 {
@@ -66,52 +67,63 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     if (n == 0u) {
         return;
     }
-    // Scores: one key per thread, all QB queries.
+    // Scores: one key per thread against all QB queries, so each key is
+    // read once.
     let UH = units();
+    var acc: array<f32, 8>;
     if (tid < n) {
         let base = (kh * p.cap + j0 + tid) * UH;
         let qb = t * p.row4 + h0 * DH4;
-        for (var g = 0u; g < QB; g++) {
-            var acc = 0.0;
-            for (var u = 0u; u < UH; u++) {
-                let w = kc[base + u];
-                if (KV_F16) {
-                    let a = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
-                    let b = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
-                    acc += dot(qkv[qb + g * DH4 + 2u * u], a) + dot(qkv[qb + g * DH4 + 2u * u + 1u], b);
-                } else {
-                    acc += dot(qkv[qb + g * DH4 + u], bitcast<vec4<f32>>(w));
+        for (var u = 0u; u < UH; u++) {
+            let w = kc[base + u];
+            if (KV_F16) {
+                let a = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+                let b = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
+                for (var g = 0u; g < QB; g++) {
+                    acc[g] += dot(qkv[qb + g * DH4 + 2u * u], a) + dot(qkv[qb + g * DH4 + 2u * u + 1u], b);
+                }
+            } else {
+                let a = bitcast<vec4<f32>>(w);
+                for (var g = 0u; g < QB; g++) {
+                    acc[g] += dot(qkv[qb + g * DH4 + u], a);
                 }
             }
-            sc[g * CH + tid] = acc * p.scale;
         }
+    }
+    for (var g = 0u; g < QB; g++) {
+        acc[g] = select(NEG, acc[g] * p.scale, tid < n);
+        sc[g * CH + tid] = acc[g];
     }
     workgroupBarrier();
 
-    let row0 = (t * p.heads + h0) * p.nc + c; // partial row of query g: row0 + g*NC
-    if (tid < QB) {
-        let g = tid;
+    // Chunk max of query g: eight threads take eight scores each, then
+    // every thread folds the eight.
+    let g8 = tid / 8u;
+    if (g8 < QB) {
         var m = NEG;
-        for (var i = 0u; i < n; i++) {
-            m = max(m, sc[g * CH + i]);
+        for (var i = (tid % 8u) * 8u; i < (tid % 8u) * 8u + 8u; i++) {
+            m = max(m, sc[g8 * CH + i]);
         }
-        var l = 0.0;
-        for (var i = 0u; i < n; i++) {
-            let e = exp(sc[g * CH + i] - m);
-            sc[g * CH + i] = e;
-            l += e;
+        red[tid] = m;
+    }
+    workgroupBarrier();
+    if (tid < n) {
+        for (var g = 0u; g < QB; g++) {
+            sc[g * CH + tid] = exp(acc[g] - chunk_max(g));
         }
-        part[p.stats + row0 + g * p.nc] = vec4<f32>(m, l, 0.0, 0.0);
     }
     workgroupBarrier();
 
-    // Weighted values: one 16-byte unit of one query's output per thread.
+    // Weighted values: one 16-byte unit of one query's output per thread,
+    // summing the weights on the way.
+    let row0 = (t * p.heads + h0) * p.nc + c; // partial row of query g: row0 + g*NC
     let per = select(1u, 2u, KV_F16);
     for (var e = tid; e < QB * UH; e += CH) {
         let g = e / UH;
         let u = e % UH;
         var o0 = vec4<f32>(0.0);
         var o1 = vec4<f32>(0.0);
+        var l = 0.0;
         var vi = (kh * p.cap + j0) * UH + u;
         for (var i = 0u; i < n; i++) {
             let pr = sc[g * CH + i];
@@ -122,6 +134,7 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
             } else {
                 o0 += pr * bitcast<vec4<f32>>(w);
             }
+            l += pr;
             vi += UH;
         }
         let ob = (row0 + g * p.nc) * DH4 + u * per;
@@ -129,7 +142,18 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         if (KV_F16) {
             part[ob + 1u] = o1;
         }
+        if (u == 0u) {
+            part[p.stats + row0 + g * p.nc] = vec4<f32>(chunk_max(g), l, 0.0, 0.0);
+        }
     }
+}
+
+fn chunk_max(g: u32) -> f32 {
+    var m = red[g * 8u];
+    for (var i = 1u; i < 8u; i++) {
+        m = max(m, red[g * 8u + i]);
+    }
+    return m;
 }
 
 struct ReduceParams {
