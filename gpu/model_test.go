@@ -1,0 +1,474 @@
+//go:build js
+
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wasmllm/cpu"
+	"wasmllm/engine"
+	"wasmllm/loader"
+	"wasmllm/model"
+	"wasmllm/sampler"
+)
+
+// Whole-model checks: every exact golden file of testdata/golden runs on the
+// WebGPU backend and on the CPU backend, in the browser. The test files are
+// read through wasmexec's file system.
+//
+//	WASMLLM_GOLDEN=qwen3moe   only the golden files whose name has this
+//	WASMLLM_LONG=1            also the .long files (256-token prompts)
+
+const goldenDir = "../testdata/golden"
+
+// modelGolden is one golden file (testdata/README.md).
+type modelGolden struct {
+	Model        string      `json:"model"`
+	Kind         string      `json:"kind"`
+	Tolerance    float64     `json:"tolerance"`
+	Tokens       []int32     `json:"tokens"`
+	Logits       [][]float32 `json:"logits"`
+	Greedy       []int32     `json:"greedy"`
+	GreedyLogits [][]float32 `json:"greedy_logits"`
+	name         string
+}
+
+func readModelGolden(t testing.TB, path string) *modelGolden {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g modelGolden
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	g.name = filepath.Base(path)
+	return &g
+}
+
+// exactGoldens returns the exact golden files to run.
+func exactGoldens(t *testing.T) []*modelGolden {
+	t.Helper()
+	files, err := filepath.Glob(goldenDir + "/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := os.Getenv("WASMLLM_LONG") == "1"
+	filter := os.Getenv("WASMLLM_GOLDEN")
+	var out []*modelGolden
+	for _, f := range files {
+		if strings.Contains(f, ".long.") && !long || !strings.Contains(filepath.Base(f), filter) {
+			continue
+		}
+		if g := readModelGolden(t, f); g.Kind == "exact" {
+			out = append(out, g)
+		}
+	}
+	if filter == "" && len(out) < 11 {
+		t.Fatalf("found %d exact golden files in %s, want at least 11", len(out), goldenDir)
+	}
+	return out
+}
+
+func (g *modelGolden) weights(t testing.TB) *model.Weights {
+	t.Helper()
+	f, err := loader.ReadGGUF(filepath.Join(goldenDir, g.Model))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+var (
+	modelOnce sync.Once
+	modelB    *Backend
+	modelErr  error
+)
+
+// modelBackend is one backend on the shared device for every whole-model
+// test, so that kernels compile once.
+func modelBackend(t testing.TB) *Backend {
+	t.Helper()
+	d := device(t)
+	modelOnce.Do(func() { modelB, modelErr = NewBackend(d, BackendOptions{}) })
+	if modelErr != nil {
+		t.Fatal(modelErr)
+	}
+	return modelB
+}
+
+// freeModel releases a model's weights.
+func freeModel(b model.Backend, m *model.Model) {
+	seen := map[model.Tensor]bool{}
+	free := func(ts ...model.Tensor) {
+		for _, x := range ts {
+			if x != nil && !seen[x] {
+				seen[x] = true
+				b.Free(x)
+			}
+		}
+	}
+	free(m.Embed, m.Norm, m.LMHead)
+	for _, l := range m.Layers {
+		free(l.AttnNorm, l.QKV, l.QNorm, l.KNorm, l.AttnOut, l.MLPNorm)
+		switch mlp := l.MLP.(type) {
+		case *model.Dense:
+			free(mlp.GateUp, mlp.Down)
+		case *model.Sparse:
+			free(mlp.Router, mlp.GateUp, mlp.Down)
+		}
+	}
+}
+
+// relRowError is max|got-want| / max|want| (the golden rule) and the index
+// of the largest difference.
+func relRowError(got, want []float32) (float64, int) {
+	var maxW, maxD float64
+	worst := 0
+	for i := range want {
+		maxW = math.Max(maxW, math.Abs(float64(want[i])))
+		if d := math.Abs(float64(got[i]) - float64(want[i])); d > maxD || math.IsNaN(d) {
+			maxD, worst = d, i
+			if math.IsNaN(d) {
+				return math.Inf(1), i
+			}
+		}
+	}
+	return maxD / maxW, worst
+}
+
+// hostArgmax is the index of the row's maximum, ties to the lowest.
+func hostArgmax(row []float32) int32 {
+	best := 0
+	for i, v := range row {
+		if v > row[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// goldenRun is one model on one backend with its own cache.
+type goldenRun struct {
+	t     *testing.T
+	m     *model.Model
+	cache model.KVCache
+	what  string
+}
+
+func newGoldenRun(t *testing.T, m *model.Model, capacity int, what string) *goldenRun {
+	t.Helper()
+	c, err := m.NewCache(capacity)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return &goldenRun{t: t, m: m, cache: c, what: what}
+}
+
+func (r *goldenRun) free() {
+	if g, ok := r.m.Backend().(*Backend); ok {
+		g.FreeKVCache(r.cache)
+	}
+}
+
+// forward runs ids at pos and returns every position's logits, row by row.
+func (r *goldenRun) forward(ids []int32, pos int) [][]float32 {
+	r.t.Helper()
+	V := r.m.Config.Vocab
+	out, err := r.m.Forward(r.cache, ids, pos, true)
+	if err != nil {
+		r.t.Fatalf("%s: Forward(%d ids at %d): %v", r.what, len(ids), pos, err)
+	}
+	flat := make([]float32, len(ids)*V)
+	if err := r.m.Backend().ReadF32(out, flat); err != nil {
+		r.t.Fatalf("%s: reading logits of %d ids at %d: %v", r.what, len(ids), pos, err)
+	}
+	rows := make([][]float32, len(ids))
+	for i := range rows {
+		rows[i] = flat[i*V : (i+1)*V]
+	}
+	return rows
+}
+
+// kvTolerance is the golden tolerance, ten times it when the cache keeps
+// keys and values in f16 (testdata/README.md).
+func kvTolerance(tol float64, c model.KVCache) float64 {
+	if kv, ok := c.(interface{ DType() loader.DType }); ok && kv.DType() == loader.F16 {
+		return 10 * tol
+	}
+	return tol
+}
+
+// rowChecker records the worst error of a comparison and reports rows over
+// its tolerance.
+type rowChecker struct {
+	t     *testing.T
+	what  string
+	tol   float64
+	worst float64
+	bad   int
+}
+
+func (c *rowChecker) check(label string, got, want []float32) {
+	c.t.Helper()
+	if len(got) != len(want) {
+		c.t.Fatalf("%s %s: %d logits, want %d", c.what, label, len(got), len(want))
+	}
+	e, i := relRowError(got, want)
+	c.worst = math.Max(c.worst, e)
+	if e > c.tol {
+		if c.bad++; c.bad <= 5 {
+			c.t.Errorf("%s %s: error %.3g > %.3g at index %d: got %v want %v", c.what, label, e, c.tol, i, got[i], want[i])
+		}
+	}
+}
+
+func (c *rowChecker) log() { c.t.Logf("%-28s worst row error %.3g (tolerance %.3g)", c.what, c.worst, c.tol) }
+
+// TestModelGolden runs every exact golden on the GPU and the CPU backend:
+// the prompt in one batch (logits at every position against the golden),
+// then greedy decoding one token at a time (ids against the golden and the
+// CPU, logits against the golden's greedy_logits and the CPU's); then the
+// prompt again as two batches and token by token, whose logits must match
+// the single batch's.
+func TestModelGolden(t *testing.T) {
+	b := modelBackend(t)
+	start := time.Now()
+	for _, g := range exactGoldens(t) {
+		t.Run(g.name, func(t *testing.T) {
+			w := g.weights(t)
+			gm, err := model.Build(b, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, gm)
+			cm, err := model.Build(cpu.New(0), w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkModelGolden(t, gm, cm, g)
+		})
+	}
+	t.Logf("whole-model checks took %v", time.Since(start).Round(time.Millisecond))
+}
+
+func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden) {
+	T := len(g.Tokens)
+	capacity := T + len(g.Greedy) + 1
+	gr := newGoldenRun(t, gm, capacity, "gpu")
+	defer gr.free()
+	cr := newGoldenRun(t, cm, capacity, "cpu")
+	tol := kvTolerance(g.Tolerance, gr.cache)
+	vsGolden := &rowChecker{t: t, what: "gpu vs golden", tol: tol}
+	vsCPU := &rowChecker{t: t, what: "gpu vs cpu", tol: tol}
+	defer vsCPU.log()
+	defer vsGolden.log()
+
+	gpuRows := gr.forward(g.Tokens, 0)
+	cpuRows := cr.forward(g.Tokens, 0)
+	for i, want := range g.Logits {
+		vsGolden.check(fmt.Sprintf("prompt row %d", i), gpuRows[i], want)
+		vsCPU.check(fmt.Sprintf("prompt row %d", i), gpuRows[i], cpuRows[i])
+	}
+
+	var gotIDs, cpuIDs []int32
+	grow, crow := gpuRows[T-1], cpuRows[T-1]
+	for step := range g.Greedy {
+		gid, cid := hostArgmax(grow), hostArgmax(crow)
+		gotIDs, cpuIDs = append(gotIDs, gid), append(cpuIDs, cid)
+		if gid != g.Greedy[step] || cid != gid {
+			t.Fatalf("greedy step %d: gpu id %d, cpu id %d, golden %d (ids so far gpu %v cpu %v)", step, gid, cid, g.Greedy[step], gotIDs, cpuIDs)
+		}
+		if step == len(g.Greedy)-1 {
+			break
+		}
+		grow = gr.forward([]int32{gid}, T+step)[0]
+		crow = cr.forward([]int32{cid}, T+step)[0]
+		label := fmt.Sprintf("greedy step %d", step)
+		if step < len(g.GreedyLogits) {
+			vsGolden.check(label, grow, g.GreedyLogits[step])
+		}
+		vsCPU.check(label, grow, crow)
+	}
+
+	// The same prompt as two batches (the second at a position > 0), then
+	// token by token (on the .long files: a batch, then the last 8 tokens
+	// one at a time). Both must give the single batch's logits.
+	chunks := &rowChecker{t: t, what: "two batches vs one", tol: tol}
+	singles := &rowChecker{t: t, what: "token by token vs batch", tol: tol}
+	split := T / 2
+	pr := newGoldenRun(t, gm, T, "gpu, two batches")
+	rows := append(pr.forward(g.Tokens[:split], 0), pr.forward(g.Tokens[split:], split)...)
+	pr.free()
+	for i := range rows {
+		chunks.check(fmt.Sprintf("row %d", i), rows[i], gpuRows[i])
+	}
+	chunks.log()
+	dr := newGoldenRun(t, gm, T, "gpu, token by token")
+	defer dr.free()
+	first := 0
+	if T > 16 {
+		first = T - 8
+		dr.forward(g.Tokens[:first], 0)
+	}
+	for i := first; i < T; i++ {
+		singles.check(fmt.Sprintf("position %d", i), dr.forward(g.Tokens[i:i+1], i)[0], gpuRows[i])
+	}
+	singles.log()
+}
+
+// stepStats is one decode step's work: from one emitted token to the next.
+type stepStats struct {
+	dev           Stats
+	programBuilds int64
+	readback      int64 // bytes the engine asked for
+}
+
+// TestModelEngine generates greedily through the engine on the GPU and on
+// the CPU, and checks the GPU's per-step work: one submit, one buffer map
+// (the sampler's readback, whatever the model: none inside a Qwen3-MoE
+// step), at most 4 bytes read back, and no program recorded after the first
+// decode steps.
+func TestModelEngine(t *testing.T) {
+	b := modelBackend(t)
+	for _, name := range []string{"stories260K", "tiny-llama3-q4_0", "tiny-qwen3-q8_0", "tiny-qwen3moe-q4_0", "tiny-qwen3moe-f32"} {
+		t.Run(name, func(t *testing.T) {
+			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(name, f) {
+				t.Skip("WASMLLM_GOLDEN")
+			}
+			g := readModelGolden(t, filepath.Join(goldenDir, name+".json"))
+			path := filepath.Join(goldenDir, g.Model)
+			opts := engine.LoadOptions{Options: engine.Options{Context: 64}}
+			ge, err := engine.Load(path, b, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, ge.Model)
+			ce, err := engine.Load(path, cpu.New(0), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := sampler.DefaultParams()
+			p.Temperature, p.MaxTokens, p.IgnoreEOS = 0, len(g.Greedy), true
+			req := func() *engine.Request { return &engine.Request{Tokens: g.Tokens, Params: p} }
+
+			var steps []stepStats
+			d := b.Device()
+			prevD, prevB, prevE := d.Stats(), b.Stats(), ge.Stats
+			res, err := ge.Generate(context.Background(), req(), func(engine.Token) error {
+				nd, nb := d.Stats(), b.Stats()
+				steps = append(steps, stepStats{dev: nd.Sub(prevD), programBuilds: nb.ProgramBuilds - prevB.ProgramBuilds,
+					readback: ge.Stats.ReadbackBytes - prevE.ReadbackBytes})
+				prevD, prevB, prevE = nd, nb, ge.Stats
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cres, err := ce.Generate(context.Background(), req(), func(engine.Token) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(res.Tokens, cres.Tokens) || !slices.Equal(res.Tokens, g.Greedy) {
+				t.Fatalf("greedy ids: gpu %v, cpu %v, golden %v", res.Tokens, cres.Tokens, g.Greedy)
+			}
+			if res.Text != cres.Text {
+				t.Errorf("text: gpu %q, cpu %q", res.Text, cres.Text)
+			}
+
+			// steps[0] is the prefill and the first sample; each later one is
+			// a decode step.
+			const warm = 3
+			for i, s := range steps[1:] {
+				step := i + 1
+				t.Logf("step %2d: %4d dispatches, %d submits, %d maps, %d bytes read, %2d JS calls, %d programs recorded",
+					step, s.dev.Dispatches, s.dev.Submits, s.dev.Maps, s.dev.BytesRead, s.dev.JSCalls, s.programBuilds)
+				if s.dev.Submits != 1 {
+					t.Errorf("decode step %d: %d submits, want 1", step, s.dev.Submits)
+				}
+				if s.dev.Maps != 1 {
+					t.Errorf("decode step %d: %d buffer maps, want 1 (the sampler's readback)", step, s.dev.Maps)
+				}
+				if s.dev.BytesRead > 4 || s.readback != 4 {
+					t.Errorf("decode step %d: %d bytes read back (engine asked for %d), want at most 4", step, s.dev.BytesRead, s.readback)
+				}
+				if step >= warm && s.programBuilds != 0 {
+					t.Errorf("decode step %d: %d programs recorded, want 0 after step %d", step, s.programBuilds, warm-1)
+				}
+			}
+			t.Logf("gpu: prefill %v, %d tokens in %v; cpu (wasm): %v, %v",
+				res.PrefillTime.Round(time.Millisecond), len(res.Tokens), res.DecodeTime.Round(time.Millisecond),
+				cres.PrefillTime.Round(time.Millisecond), cres.DecodeTime.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestModelSplitBinding runs models on a device whose storage bindings are
+// forced below their embedding and lm_head (and, for Qwen3-MoE, expert
+// tensors), so those weights are split by rows into uneven parts; logits
+// and greedy ids must still match the golden files and the CPU. The limit
+// still holds the largest activation, a 12-token prompt's gate_up rows.
+func TestModelSplitBinding(t *testing.T) {
+	const limit = 40 << 10
+	d, err := openDevice(Options{MaxStorageBufferBindingSize: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	b, err := NewBackend(d, BackendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name           string
+		embed, experts int // at least this many parts
+	}{
+		{"tiny-llama3-f32", 7, 0},    // f32 embedding and lm_head: 256 KiB each
+		{"tiny-qwen3-q4_0", 2, 0},    // tied q8 embedding: 64 KiB of values
+		{"tiny-qwen3moe-q8_0", 1, 2}, // 128 experts of 4 KiB gate_up values
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(c.name, f) {
+				t.Skip("WASMLLM_GOLDEN")
+			}
+			g := readModelGolden(t, filepath.Join(goldenDir, c.name+".json"))
+			w := g.weights(t)
+			gm, err := model.Build(b, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, gm)
+			parts := func(x model.Tensor) int { return len(x.(*tensor).parts) }
+			experts := 0
+			if sp, ok := gm.Layers[0].MLP.(*model.Sparse); ok {
+				experts = parts(sp.GateUp)
+			}
+			t.Logf("parts: embedding %d, lm_head %d, layer 0 qkv %d, layer 0 experts' gate_up %d",
+				parts(gm.Embed), parts(gm.LMHead), parts(gm.Layers[0].QKV), experts)
+			if parts(gm.Embed) < c.embed || parts(gm.LMHead) < c.embed || experts < c.experts {
+				t.Fatalf("embedding in %d parts, lm_head in %d, experts in %d; want at least %d, %d, %d: the split path did not run",
+					parts(gm.Embed), parts(gm.LMHead), experts, c.embed, c.embed, c.experts)
+			}
+			cm, err := model.Build(cpu.New(0), w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkModelGolden(t, gm, cm, g)
+		})
+	}
+}
