@@ -238,7 +238,9 @@ func (c *rowChecker) check(label string, got, want []float32) {
 	}
 }
 
-func (c *rowChecker) log() { c.t.Logf("%-28s worst row error %.3g (tolerance %.3g)", c.what, c.worst, c.tol) }
+func (c *rowChecker) log() {
+	c.t.Logf("%-28s worst row error %.3g (tolerance %.3g)", c.what, c.worst, c.tol)
+}
 
 // TestModelGolden runs every exact golden on the GPU and the CPU backend:
 // the prompt in one batch (logits at every position against the golden),
