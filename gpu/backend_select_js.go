@@ -11,9 +11,9 @@ import (
 
 // Block sizes of shaders/argmax.wgsl and shaders/topk.wgsl.
 const (
-	argmaxBlock = 4096    // logits per workgroup of argmax's first pass
-	topkBlock   = 256 * 8 // CH of topk.wgsl: WG*PER
-	topkMaxL    = 512     // MAX_L of topk.wgsl: blocks a row may have
+	argmaxBlock = 2048    // logits per workgroup of argmax's first pass
+	topkBlock   = 64 * 32 // CH of topk.wgsl: WG*PER
+	topkMaxL    = 128     // MAX_L of topk.wgsl: blocks a row may have
 	topkMaxV    = topkBlock * topkMaxL
 )
 

@@ -3,15 +3,19 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"wasmllm/cpu"
 	"wasmllm/loader"
 	"wasmllm/model"
+	"wasmllm/shaders"
 )
 
 // moeWeight is a random weight of type dt (F32, F16, Q8 or Q4) and its exact
@@ -139,6 +143,14 @@ var moePaths = []struct {
 // path, whole and in chunks, against cpu.MoE. The conformance suite covers
 // the other weight types on the default paths.
 func TestMoEPaths(t *testing.T) {
+	for _, c := range []struct {
+		file, name string
+		want       int
+	}{{"moe_gemv.wgsl", "R", moeGemvRows}, {"moe_gemm.wgsl", "RT", moeTileRows}, {"moe_gemm.wgsl", "TT", moeTileT}, {"moe_route.wgsl", "MAX_A", moeMaxA}} {
+		if got := wgslConst(t, c.file, c.name); got != c.want {
+			t.Fatalf("%s: %s = %d; the backend assumes %d", c.file, c.name, got, c.want)
+		}
+	}
 	b := newTestBackend(t, Options{})
 	r := rand.New(rand.NewPCG(21, 1))
 	for _, dt := range []loader.DType{loader.F16, loader.Q4} {
@@ -260,4 +272,225 @@ func TestMoEErrors(t *testing.T) {
 			t.Errorf("%s: got %v, want ErrOp", tc.name, err)
 		}
 	}
+}
+
+// selectCase runs Argmax and TopK on one logits matrix against the cpu
+// references.
+func selectCase(t *testing.T, b *Backend, what string, lv []float32, T, V, k int) {
+	t.Helper()
+	l := b.NewF32(T, V)
+	am, ids, vals := b.NewI32(T), b.NewI32(T, k), b.NewF32(T, k)
+	defer func() {
+		for _, x := range []model.Tensor{l, am, ids, vals} {
+			b.Free(x)
+		}
+	}()
+	b.WriteF32(l, lv)
+	b.Argmax(am, l)
+	b.TopK(ids, vals, l, k)
+	gotA, gotI, gotV := make([]int32, T), make([]int32, T*k), make([]float32, T*k)
+	for _, err := range []error{b.ReadI32(am, gotA), b.ReadI32(ids, gotI), b.ReadF32(vals, gotV)} {
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	wantA, wantI, wantV := make([]int32, T), make([]int32, T*k), make([]float32, T*k)
+	cpu.Argmax(wantA, lv, T, V)
+	cpu.TopK(wantI, wantV, lv, T, V, k)
+	for i := range wantA {
+		if gotA[i] != wantA[i] {
+			t.Errorf("%s: Argmax row %d: got %d want %d", what, i, gotA[i], wantA[i])
+		}
+	}
+	for i := range wantI {
+		if gotI[i] != wantI[i] || math.Float32bits(gotV[i]) != math.Float32bits(wantV[i]) {
+			t.Errorf("%s: TopK row %d rank %d: got (%d, %v) want (%d, %v)", what, i/k, i%k, gotI[i], gotV[i], wantI[i], wantV[i])
+			return
+		}
+	}
+}
+
+// TestSelect covers Argmax and TopK beyond the conformance suite: heavy ties
+// across blocks, -inf rows, block boundaries, and k larger than a block of
+// either pass.
+func TestSelect(t *testing.T) {
+	if wg, per, l := wgslConst(t, "topk.wgsl", "WG"), wgslConst(t, "topk.wgsl", "PER"), wgslConst(t, "topk.wgsl", "MAX_L"); wg*per != topkBlock || l != topkMaxL {
+		t.Fatalf("topk.wgsl has WG %d, PER %d, MAX_L %d; the backend assumes a block of %d and %d blocks", wg, per, l, topkBlock, topkMaxL)
+	}
+	b := newTestBackend(t, Options{})
+	r := rand.New(rand.NewPCG(26, 1))
+	// 152k logits of 7 distinct values: every rank is a tie
+	V := 151936
+	lv := make([]float32, 3*V)
+	for i := range lv[:2*V] {
+		lv[i] = float32(r.IntN(7) - 3)
+	}
+	for i := 2 * V; i < 3*V; i++ {
+		lv[i] = float32(math.Inf(-1))
+	}
+	lv[2*V+100000] = float32(math.Inf(-1)) // still all -inf: the lowest index wins
+	selectCase(t, b, "ties V=151936", lv, 3, V, 64)
+	// the maximum just past a block boundary, and in the last short block
+	for _, c := range [][2]int{{topkBlock + 1, 5}, {argmaxBlock*2 + 3, 7}, {1, 1}, {67, 67}} {
+		V, k := c[0], c[1]
+		lv := randVec(r, V, 10)
+		lv[V-1] = 11
+		selectCase(t, b, fmt.Sprintf("V=%d k=%d", V, k), lv, 1, V, k)
+	}
+	// k beyond a block: lists padded with missing candidates
+	lv = randVec(r, 2*5000, 10)
+	selectCase(t, b, "V=5000 k=3000", lv, 2, 5000, 3000)
+}
+
+// TestSelectReplay samples several steps from fresh logits: after the first
+// step nothing is recorded, and each step reads back only the id and the k
+// candidates.
+func TestSelectReplay(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	r := rand.New(rand.NewPCG(27, 1))
+	V, k := 151936, 40
+	l := b.NewF32(1, V)
+	am, ids, vals := b.NewI32(1), b.NewI32(1, k), b.NewF32(1, k)
+	gotA, gotI, gotV := make([]int32, 1), make([]int32, k), make([]float32, k)
+	wantA, wantI, wantV := make([]int32, 1), make([]int32, k), make([]float32, k)
+	var builds int64
+	var stats Stats
+	for step := 0; step < 4; step++ {
+		if step == 1 {
+			builds, stats = b.Stats().ProgramBuilds, b.d.Stats()
+		}
+		lv := randVec(r, V, 10)
+		b.WriteF32(l, lv)
+		b.Argmax(am, l)
+		b.TopK(ids, vals, l, k)
+		for _, err := range []error{b.ReadI32(am, gotA), b.ReadI32(ids, gotI), b.ReadF32(vals, gotV)} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		cpu.Argmax(wantA, lv, 1, V)
+		cpu.TopK(wantI, wantV, lv, 1, V, k)
+		if gotA[0] != wantA[0] || !slicesEqual(gotI, wantI) || !slicesEqual(gotV, wantV) {
+			t.Errorf("step %d: got %d %v %v, want %d %v %v", step, gotA[0], gotI, gotV, wantA[0], wantI, wantV)
+		}
+	}
+	if n := b.Stats().ProgramBuilds - builds; n != 0 {
+		t.Errorf("%d programs recorded after the first step, want 0", n)
+	}
+	if s := b.d.Stats().Sub(stats); s.BytesRead != int64(3*(4+8*k)) {
+		t.Errorf("3 steps read back %d bytes, want %d", s.BytesRead, 3*(4+8*k))
+	}
+}
+
+// wgslConst reads `const NAME: u32 = Nu;` from a shader file.
+func wgslConst(t *testing.T, file, name string) int {
+	t.Helper()
+	src, err := shaders.Source(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^const ` + name + `: u32 = (\d+)u;`).FindStringSubmatch(src)
+	if m == nil {
+		t.Fatalf("%s: no const %s", file, name)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func slicesEqual[E comparable](a, b []E) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSelectErrors checks that bad calls fail the next Read with ErrOp.
+func TestSelectErrors(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	l := b.NewF32(2, 100)
+	huge := b.NewF32(1, topkMaxV+1)
+	ids, vals, am := b.NewI32(2, 8), b.NewF32(2, 8), b.NewI32(2)
+	for _, tc := range []struct {
+		name string
+		call func()
+	}{
+		{"k > V", func() { b.TopK(b.NewI32(2, 101), b.NewF32(2, 101), l, 101) }},
+		{"k 0", func() { b.TopK(ids, vals, l, 0) }},
+		{"ids size", func() { b.TopK(ids, vals, l, 4) }},
+		{"ids f32", func() { b.TopK(vals, ids, l, 8) }},
+		{"V too large", func() { b.TopK(b.NewI32(1, 8), b.NewF32(1, 8), huge, 8) }},
+		{"argmax out size", func() { b.Argmax(ids, l) }},
+		{"argmax i32 logits", func() { b.Argmax(am, ids) }},
+	} {
+		tc.call()
+		if err := b.ReadI32(am, make([]int32, 2)); !errors.Is(err, ErrOp) {
+			t.Errorf("%s: got %v, want ErrOp", tc.name, err)
+		}
+	}
+}
+
+// BenchmarkMoEDecodeQwen3A3B is one decode step (T=1) of a Qwen3-30B-A3B MoE
+// block: D=2048, E=128, A=8, F=768, q4 experts, f32 router. It reports the
+// bytes of the 8 chosen experts' weights (values and scales) read per second
+// as MB/s, and per step the dispatches, submits, buffer maps and readback.
+func BenchmarkMoEDecodeQwen3A3B(b *testing.B) {
+	const D, E, A, F = 2048, 128, 8, 768
+	d, err := openDevice(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(d.Close)
+	be, err := NewBackend(d, BackendOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(28, 1))
+	q4 := func(shape ...int) *loader.Tensor {
+		n := shape[0] * shape[1] * shape[2]
+		size, _ := loader.Q4.Size(n)
+		data := make([]byte, size)
+		qb := (n/2 + 3) &^ 3
+		for i := 0; i+8 <= qb; i += 8 {
+			binary.LittleEndian.PutUint64(data[i:], r.Uint64())
+		}
+		for g := 0; g < n/32; g++ {
+			binary.LittleEndian.PutUint16(data[qb+2*g:], loader.F32ToF16(0.005+0.01*r.Float32()))
+		}
+		return &loader.Tensor{Name: fmt.Sprintf("experts %v", shape), DType: loader.Q4, Shape: shape, Data: data}
+	}
+	rw, _ := moeWeight(b, r, loader.F32, E, D)
+	router := mustUpload(b, be, rw)
+	gu := mustUpload(b, be, q4(E, 2*F, D))
+	dn := mustUpload(b, be, q4(E, D, F))
+	x, out := be.NewF32(1, D), be.NewF32(1, D)
+	xv, got := randVec(r, D, 1), make([]float32, D)
+	step := func() {
+		be.WriteF32(x, xv)
+		be.MoE(out, x, router, gu, dn, A, true)
+		if err := be.ReadF32(out, got); err != nil {
+			b.Fatal(err)
+		}
+	}
+	step()
+	active := int64(A) * int64(2*F*D+D*F) * 9 / 16 // q4: 4 bits and an f16 per 32
+	b.SetBytes(active)
+	before, builds := be.d.Stats(), be.Stats().ProgramBuilds
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		xv[i%D] += 0.5 // other experts each step
+		step()
+	}
+	b.StopTimer()
+	s := be.d.Stats().Sub(before)
+	n := float64(b.N)
+	b.ReportMetric(float64(s.Dispatches)/n, "dispatches/op")
+	b.ReportMetric(float64(s.Submits)/n, "submits/op")
+	b.ReportMetric(float64(s.Maps)/n, "maps/op")
+	b.ReportMetric(float64(s.BytesRead)/n, "readB/op")
+	b.ReportMetric(float64(be.Stats().ProgramBuilds-builds), "builds")
 }

@@ -14,7 +14,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<i32>;   // (T) i32
 @group(0) @binding(3) var<uniform> p: Params;
 
-const WG: u32 = 256u;
+const WG: u32 = 64u;
 const NONE: u32 = 0xffffffffu;
 
 var<workgroup> bv: array<f32, WG>;

@@ -20,7 +20,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> cnt: array<atomic<u32>>; // (3E): counts, list offsets, tile offsets
 @group(0) @binding(4) var<uniform> p: Params;
 
-const WG: u32 = 256u;
+const WG: u32 = 64u;
 
 fn off(e: u32) -> u32 {
     return atomicLoad(&cnt[p.e + e]);

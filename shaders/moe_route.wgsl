@@ -17,7 +17,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> wts: array<f32>;   // (nt, A) their weights
 @group(0) @binding(3) var<uniform> p: Params;
 
-const WG: u32 = 128u;
+const WG: u32 = 64u;
 const MAX_A: u32 = 64u;
 
 var<workgroup> sid: array<u32, MAX_A>;

@@ -26,10 +26,10 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> vals: array<f32>;  // (T, k) f32
 @group(0) @binding(5) var<uniform> p: Params;
 
-const WG: u32 = 256u;
-const PER: u32 = 16u;
+const WG: u32 = 64u;
+const PER: u32 = 32u;
 const CH: u32 = WG * PER;
-const MAX_L: u32 = 256u;
+const MAX_L: u32 = 128u;
 const NONE: u32 = 0xffffffffu;
 const LOWEST: f32 = -0x1.fffffep+127f; // value of a missing candidate; NONE orders it last
 
