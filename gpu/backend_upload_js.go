@@ -1,0 +1,125 @@
+//go:build js
+
+package gpu
+
+import (
+	"fmt"
+	"syscall/js"
+
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// UploadJS makes a weight resident from bytes held by JavaScript, such as a
+// verified shard's subarray, writing them into GPU buffers without copying
+// them through Go. It splits the weight by rows exactly as Upload does. The
+// bytes must already be in a layout the kernels read (F32, F16, or the
+// planar Q8/Q4 layouts, as converted model folders store them); other
+// dtypes are an error, for the caller to pass through Upload.
+func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Value) (model.Tensor, error) {
+	switch dt {
+	case loader.F32, loader.F16, loader.Q8, loader.Q4:
+	default:
+		return nil, fmt.Errorf("gpu: UploadJS %s: dtype %s needs converting on the host; use Upload", name, dt)
+	}
+	shape = append([]int(nil), shape...)
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	t := &tensor{shape: shape, dtype: dt}
+	n := 1
+	for _, d := range shape {
+		if d <= 0 {
+			return nil, fmt.Errorf("gpu: UploadJS %s: shape %v", name, shape)
+		}
+		n *= d
+	}
+	size, err := dt.Size(n)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: UploadJS %s: %w", name, err)
+	}
+	if got := src.Get("byteLength").Int(); got != size {
+		return nil, fmt.Errorf("gpu: UploadJS %s: %v %s needs %d bytes, has %d", name, shape, dt, size, got)
+	}
+	rows, cols := t.rows(), t.cols()
+	if dt == loader.F16 && cols%2 != 0 {
+		return nil, fmt.Errorf("gpu: %s: F16 weight with an odd row length %d", name, cols)
+	}
+	rowBytes, scaleBytes := weightRowBytes(dt, cols)
+	per, err := b.rowsPerPart(name, shape, rows, rowBytes)
+	if err != nil {
+		return nil, err
+	}
+	scalePlane := 0
+	if scaleBytes > 0 {
+		scalePlane = (rows*rowBytes + 3) &^ 3
+	}
+	for r0 := 0; r0 < rows; r0 += per {
+		k := min(per, rows-r0)
+		p := part{row0: r0, rows: k}
+		p.data, err = b.createFromJS(fmt.Sprintf("%s rows %d+%d", name, r0, k), src, r0*rowBytes, k*rowBytes)
+		if err == nil && scaleBytes > 0 {
+			p.scales, err = b.createFromJS(fmt.Sprintf("%s scales %d+%d", name, r0, k), src, scalePlane+r0*scaleBytes, k*scaleBytes)
+		}
+		if err != nil {
+			if p.data != nil {
+				p.data.Destroy()
+			}
+			b.freeParts(t)
+			return nil, err
+		}
+		t.parts = append(t.parts, p)
+	}
+	b.counters.WeightBytes += int64(size)
+	return t, nil
+}
+
+// rowsPerPart is how many rows of rowBytes each buffer of a weight holds,
+// the same split as Upload: within the binding and buffer limits, whole
+// experts for (E, N, K) tensors, multiples of 256 rows when that fits.
+func (b *Backend) rowsPerPart(name string, shape []int, rows, rowBytes int) (int, error) {
+	unit := 1
+	if len(shape) == 3 {
+		unit = shape[1]
+	}
+	limit := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
+	per := rows
+	if uint64(rows)*uint64(rowBytes) > limit {
+		per = int(limit/uint64(rowBytes)) / unit * unit
+		if per >= 256*unit {
+			per = per / (256 * unit) * 256 * unit
+		}
+		if per == 0 {
+			return 0, &LimitError{Label: name, Limit: "maxStorageBufferBindingSize", Need: uint64(rowBytes) * uint64(unit), Have: limit}
+		}
+	}
+	return per, nil
+}
+
+// createFromJS creates a storage buffer holding src[off:off+n] (padded to 4
+// bytes), written from JavaScript.
+func (b *Backend) createFromJS(label string, src js.Value, off, n int) (*Buffer, error) {
+	size := uint64(n+3) &^ 3
+	if size == 0 {
+		size = 4
+	}
+	buf, err := b.d.CreateBuffer(label, size, UsageStorage)
+	if err != nil {
+		return nil, err
+	}
+	head := n &^ 3
+	if head > 0 {
+		err = b.d.WriteBufferFromJS(buf, 0, src.Call("subarray", off, off+head))
+	}
+	if err == nil && head < n {
+		// The last bytes go through a padded copy in JavaScript.
+		tail := js.Global().Get("Uint8Array").New(4)
+		tail.Call("set", src.Call("subarray", off+head, off+n))
+		err = b.d.WriteBufferFromJS(buf, uint64(head), tail)
+	}
+	if err != nil {
+		buf.Destroy()
+		return nil, err
+	}
+	return buf, nil
+}
