@@ -17,7 +17,10 @@
 //   type "fatal"     data {code, message}: the engine stopped; every id ends
 "use strict";
 
-importScripts("wasm_exec.js", "loader.js");
+// Relative to this script; a cross-origin page starts it from a same-origin
+// blob that sets __wasmllmBase first (see wasmllm-chat.js).
+const scriptBase = self.__wasmllmBase || self.location.href;
+importScripts(new URL("wasm_exec.js", scriptBase).href, new URL("loader.js", scriptBase).href);
 
 let handle = null;
 let markReady;
