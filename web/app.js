@@ -1,0 +1,417 @@
+// The chat page (index.html): model picker, download progress, settings,
+// streaming replies, stop, new chat, and the offline service worker.
+//
+// URL parameters: ?model=NAME opens with that model selected and loading;
+// ?backend=cpu|webgpu forces a backend (default: WebGPU when the browser
+// has it, else the CPU with a notice).
+//
+// For tests, window.wasmllmApp exposes the state: history (one entry per
+// finished reply: text, finish_reason, usage, timings, chunks,
+// chunks_at_stop), info (the engine's load info), features, offline.
+
+import { createEngine, cacheNameFor } from "./wasmllm.js";
+import { SAMPLING, Conversation, renderReply, formatStats, templateFeatures } from "./chat.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const SETTINGS_KEY = "wasmllm.settings";
+// Models up to this size load without asking; bigger ones wait for Load.
+const AUTOLOAD_BYTES = 64 << 20;
+
+const app = {
+	engine: null,
+	conv: null,
+	info: null,
+	features: null,
+	models: [],
+	modelURL: "",
+	loadAbort: null,
+	generating: false,
+	stopPressed: false,
+	chunks: 0,
+	chunksAtStop: null,
+	history: [],
+	offline: "unsupported",
+};
+window.wasmllmApp = app;
+
+// ---- status line ----
+
+function setStatus(word, detail = "") {
+	$("status").textContent = word;
+	$("status-detail").textContent = detail ? " — " + detail : "";
+	const ready = word === "ready";
+	$("send").disabled = !ready;
+	$("stop").disabled = !app.generating;
+	$("model").disabled = app.models.length === 0;
+}
+
+function showNotice(text, kind = "info") {
+	const n = $("notice");
+	n.hidden = !text;
+	n.textContent = text || "";
+	n.dataset.kind = kind;
+}
+
+// ---- byte and time formatting ----
+
+function bytesText(n) {
+	const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+	let i = 0, v = n;
+	while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+	return i === 0 ? `${n} B` : `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}`;
+}
+
+function durationText(s) {
+	if (!Number.isFinite(s) || s < 0) return "–";
+	if (s < 1) return "<1 s";
+	if (s < 90) return `${Math.round(s)} s`;
+	if (s < 5400) return `${Math.round(s / 60)} min`;
+	return `${(s / 3600).toFixed(1)} h`;
+}
+
+function showProgress(p) {
+	$("loadbar").hidden = false;
+	const bar = $("progress");
+	bar.max = Math.max(1, p.total);
+	bar.value = Math.min(p.bytes, p.total);
+	const left = p.rate > 0 ? (p.total - p.bytes) / p.rate : NaN;
+	const parts = [`${bytesText(p.bytes)} of ${bytesText(p.total)}`];
+	if (p.bytes < p.total) {
+		parts.push(p.rate > 0 ? `${bytesText(p.rate)}/s` : "starting");
+		parts.push(`${durationText(left)} left`);
+	}
+	if (p.shards_total > 1) parts.push(`shard ${p.shards_done} of ${p.shards_total}`);
+	$("progress-text").textContent = parts.join(" · ");
+	setStatus("downloading", `${Math.floor((100 * p.bytes) / Math.max(1, p.total))}%`);
+}
+
+// ---- settings ----
+
+function buildSettings() {
+	const grid = $("sampling");
+	for (const f of SAMPLING) {
+		const label = document.createElement("label");
+		label.textContent = f.label;
+		const input = document.createElement("input");
+		Object.assign(input, { type: "number", id: f.key, name: f.key, min: f.min, max: f.max, step: f.step });
+		input.dataset.testid = f.key;
+		if (f.int) input.inputMode = "numeric";
+		label.appendChild(input);
+		grid.appendChild(label);
+	}
+	resetSettings(loadSaved());
+	$("settings-form").addEventListener("input", saveSettings);
+	$("reset-settings").addEventListener("click", () => { resetSettings({}); saveSettings(); });
+}
+
+function loadSaved() {
+	try {
+		return JSON.parse(localStorage.getItem(SETTINGS_KEY) || "{}") || {};
+	} catch {
+		return {};
+	}
+}
+
+function resetSettings(saved) {
+	for (const f of SAMPLING) $(f.key).value = saved[f.key] ?? f.value;
+	$("seed").value = saved.seed ?? "";
+	$("system").value = saved.system ?? "";
+	$("thinking").checked = saved.thinking ?? true;
+}
+
+function readSettings() {
+	const s = { system: $("system").value, seed: $("seed").value, thinking: $("thinking").checked };
+	for (const f of SAMPLING) s[f.key] = $(f.key).value;
+	return s;
+}
+
+function saveSettings() {
+	try {
+		localStorage.setItem(SETTINGS_KEY, JSON.stringify(readSettings()));
+	} catch {
+		// storage may be unavailable (private mode); settings then last the visit
+	}
+}
+
+// ---- model list ----
+
+// fetchListing reads the server's /models/ listing, or models/index.json
+// (what `make dist` writes for static hosts). Entries' URLs are resolved
+// against the listing's own URL.
+async function fetchListing() {
+	for (const path of ["models/", "models/index.json"]) {
+		const url = new URL(path, location.href);
+		try {
+			const r = await fetch(url, { headers: { Accept: "application/json" } });
+			if (!r.ok) continue;
+			const body = await r.json();
+			if (!body || !Array.isArray(body.models)) continue;
+			return body.models.map((m) => Object.assign({}, m, { url: new URL(m.url || `${encodeURIComponent(m.name)}/`, url).href }));
+		} catch {
+			// not JSON (a static host's folder page) or offline: try the next
+		}
+	}
+	return [];
+}
+
+function fillPicker(models, selected) {
+	const sel = $("model");
+	sel.replaceChildren();
+	if (!models.length) {
+		const o = document.createElement("option");
+		o.value = "";
+		o.textContent = "no models found";
+		sel.appendChild(o);
+	}
+	for (const m of models) {
+		const o = document.createElement("option");
+		o.value = m.name;
+		o.textContent = m.error ? `${m.name} (unusable: ${m.error})` : m.bytes ? `${m.name} · ${bytesText(m.bytes)}` : m.name;
+		o.disabled = !!m.error;
+		sel.appendChild(o);
+	}
+	if (selected) sel.value = selected;
+}
+
+function modelURLFor(name) {
+	return app.models.find((x) => x.name === name).url;
+}
+
+// ---- loading ----
+
+async function load(name) {
+	if (!name) return;
+	if (app.generating) stop();
+	if (app.loadAbort) app.loadAbort.abort();
+	const abort = new AbortController();
+	app.loadAbort = abort;
+	const old = app.engine;
+	app.engine = app.conv = app.info = app.features = null;
+	if (old) await old.unload().catch(() => {});
+	const url = modelURLFor(name);
+	app.modelURL = url;
+	$("load").hidden = true;
+	$("backend").hidden = true;
+	showNotice("");
+	setStatus("loading", name);
+	const url2 = new URL(location.href);
+	url2.searchParams.set("model", name);
+	history.replaceState(null, "", url2);
+	try {
+		const engine = await createEngine({
+			model: url,
+			backend: params.get("backend") || "",
+			signal: abort.signal,
+			onProgress: (p) => { if (app.loadAbort === abort) showProgress(p); },
+			onNotice: (msg) => { if (app.loadAbort === abort) showNotice(msg, "warn"); },
+		});
+		if (app.loadAbort !== abort) {
+			engine.unload();
+			return;
+		}
+		const features = await templateFeatures(engine.info, url, cacheNameFor(url));
+		app.engine = engine;
+		app.info = engine.info;
+		app.features = features;
+		app.conv = new Conversation(engine, features);
+		loaded(name);
+	} catch (e) {
+		if (app.loadAbort !== abort) return;
+		setStatus("error", `${name}: ${e.message}${e.code ? ` (${e.code})` : ""}`);
+		$("load").hidden = false;
+	} finally {
+		if (app.loadAbort === abort) app.loadAbort = null;
+	}
+}
+
+function loaded(name) {
+	const info = app.info;
+	$("loadbar").hidden = true;
+	const b = $("backend");
+	b.hidden = false;
+	b.textContent = info.backend === "webgpu" ? "WebGPU" : "CPU";
+	b.title = info.backend === "webgpu" && info.adapter ? [info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(" ") : "the Go CPU backend in WebAssembly";
+	if (info.backend === "cpu") {
+		showNotice(info.notice || "Running on the CPU backend (WebGPU was not requested). Replies are slower than on a GPU.", "warn");
+	}
+	const note = $("mode-note");
+	if (!app.features.chat) {
+		note.hidden = false;
+		note.textContent = `${name} has no chat template, so it is not a chat model: it continues the text you type, and each message extends the same text.`;
+	} else {
+		note.hidden = true;
+	}
+	$("thinking-row").hidden = !app.features.thinking;
+	const l = info.load || {};
+	setStatus("ready", `${name} loaded in ${durationText((l.ms || 0) / 1000)}${l.network_bytes === 0 ? " from the cache" : ""}`);
+	$("prompt").focus();
+}
+
+// ---- conversation ----
+
+function addMessage(role, text) {
+	const li = document.createElement("li");
+	li.className = `msg ${role}`;
+	li.dataset.testid = role;
+	const who = document.createElement("span");
+	who.className = "who";
+	who.textContent = role === "user" ? "You" : "Model";
+	const body = document.createElement("div");
+	body.className = "body";
+	if (role === "user") body.textContent = text;
+	li.append(who, body);
+	$("messages").appendChild(li);
+	li.scrollIntoView({ block: "end" });
+	return li;
+}
+
+async function send() {
+	const text = $("prompt").value;
+	if (!text.trim() || !app.conv || app.generating) return;
+	let settings;
+	try {
+		settings = readSettings();
+		settings.thinking = app.features.thinking && settings.thinking;
+	} catch (e) {
+		setStatus("ready", e.message);
+		return;
+	}
+	$("prompt").value = "";
+	addMessage("user", text);
+	const li = addMessage("assistant", "");
+	const body = li.querySelector(".body");
+	const plain = !app.features.chat;
+	app.generating = true;
+	app.stopPressed = false;
+	app.chunks = 0;
+	app.chunksAtStop = null;
+	setStatus("generating");
+	let latest = "", frame = 0;
+	const paint = () => {
+		frame = 0;
+		renderReply(body, latest, { plain });
+		li.scrollIntoView({ block: "end" });
+	};
+	const conv = app.conv;
+	try {
+		const r = await conv.send(text, settings, (t) => {
+			latest = t;
+			app.chunks++;
+			if (!frame) frame = requestAnimationFrame(paint);
+		});
+		if (frame) cancelAnimationFrame(frame);
+		latest = r.text;
+		paint();
+		const meta = document.createElement("p");
+		meta.className = "meta";
+		meta.dataset.testid = "usage";
+		meta.textContent = (r.finish_reason === "abort" ? "stopped · " : r.finish_reason === "length" ? "length limit · " : "") + formatStats(r.usage, r.timings);
+		li.appendChild(meta);
+		app.history.push(Object.assign(r, { chunks_at_stop: app.chunksAtStop }));
+	} catch (e) {
+		const err = document.createElement("p");
+		err.className = "error";
+		err.textContent = `Error: ${e.message}${e.code ? ` (${e.code})` : ""}`;
+		li.appendChild(err);
+		app.history.push({ error: { code: e.code || "", message: e.message } });
+	} finally {
+		app.generating = false;
+		if (app.conv === conv) setStatus("ready");
+		$("prompt").focus();
+	}
+}
+
+function stop() {
+	if (!app.generating || !app.engine) return;
+	app.stopPressed = true;
+	app.chunksAtStop = app.chunks;
+	app.engine.abort();
+	setStatus("stopping");
+}
+
+function newChat() {
+	if (app.generating) stop();
+	if (app.conv) app.conv.reset();
+	$("messages").replaceChildren();
+	$("prompt").focus();
+}
+
+// ---- offline ----
+
+async function registerServiceWorker() {
+	if (!("serviceWorker" in navigator)) return;
+	app.offline = "installing";
+	try {
+		await navigator.serviceWorker.register("sw.js");
+		await navigator.serviceWorker.ready;
+		if (!navigator.serviceWorker.controller) {
+			await new Promise((resolve) => navigator.serviceWorker.addEventListener("controllerchange", resolve, { once: true }));
+		}
+		app.offline = "ready";
+	} catch (e) {
+		app.offline = `failed: ${e.message}`;
+	}
+}
+
+// ---- start ----
+
+async function start() {
+	buildSettings();
+	$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+	$("prompt").addEventListener("keydown", (e) => {
+		if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+			e.preventDefault();
+			send();
+		}
+	});
+	// A keypress that still follows (synthetic input) must not type the newline.
+	$("prompt").addEventListener("keypress", (e) => {
+		if (e.key === "Enter" && !e.shiftKey) e.preventDefault();
+	});
+	document.addEventListener("keydown", (e) => {
+		if (e.key === "Escape" && app.generating) {
+			e.preventDefault();
+			stop();
+		}
+	});
+	$("stop").addEventListener("click", stop);
+	$("new-chat").addEventListener("click", newChat);
+	$("model").addEventListener("change", (e) => load(e.target.value));
+	$("load").addEventListener("click", () => load($("model").value));
+	registerServiceWorker();
+	setStatus("loading", "model list");
+	window.pageReady = true;
+
+	app.models = await fetchListing();
+	const asked = params.get("model");
+	const usable = app.models.filter((m) => !m.error);
+	const pick = asked || (usable.find((m) => m.name === "stories260K") || usable[0] || {}).name || "";
+	if (asked && !app.models.some((m) => m.name === asked)) {
+		// Not listed (or no listing, offline): try the folder of that name.
+		app.models.push({ name: asked, url: new URL(`models/${encodeURIComponent(asked)}/`, location.href).href });
+	}
+	fillPicker(app.models, pick);
+	if (!pick) {
+		setStatus("no model", "the server lists no models");
+		return;
+	}
+	const entry = app.models.find((m) => m.name === pick);
+	if (asked || !entry || !(entry.bytes > AUTOLOAD_BYTES) || await isCached(modelURLFor(pick))) {
+		load(pick);
+	} else {
+		$("load").hidden = false;
+		$("load").textContent = `Load ${pick} (${bytesText(entry.bytes)})`;
+		setStatus("no model", "press Load to download the model");
+	}
+}
+
+async function isCached(url) {
+	try {
+		return typeof caches !== "undefined" && await caches.has(cacheNameFor(url));
+	} catch {
+		return false;
+	}
+}
+
+start();
