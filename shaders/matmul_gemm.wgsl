@@ -4,10 +4,11 @@
 //
 // A workgroup of 256 threads computes a BM×BN tile of out (BM tokens by BN
 // weight rows); each thread 4 tokens by 4 rows. Per step of BK along K it
-// stages x (BM×BK) and the dequantised w (BN×BK) in workgroup memory,
-// transposed so that the inner loop reads one vec4 of each per k and does 16
-// FMAs. BK = 16 is half a quantisation group: for q4 the low nibbles of a
-// group's words, then the high ones. Rows past the part and tokens past T
+// stages x (BM×BK) and the dequantised w (BN×BK) in workgroup memory
+// (16 KiB, WebGPU's default limit), transposed so that the inner loop reads
+// one vec4 of each per k and does 16 FMAs. BK = 32 is one quantisation
+// group: each loading thread takes one q4 word (4 low and 4 high nibbles:
+// elements 4j..4j+3 and 16+4j..16+4j+3) and the same elements of x. Rows past the part and tokens past T
 // are clamped on load and skipped on store; f32/f16 rows whose K is not a
 // multiple of BK are zero-padded on load.
 
@@ -15,7 +16,7 @@ override WTYPE: u32 = 3u;
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
-const BK: u32 = 16u;
+const BK: u32 = 32u;
 
 struct Params {
     n: u32,    // N: columns of out, over all parts
@@ -84,7 +85,8 @@ fn xload(t: u32, k: u32) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let rbase = wid.x * BN;
     let tbase = wid.y * BM;
-    // loader role: tile row lr (a token for x, a weight row for w), k lq..lq+3
+    // loader role: tile row lr (a token for x, a weight row for w), k
+    // lq..lq+3 and 16+lq..16+lq+3 of each BK step
     let lr = lid / 4u;
     let lq = (lid % 4u) * 4u;
     let lt = min(tbase + lr, p.t - 1u);
@@ -98,11 +100,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var acc3 = vec4<f32>(0.0);
 
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        let xv = xload(lt, k0 + lq);
-        let wv = wload(ln, k0 + lq);
-        for (var i = 0u; i < 4u; i++) {
-            xs[(lq + i) * (BM / 4u) + lr / 4u][lr % 4u] = xv[i];
-            ws[(lq + i) * (BN / 4u) + lr / 4u][lr % 4u] = wv[i];
+        for (var h = 0u; h < BK; h += 16u) {
+            let xv = xload(lt, k0 + h + lq);
+            let wv = wload(ln, k0 + h + lq);
+            for (var i = 0u; i < 4u; i++) {
+                xs[(h + lq + i) * (BM / 4u) + lr / 4u][lr % 4u] = xv[i];
+                ws[(h + lq + i) * (BN / 4u) + lr / 4u][lr % 4u] = wv[i];
+            }
         }
         workgroupBarrier();
         for (var kk = 0u; kk < BK; kk++) {

@@ -178,12 +178,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     workgroupBarrier();
-    if (lid < nv) {
+    for (var v = lid; v < nv; v += WG) {
         var s = 0.0;
         for (var i = 0u; i < nsg; i++) {
-            s += red[lid * (WG / 4u) + i];
+            s += red[v * (WG / 4u) + i];
         }
-        store(lid, rbase, tbase, s);
+        store(v, rbase, tbase, s);
     }
 //#else
     for (var v = 0u; v < nv; v++) {
@@ -198,8 +198,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         workgroupBarrier();
     }
-    if (lid < nv) {
-        store(lid, rbase, tbase, red[lid * WG]);
+    for (var v = lid; v < nv; v += WG) {
+        store(v, rbase, tbase, red[v * WG]);
     }
 //#endif
 }
