@@ -90,6 +90,7 @@ type loadInfo struct {
 		NetworkBytes      int64              `json:"network_bytes"`
 		CachedBytes       int64              `json:"cached_bytes"`
 		ManifestFromCache bool               `json:"manifest_from_cache"`
+		GPUDirectBytes    int64              `json:"gpu_direct_bytes"`
 	} `json:"load"`
 }
 
@@ -212,7 +213,15 @@ func TestLoadGenerate(t *testing.T) {
 	if info.Load.NetworkBytes != m.TotalBytes() || info.Load.CachedBytes != 0 || info.Load.ManifestFromCache {
 		t.Errorf("first load: %+v", info.Load)
 	}
-	t.Logf("WebGPU load: %.0f ms %v", info.Load.MS, info.Load.Phases)
+	// The large weights went from the shard's JavaScript bytes to the GPU.
+	var tensorBytes int64
+	for _, ti := range m.Tensors {
+		tensorBytes += ti.Bytes
+	}
+	if info.Load.GPUDirectBytes != tensorBytes {
+		t.Errorf("%d of %d tensor bytes went straight to the GPU", info.Load.GPUDirectBytes, tensorBytes)
+	}
+	t.Logf("WebGPU load: %.0f ms %v; %d of %d bytes straight from JavaScript to the GPU", info.Load.MS, info.Load.Phases, info.Load.GPUDirectBytes, m.TotalBytes())
 	checkProgress(t, b, m)
 
 	const n = 24

@@ -143,8 +143,28 @@ func (w *worker) load(j job) (map[string]any, error) {
 	phase("tokenizer")
 
 	asm := api.NewAssembler(m, o.Model)
+	// On WebGPU, most tensors go from the verified shard's JavaScript bytes
+	// straight into GPU buffers; the rest are copied into Go.
+	var resident map[string]model.Tensor
+	var shard js.Value
+	var directBytes int64
+	if gb, ok := be.b.(*gpu.Backend); ok {
+		resident = map[string]model.Tensor{}
+		asm.Upload = func(ti *manifest.TensorInfo) (bool, error) {
+			d, _ := ti.Type()
+			t, err := gb.UploadJS(ti.Name, d, ti.Shape, shard.Call("subarray", ti.Offset, ti.Offset+ti.Bytes))
+			if err != nil {
+				return false, err
+			}
+			resident[ti.Name] = t
+			directBytes += ti.Bytes
+			return true, nil
+		}
+	}
 	onShard := js.FuncOf(func(_ js.Value, a []js.Value) any {
 		i, u8 := arg(a, 0).Int(), arg(a, 1)
+		shard = u8
+		defer func() { shard = js.Undefined() }()
 		err := asm.AddShard(i, int64(u8.Get("byteLength").Int()), func(dst []byte, off int64) {
 			js.CopyBytesToGo(dst, u8.Call("subarray", off, off+int64(len(dst))))
 		})
@@ -163,7 +183,11 @@ func (w *worker) load(j job) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	mdl, err := model.Build(be.b, weights)
+	var mb model.Backend = be.b
+	if resident != nil {
+		mb = &api.Resident{Backend: be.b, Tensors: resident}
+	}
+	mdl, err := model.Build(mb, weights)
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +228,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 			"network_bytes":       v8(dl, "networkBytes"),
 			"cached_bytes":        v8(dl, "cachedBytes"),
 			"manifest_from_cache": mv.Get("fromCache").Truthy(),
+			"gpu_direct_bytes":    directBytes,
 		},
 	}
 	w.loaded = &loadedModel{runner: &api.Runner{Engine: eng, Model: m.Name}, dev: be.dev, info: info}

@@ -12,18 +12,41 @@ import (
 
 // Assembler collects a converted model's tensors shard by shard, as the
 // browser loader verifies each shard.
+//
+// With Upload set, tensors can go to the backend straight from the shard
+// (on WebGPU, from the JavaScript bytes into GPU buffers): the Go heap then
+// keeps only a zero placeholder, shared by all of them, so that the weights
+// pass model.Weights.Check; the backend's Upload must return the resident
+// tensor for them (see Resident).
 type Assembler struct {
-	m       *manifest.Manifest
-	source  string
-	tensors map[string]*loader.Tensor
-	done    []bool
-	byShard [][]int // tensor indices per shard
+	// Upload, when set, is offered each tensor for which ResidentOnGPU
+	// holds, when its shard arrives; true means it is resident now.
+	Upload func(ti *manifest.TensorInfo) (bool, error)
+
+	m        *manifest.Manifest
+	source   string
+	tensors  map[string]*loader.Tensor
+	resident map[string]bool
+	done     []bool
+	byShard  [][]int // tensor indices per shard
+}
+
+// ResidentOnGPU reports whether a tensor is uploaded to WebGPU straight from
+// the shard bytes: one in a layout the kernels read as stored (F32, F16,
+// planar q8 and q4), except rope_freqs, which the model reads on the host.
+func ResidentOnGPU(ti *manifest.TensorInfo) bool {
+	d, _ := ti.Type()
+	switch d {
+	case loader.F32, loader.F16, loader.Q8, loader.Q4:
+		return ti.Name != model.NameRopeFreqs
+	}
+	return false
 }
 
 // NewAssembler starts assembling m; source names the model in messages.
 func NewAssembler(m *manifest.Manifest, source string) *Assembler {
 	a := &Assembler{m: m, source: source, tensors: make(map[string]*loader.Tensor, len(m.Tensors)),
-		done: make([]bool, len(m.Shards)), byShard: make([][]int, len(m.Shards))}
+		resident: map[string]bool{}, done: make([]bool, len(m.Shards)), byShard: make([][]int, len(m.Shards))}
 	for i, t := range m.Tensors {
 		a.byShard[t.Shard] = append(a.byShard[t.Shard], i)
 	}
@@ -46,6 +69,16 @@ func (a *Assembler) AddShard(i int, n int64, read func(dst []byte, off int64)) e
 	}
 	for _, k := range a.byShard[i] {
 		ti := &a.m.Tensors[k]
+		if a.Upload != nil && ResidentOnGPU(ti) {
+			ok, err := a.Upload(ti)
+			if err != nil {
+				return err
+			}
+			if ok {
+				a.resident[ti.Name] = true
+				continue
+			}
+		}
 		d, _ := ti.Type()
 		// ti.Bytes lies within the shard (manifest.Validate) whose length
 		// was just checked.
@@ -62,6 +95,18 @@ func (a *Assembler) Weights() (*model.Weights, error) {
 	for i, ok := range a.done {
 		if !ok {
 			return nil, Errorf(CodeInternal, "loader: shard %s was never delivered", a.m.Shards[i].File)
+		}
+	}
+	var zeros []byte
+	for i := range a.m.Tensors {
+		if ti := &a.m.Tensors[i]; a.resident[ti.Name] && int64(len(zeros)) < ti.Bytes {
+			zeros = make([]byte, ti.Bytes)
+		}
+	}
+	for i := range a.m.Tensors {
+		if ti := &a.m.Tensors[i]; a.resident[ti.Name] {
+			d, _ := ti.Type()
+			a.tensors[ti.Name] = &loader.Tensor{Name: ti.Name, DType: d, Shape: append([]int(nil), ti.Shape...), Data: zeros[:ti.Bytes:ti.Bytes]}
 		}
 	}
 	w := &model.Weights{Config: a.m.Config, Tensors: a.tensors, Source: a.source}
@@ -151,4 +196,20 @@ func hfConfig(files map[string][]byte) ([]byte, error) {
 	}
 	obj["chat_template"], _ = json.Marshal(string(tmpl))
 	return json.Marshal(obj)
+}
+
+// Resident wraps a backend for model.Build: Upload returns the tensors an
+// Assembler's Upload already made resident, by name, instead of uploading
+// their placeholders; other tensors are uploaded as usual.
+type Resident struct {
+	model.Backend
+	Tensors map[string]model.Tensor
+}
+
+// Upload implements model.Backend.
+func (r *Resident) Upload(w *loader.Tensor) (model.Tensor, error) {
+	if t, ok := r.Tensors[w.Name]; ok {
+		return t, nil
+	}
+	return r.Backend.Upload(w)
 }

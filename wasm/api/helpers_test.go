@@ -12,6 +12,7 @@ import (
 	"wasmllm/internal/browsertest"
 	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/sampler"
 )
 
 var convertMu sync.Mutex
@@ -103,4 +104,10 @@ func loadDir(t *testing.T, dir string, context int) (*engine.Engine, *manifest.M
 		t.Fatal(err)
 	}
 	return e, m
+}
+
+func greedyParams(n int) sampler.Params {
+	p := sampler.DefaultParams()
+	p.Temperature, p.MaxTokens = 0, n
+	return p
 }

@@ -83,6 +83,7 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 		buf, bufName = lim.MaxBufferSize, "maxBufferSize"
 	}
 	p := &Plan{DownloadBytes: m.TotalBytes()}
+	var hostBytes, placeholder int64 // the Go heap's share on WebGPU
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		d, ok := t.Type()
@@ -112,6 +113,11 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}).apiError()
 			}
 			p.WeightBytes += gpuBytes(d, n, t.Bytes)
+			if ResidentOnGPU(t) {
+				placeholder = max(placeholder, t.Bytes)
+			} else {
+				hostBytes += t.Bytes
+			}
 		} else {
 			p.WeightBytes += cpuBytes(d, n, t.Bytes)
 		}
@@ -141,9 +147,11 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 	p.Context = ctx
 	p.KVBytes = 2 * int64(c.Layers) * int64(ctx) * row
 	if gpu {
-		if p.DownloadBytes > heap {
-			return nil, (&TooLargeError{What: fmt.Sprintf("loading %s of weights", bytesText(p.DownloadBytes)), Limit: "the wasm heap budget",
-				Need: p.DownloadBytes, Have: heap, Hint: "weights pass through the Go heap on their way to the GPU"}).apiError()
+		// Most weights go from JavaScript to the GPU; the Go heap holds the
+		// others, and one zero placeholder as large as the largest.
+		if need := hostBytes + placeholder; need > heap {
+			return nil, (&TooLargeError{What: fmt.Sprintf("loading %s of weights through Go and a %s placeholder", bytesText(hostBytes), bytesText(placeholder)),
+				Limit: "the wasm heap budget", Need: need, Have: heap}).apiError()
 		}
 	} else if need := p.WeightBytes + p.KVBytes; need > heap {
 		return nil, (&TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
