@@ -34,9 +34,9 @@ func TestChatPage(t *testing.T) {
 
 	var page struct {
 		Backend, Notice, ModeNote, Selected, Focused, ProgressText string
-		NoticeHidden, ModeNoteHidden, ThinkingHidden              bool
-		ProgressValue, ProgressMax                                float64
-		Options                                                   []string
+		NoticeHidden, ModeNoteHidden, ThinkingHidden               bool
+		ProgressValue, ProgressMax                                 float64
+		Options                                                    []string
 	}
 	b.MustRun(`(() => { const q = (s) => document.querySelector(s); return {
 		Backend: wasmllmApp.info.backend, Notice: q("[data-testid=notice]").textContent, NoticeHidden: q("[data-testid=notice]").hidden,

@@ -102,7 +102,7 @@ func generate(t *testing.T, args ...string) generated {
 // them, and the matching cmd/generate flags.
 type settings struct {
 	Temperature, TopP, MinP, RepetitionPenalty, FrequencyPenalty, PresencePenalty float64
-	TopK, MaxTokens, Seed                                                      int
+	TopK, MaxTokens, Seed                                                         int
 }
 
 func (s settings) flags() []string {
