@@ -289,6 +289,7 @@ func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden) {
 	}
 
 	var gotIDs, cpuIDs []int32
+	var decoded [][]float32 // the GPU's logits after each greedy step
 	grow, crow := gpuRows[T-1], cpuRows[T-1]
 	for step := range g.Greedy {
 		gid, cid := hostArgmax(grow), hostArgmax(crow)
@@ -301,12 +302,32 @@ func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden) {
 		}
 		grow = gr.forward([]int32{gid}, T+step)[0]
 		crow = cr.forward([]int32{cid}, T+step)[0]
+		decoded = append(decoded, grow)
 		label := fmt.Sprintf("greedy step %d", step)
 		if step < len(g.GreedyLogits) {
 			vsGolden.check(label, grow, g.GreedyLogits[step])
 		}
 		vsCPU.check(label, grow, crow)
 	}
+
+	// The prompt and the greedy ids as one batch: its rows at the decoded
+	// positions must match the decode steps' (and the golden's), which tells
+	// a decode kernel's error from a prefill kernel's.
+	seq := append(slices.Clone(g.Tokens), gotIDs[:len(gotIDs)-1]...)
+	fr := newGoldenRun(t, gm, len(seq), "gpu, prompt and greedy ids")
+	full := fr.forward(seq, 0)
+	fr.free()
+	batchVsDecode := &rowChecker{t: t, what: "batch vs decode", tol: tol}
+	batchVsGolden := &rowChecker{t: t, what: "batch vs golden greedy", tol: tol}
+	for step, row := range decoded {
+		label := fmt.Sprintf("greedy step %d", step)
+		batchVsDecode.check(label, full[T+step], row)
+		if step < len(g.GreedyLogits) {
+			batchVsGolden.check(label, full[T+step], g.GreedyLogits[step])
+		}
+	}
+	batchVsDecode.log()
+	batchVsGolden.log()
 
 	// The same prompt as two batches (the second at a position > 0), then
 	// token by token (on the .long files: a batch, then the last 8 tokens
