@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"strings"
 	"syscall/js"
 	"time"
 
@@ -220,6 +221,8 @@ func (w *worker) load(j job) (map[string]any, error) {
 			"name": m.Name, "url": o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
 			"bytes": m.TotalBytes(), "shards": len(m.Shards), "tensors": len(m.Tensors),
 			"has_tokenizer": tok != nil, "has_chat_template": tok != nil && tok.ChatTemplate() != "",
+			// The template has Qwen3's thinking switch (chat_template_kwargs.enable_thinking).
+			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
 		"plan": map[string]any{"weight_bytes": plan.WeightBytes, "kv_bytes": plan.KVBytes},
 		"load": map[string]any{

@@ -1,0 +1,278 @@
+// Types of wasmllm.js: run a converted model folder in the browser with an
+// OpenAI-shaped API.
+//
+//   import { createEngine } from "./wasmllm.js";
+//   const engine = await createEngine({ model: "/models/stories260K/", onProgress });
+//   const r = await engine.completions.create({ prompt: "Once upon a time", max_tokens: 32 });
+//   for await (const c of await engine.chat.completions.create({ messages, stream: true })) {
+//     text += c.choices[0]?.delta?.content ?? "";
+//   }
+//
+// The engine runs in a Web Worker (worker.js beside wasmllm.js, which loads
+// wasm_exec.js, loader.js and wasmllm.wasm from the same folder). Files the
+// page must be able to fetch: those four plus the model folder.
+
+/** Error codes of WasmLLMError. */
+export type ErrorCode =
+  | "bad_request"      // a malformed request or parameter (details.param names it)
+  | "bad_model"        // manifest, tensor table or tokenizer that does not parse (details: file, field, offset)
+  | "model_too_large"  // a tensor, the KV cache or the whole model exceeds the device or the wasm heap (details: what, limit, need, have, over)
+  | "quota_exceeded"   // the shards do not fit the origin's storage quota (details: need, available, short)
+  | "integrity"        // a shard failed its sha256 check twice (details: shard, sha256, expected)
+  | "network"          // a fetch failed after its retries, or HTTP 4xx (details: url, status, shard)
+  | "context_overflow" // the prompt (plus max_tokens) does not fit the context (details: prompt_tokens, context_length)
+  | "aborted"          // a load stopped by its AbortSignal (requests end with finish_reason "abort" instead)
+  | "no_chat_template" // chat.completions on a model without a chat template: use completions
+  | "no_tokenizer"     // text on a model folder without a tokenizer: pass token ids
+  | "device_lost"      // the GPU device was lost; the engine unloads itself; create a new one
+  | "no_webgpu"        // backend "webgpu" was asked for and WebGPU is not available
+  | "not_loaded"       // a request after unload()
+  | "internal";        // anything else (a bug, or a backend failure)
+
+/** Every failure of the API. */
+export class WasmLLMError extends Error {
+  readonly name: "WasmLLMError";
+  readonly code: ErrorCode;
+  readonly details?: Record<string, unknown>;
+}
+
+/** A download progress event; at most 10 a second, bytes never decrease, and the last has bytes === total. */
+export interface Progress {
+  bytes: number;        // bytes done, shards read from the cache included
+  total: number;        // sum of the shard sizes
+  shards_done: number;
+  shards_total: number;
+  rate: number;         // bytes per second over the last few seconds
+}
+
+export interface EngineOptions {
+  /** The model folder's URL (holding manifest.json), absolute or relative to the page. */
+  model: string;
+  /** Download progress. */
+  onProgress?: (p: Progress) => void;
+  /** Messages for the user: the CPU fallback, a shard that could not be cached. */
+  onNotice?: (message: string) => void;
+  /** "webgpu" (fail with no_webgpu without it), "cpu", or unset: WebGPU when there is an adapter, else the CPU with a notice. */
+  backend?: "webgpu" | "cpu" | "";
+  /** Stops loading: createEngine rejects with code "aborted". */
+  signal?: AbortSignal;
+  /** KV cache capacity in tokens; default: the model's maximum, at most 4096, lowered to what the GPU holds. */
+  contextLength?: number;
+  /** Parallel shard downloads (default 4). */
+  concurrency?: number;
+  /** Retries of a dropped connection, each resuming with a Range request (default 5). */
+  maxRetries?: number;
+  /** false: do not use Cache Storage (no offline use, no quota check). */
+  cache?: boolean;
+  /** Bytes of weights the wasm heap may hold (default 2 GiB). */
+  heapBytes?: number;
+  /** Lower the WebGPU device's limits (testing, or to leave room for other work). */
+  limits?: { maxStorageBufferBindingSize?: number; maxBufferSize?: number };
+  /** Where worker.js and wasmllm.wasm are; default: beside wasmllm.js. */
+  workerURL?: string | URL;
+  wasmURL?: string | URL;
+}
+
+/** What engine.info reports. */
+export interface EngineInfo {
+  backend: "webgpu" | "cpu";
+  /** Why the CPU runs instead of WebGPU, or "". */
+  notice: string;
+  adapter: null | {
+    vendor: string; architecture: string; device: string; description: string;
+    fallback: boolean; shader_f16: boolean; subgroups: boolean;
+  };
+  limits: null | { maxStorageBufferBindingSize: number; maxBufferSize: number };
+  context_length: number;
+  model: {
+    name: string; url: string; arch: string; quant: string;
+    /** The manifest's config: vocab_size, hidden_size, num_layers, num_heads, ... */
+    config: Record<string, unknown>;
+    bytes: number; shards: number; tensors: number;
+    has_tokenizer: boolean;
+    has_chat_template: boolean;
+    /** The chat template has Qwen3's enable_thinking switch. */
+    thinking: boolean;
+  };
+  plan: { weight_bytes: number; kv_bytes: number };
+  load: {
+    ms: number;
+    phases_ms: Record<string, number>;
+    network_bytes: number;   // shard bytes downloaded
+    cached_bytes: number;    // shard bytes read from Cache Storage
+    manifest_from_cache: boolean;
+    gpu_direct_bytes: number; // bytes written from JavaScript straight into GPU buffers
+  };
+  /** Timings of the last request. */
+  last_timings?: Timings;
+}
+
+/** A request's speeds (a wasmllm extension of the responses, also engine.stats). */
+export interface Timings {
+  prefill_tokens: number;       // prompt tokens run (not reused from the cache)
+  prefill_ms: number;
+  prefill_tokens_per_s: number;
+  decode_tokens: number;
+  decode_ms: number;
+  decode_tokens_per_s: number;
+}
+
+/** Sampling parameters: vLLM's, with its defaults. */
+export interface SamplingParams {
+  temperature?: number;          // default 1; 0 is greedy
+  top_p?: number;                // default 1
+  top_k?: number;                // 0 or -1: off
+  min_p?: number;
+  seed?: number;                 // unset or -1: random
+  repetition_penalty?: number;   // default 1
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  logit_bias?: Record<string, number>;  // token id -> bias
+  allowed_token_ids?: number[];
+  bad_words?: string[];
+  min_tokens?: number;
+  stop?: string | string[];
+  stop_token_ids?: number[];
+  ignore_eos?: boolean;
+  include_stop_str_in_output?: boolean;
+  logprobs_mode?: "raw_logprobs" | "processed_logprobs";
+  /** Tokens to generate; default: chat until it stops or the context is full, completions 16. */
+  max_tokens?: number | null;
+  /** "error" (default): a prompt that does not fit fails with context_overflow; "truncate": drop the oldest turns (chat) or tokens. */
+  context_overflow?: "error" | "truncate";
+  /** Accepted for OpenAI clients: model and user are ignored, n must be 1. */
+  model?: string;
+  user?: string;
+  n?: 1;
+  stream_options?: { include_usage?: boolean };
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool" | string;
+  content: string | null;
+  [key: string]: unknown;  // tool_calls, name, reasoning_content... passed to the template
+}
+
+export interface ChatCompletionRequest extends SamplingParams {
+  messages: ChatMessage[];
+  stream?: boolean;
+  max_completion_tokens?: number;
+  /** Per-token logprobs, with top_logprobs (0..20) alternatives. */
+  logprobs?: boolean;
+  top_logprobs?: number;
+  /** Extra chat template variables, e.g. { enable_thinking: false } for Qwen3. */
+  chat_template_kwargs?: Record<string, unknown>;
+  tools?: unknown[];
+}
+
+export interface CompletionRequest extends SamplingParams {
+  /** Text (BOS added when the tokenizer says so), or token ids used as given. */
+  prompt: string | number[];
+  stream?: boolean;
+  /** Top alternatives per token (0..20). */
+  logprobs?: number;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** cached_tokens: prompt tokens reused from the previous request's KV cache. */
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+/** "abort" when engine.abort() stopped the request. */
+export type FinishReason = "stop" | "length" | "abort";
+
+export interface TopLogprob { token: string; logprob: number; bytes: number[] }
+export interface TokenLogprob extends TopLogprob { top_logprobs: TopLogprob[] }
+
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: [{
+    index: 0;
+    message: { role: "assistant"; content: string };
+    finish_reason: FinishReason;
+    logprobs: { content: TokenLogprob[] } | null;
+  }];
+  usage: Usage;
+  timings: Timings;
+}
+
+/** Chunks of a stream: the first has delta.role, the last has finish_reason, usage and timings. */
+export interface ChatCompletionChunk {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  choices: [{
+    index: 0;
+    delta: { role?: "assistant"; content?: string };
+    finish_reason: FinishReason | null;
+    logprobs: { content: TokenLogprob[] } | null;
+  }];
+  usage?: Usage;
+  timings?: Timings;
+}
+
+export interface TextLogprobs {
+  tokens: string[];
+  token_logprobs: number[];
+  top_logprobs: Record<string, number>[];
+  text_offset: number[];  // in UTF-16 code units
+}
+
+/** A text_completion response or stream chunk (the last chunk has finish_reason, usage and timings). */
+export interface Completion {
+  id: string;
+  object: "text_completion";
+  created: number;
+  model: string;
+  choices: [{ index: 0; text: string; finish_reason: FinishReason | null; logprobs: TextLogprobs | null }];
+  usage?: Usage;
+  timings?: Timings;
+}
+
+export interface Engine {
+  readonly info: EngineInfo;
+  /** Timings of the last finished request; null before the first. */
+  readonly stats: Timings | null;
+  readonly chat: {
+    completions: {
+      create(req: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+      create(req: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+    };
+  };
+  readonly completions: {
+    create(req: CompletionRequest & { stream: true }): Promise<AsyncIterable<Completion>>;
+    create(req: CompletionRequest & { stream?: false }): Promise<Completion>;
+  };
+  /**
+   * Stops the running request within one token, and any queued ones: they
+   * end normally with finish_reason "abort" and what was generated so far.
+   * Requests sent after abort() run as usual.
+   */
+  abort(): void;
+  /** Frees the model (GPU memory included) and stops the worker. */
+  unload(): Promise<void>;
+  /** Deletes this model's cached files; the loaded model keeps working. */
+  deleteCachedModel(): Promise<boolean>;
+}
+
+/**
+ * Starts a worker, checks the model against the device and the storage
+ * quota before downloading anything, then downloads (or reads from Cache
+ * Storage), verifies and loads it. Requests on one engine run one at a time,
+ * in order; a chat's next turn prefills only the tokens it does not share
+ * with the previous request (usage.prompt_tokens_details.cached_tokens).
+ */
+export function createEngine(opts: EngineOptions): Promise<Engine>;
+
+/** Deletes a model folder's cached files without an engine. */
+export function deleteCachedModel(model: string): Promise<boolean>;
+
+/** The Cache Storage name holding a model folder's files. */
+export function cacheNameFor(model: string): string;
