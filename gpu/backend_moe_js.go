@@ -142,8 +142,9 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 		return sh, fmt.Errorf("%d experts; the kernels take at most %d", E, moeMaxE)
 	case A < 1 || A > E || A > moeMaxA:
 		return sh, fmt.Errorf("top-k %d of %d experts; want 1..min(E, %d)", A, E, moeMaxA)
-	case D%4 != 0 || F%4 != 0:
-		return sh, fmt.Errorf("D %d and F %d must be multiples of 4", D, F)
+	case D%moeChunk(g.dtype) != 0 || F%moeChunk(g.dtype) != 0 || D%moeChunk(r.dtype) != 0:
+		return sh, fmt.Errorf("D %d and F %d must be multiples of %d for %s experts and %d for a %s router",
+			D, F, moeChunk(g.dtype), g.dtype, moeChunk(r.dtype), r.dtype)
 	case g.dtype != d.dtype:
 		return sh, fmt.Errorf("gate_up is %s, down is %s: want one dtype", g.dtype, d.dtype)
 	case T == 0:
@@ -221,6 +222,18 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids
 	gx, gy := b.groups2D(moeCeil(nt*D, 64))
 	b.dispatch(combine, Params{uint32(D), uint32(A), uint32(t0), uint32(nt * D)}, gx, gy, 1,
 		bind{buf: y}, bind{buf: wts}, o.whole())
+}
+
+// moeChunk is the values of dtype dt in the kernels' 16-byte chunks; a q8
+// chunk is half a group, but groups are whole.
+func moeChunk(dt loader.DType) int {
+	switch dt {
+	case loader.F16:
+		return 8
+	case loader.Q8, loader.Q4:
+		return 32
+	}
+	return 4
 }
 
 // moeMaxTiles bounds the tiles of n entries over E experts: every expert's

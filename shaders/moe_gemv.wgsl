@@ -1,9 +1,10 @@
 // moe_gemv: the MoE's matrix-vector kernels, for the router and for decode
 // (few tokens), reading the chosen experts and their weights from the route
 // buffers, so a step needs no readback. Each workgroup computes R rows of one
-// matrix against one activation row: its threads stride over the row's units
-// (one u32 of q4 = 8 values, else 4 values), then reduce through workgroup
-// memory in two steps.
+// matrix against one activation row: its threads stride over the rows in
+// 16-byte chunks (4 f32, 8 f16, 16 q8 or 32 q4 values: one load, one scale),
+// each chunk's activations loaded once for the R rows, then reduce through
+// workgroup memory in two steps.
 //
 // Entry dense: out[t, row0 + r] = w[r] · x[t0 + t] for the rows of one part
 // of a plain (N, K) weight (the router); grid (ceil(rows/R), nt).
@@ -20,7 +21,7 @@ override WG: u32 = 64u; // threads per workgroup: a multiple of 8, at least 8*R
 const R: u32 = 8u; // rows per workgroup
 
 struct Params {
-    k: u32,    // K: row length, a multiple of 4 (of 32 for q8 and q4)
+    k: u32,    // K: row length, a multiple of the chunk (4 f32, 8 f16, 32 q8 and q4)
     n: u32,    // rows per expert (2F for gate_up, D for down); dense: rows in this part
     e0: u32,   // first expert of this part; dense: first row of this part
     ne: u32,   // experts in this part
@@ -31,7 +32,7 @@ struct Params {
     ldo: u32,  // dense: row stride of out (E)
 }
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;            // (rows, K) WTYPE values of this part
+@group(0) @binding(0) var<storage, read> w: array<vec4<u32>>;      // (rows, K) WTYPE values of this part, as 16-byte chunks
 @group(0) @binding(1) var<storage, read> s: array<u32>;            // (rows, K/32) f16 pairs (q8, q4)
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;      // dense, gate_up: x (T, K); down: act (nt*A, K) f32
 @group(0) @binding(3) var<storage, read> ids: array<u32>;          // (nt, A) chosen experts
@@ -41,54 +42,75 @@ struct Params {
 
 var<workgroup> red: array<f32, R * WG>;
 var<workgroup> red2: array<f32, R * 8u>;
-var<workgroup> tots: array<f32, R>;
 
-// units is the number of units in a row of K values.
-fn units() -> u32 {
-    return select(p.k / 4u, p.k / 8u, WTYPE == WTYPE_Q4);
-}
-
-// xa and xb are the x values unit u multiplies, from the activation row that
-// starts at vec4 xr: the unit's first four values, and for q4 the next four.
-fn xa(xr: u32, u: u32) -> vec4<f32> {
-    if (WTYPE == WTYPE_Q4) {
-        return x[xr + (u / 4u) * 8u + u % 4u];
+// xpc is the activation vec4s a chunk multiplies; cpr the chunks in a row.
+fn xpc() -> u32 {
+    switch WTYPE {
+        case 0u: { return 1u; }
+        case 1u: { return 2u; }
+        case 2u: { return 4u; }
+        default: { return 8u; }
     }
-    return x[xr + u];
 }
-fn xb(xr: u32, u: u32) -> vec4<f32> {
-    if (WTYPE == WTYPE_Q4) {
-        return x[xr + (u / 4u) * 8u + 4u + u % 4u];
-    }
-    return vec4<f32>();
+fn cpr() -> u32 {
+    return p.k / (4u * xpc());
 }
 
-// wdot is the dot product of unit u of part-local row `row` with (a, b).
-fn wdot(row: u32, u: u32, a: vec4<f32>, b: vec4<f32>) -> f32 {
+// Xc holds one chunk's activations (the first xpc() vectors).
+struct Xc {
+    v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
+    v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>,
+}
+
+// xload reads chunk c's activations from the row starting at vec4 xr,
+// scaled by sc.
+fn xload(xr: u32, c: u32, sc: f32) -> Xc {
+    let o = xr + c * xpc();
+    var v: Xc;
+    v.v0 = x[o] * sc;
+    if (WTYPE != WTYPE_F32) {
+        v.v1 = x[o + 1u] * sc;
+    }
+    if (WTYPE == WTYPE_Q8 || WTYPE == WTYPE_Q4) {
+        v.v2 = x[o + 2u] * sc;
+        v.v3 = x[o + 3u] * sc;
+    }
+    if (WTYPE == WTYPE_Q4) {
+        v.v4 = x[o + 4u] * sc;
+        v.v5 = x[o + 5u] * sc;
+        v.v6 = x[o + 6u] * sc;
+        v.v7 = x[o + 7u] * sc;
+    }
+    return v;
+}
+
+// cdot is the dot product of chunk c of part-local row `row` with v.
+fn cdot(row: u32, c: u32, v: Xc) -> f32 {
+    let i = row * cpr() + c;
+    let q = w[i];
     switch WTYPE {
         case 0u: {
-            let i = row * p.k + 4u * u;
-            return dot(vec4<f32>(bitcast<f32>(w[i]), bitcast<f32>(w[i + 1u]), bitcast<f32>(w[i + 2u]), bitcast<f32>(w[i + 3u])), a);
+            return dot(bitcast<vec4<f32>>(q), v.v0);
         }
         case 1u: {
-            let i = row * (p.k / 2u) + 2u * u;
-            return dot(vec4<f32>(unpack2x16float(w[i]), unpack2x16float(w[i + 1u])), a);
+            return dot(vec4<f32>(unpack2x16float(q.x), unpack2x16float(q.y)), v.v0)
+                 + dot(vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)), v.v1);
         }
         case 2u: {
-            let g = row * (p.k / 32u) + u / 8u;
-            return dot(i8x4(w[row * (p.k / 4u) + u]), a) * half_of(s[g / 2u], g);
+            let d = dot(i8x4(q.x), v.v0) + dot(i8x4(q.y), v.v1) + dot(i8x4(q.z), v.v2) + dot(i8x4(q.w), v.v3);
+            return d * half_of(s[i / 4u], i / 2u);
         }
         default: {
-            let q = w[row * (p.k / 8u) + u];
-            let g = row * (p.k / 32u) + u / 4u;
-            return (dot(q4_lo(q), a) + dot(q4_hi(q), b)) * half_of(s[g / 2u], g);
+            let d = dot(q4_lo(q.x), v.v0) + dot(q4_lo(q.y), v.v1) + dot(q4_lo(q.z), v.v2) + dot(q4_lo(q.w), v.v3)
+                  + dot(q4_hi(q.x), v.v4) + dot(q4_hi(q.y), v.v5) + dot(q4_hi(q.z), v.v6) + dot(q4_hi(q.w), v.v7);
+            return d * half_of(s[i / 2u], i);
         }
     }
 }
 
-// reduce sums each of the R accumulators over the workgroup; thread r < R
-// gets the total of row r.
-fn reduce(acc: array<f32, R>, lid: u32) -> f32 {
+// reduce sums each of the R accumulators over the workgroup in two steps:
+// afterwards red2[8r .. 8r+7] holds row r's eight partial sums.
+fn reduce(acc: array<f32, R>, lid: u32) {
     for (var r = 0u; r < R; r++) {
         red[r * WG + lid] = acc[r];
     }
@@ -103,11 +125,13 @@ fn reduce(acc: array<f32, R>, lid: u32) -> f32 {
         red2[lid] = sum;
     }
     workgroupBarrier();
+}
+
+// total is row r's sum, after reduce.
+fn total(r: u32) -> f32 {
     var tot = 0.0;
-    if (lid < R) {
-        for (var c = 0u; c < 8u; c++) {
-            tot += red2[lid * 8u + c];
-        }
+    for (var c = 0u; c < 8u; c++) {
+        tot += red2[r * 8u + c];
     }
     return tot;
 }
@@ -118,16 +142,15 @@ fn dense(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     let r0 = wg.x * R;
     let xr = (p.t0 + t) * (p.k / 4u);
     var acc: array<f32, R>;
-    for (var u = lid; u < units(); u += WG) {
-        let a = xa(xr, u);
-        let b = xb(xr, u);
+    for (var c = lid; c < cpr(); c += WG) {
+        let v = xload(xr, c, 1.0);
         for (var r = 0u; r < R; r++) {
-            acc[r] += wdot(min(r0 + r, p.n - 1u), u, a, b);
+            acc[r] += cdot(min(r0 + r, p.n - 1u), c, v);
         }
     }
-    let tot = reduce(acc, lid);
+    reduce(acc, lid);
     if (lid < R && r0 + lid < p.n) {
-        out[t * p.ldo + p.e0 + r0 + lid] = tot;
+        out[t * p.ldo + p.e0 + r0 + lid] = total(lid);
     }
 }
 
@@ -143,22 +166,16 @@ fn gate_up(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     let base = (e - p.e0) * p.n;
     let xr = (p.t0 + wg.z) * (p.k / 4u);
     var acc: array<f32, R>;
-    for (var u = lid; u < units(); u += WG) {
-        let a = xa(xr, u);
-        let b = xb(xr, u);
+    for (var c = lid; c < cpr(); c += WG) {
+        let v = xload(xr, c, 1.0);
         for (var r = 0u; r < R; r++) {
             let i = min(i0 + r % h, p.f - 1u);
-            acc[r] += wdot(base + select(i, p.f + i, r >= h), u, a, b);
+            acc[r] += cdot(base + select(i, p.f + i, r >= h), c, v);
         }
     }
-    let tot = reduce(acc, lid);
-    // rows h..R-1 (the up halves) hand their totals to rows 0..h-1
-    if (lid < R) {
-        tots[lid] = tot;
-    }
-    workgroupBarrier();
+    reduce(acc, lid);
     if (lid < h && i0 + lid < p.f) {
-        out[sel * p.f + i0 + lid] = silu(tot) * tots[h + lid];
+        out[sel * p.f + i0 + lid] = silu(total(lid)) * total(h + lid);
     }
 }
 
@@ -166,32 +183,29 @@ fn gate_up(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
 fn down(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let t = wg.y;
     let n0 = wg.x * R;
-    let nu = units();
+    let nc = cpr();
     var acc: array<f32, R>;
-    for (var idx = lid; idx < p.a * nu; idx += WG) {
-        let a = idx / nu;
-        let u = idx % nu;
+    for (var idx = lid; idx < p.a * nc; idx += WG) {
+        let a = idx / nc;
+        let c = idx % nc;
         let sel = t * p.a + a;
         let e = ids[sel];
         if (e < p.e0 || e >= p.e0 + p.ne) {
             continue;
         }
-        let wt = wts[sel];
-        let xr = sel * (p.k / 4u);
-        let va = xa(xr, u) * wt;
-        let vb = xb(xr, u) * wt;
+        let v = xload(sel * (p.k / 4u), c, wts[sel]);
         let base = (e - p.e0) * p.n;
         for (var r = 0u; r < R; r++) {
-            acc[r] += wdot(base + min(n0 + r, p.n - 1u), u, va, vb);
+            acc[r] += cdot(base + min(n0 + r, p.n - 1u), c, v);
         }
     }
-    let tot = reduce(acc, lid);
+    reduce(acc, lid);
     if (lid < R && n0 + lid < p.n) {
         let o = (p.t0 + t) * p.n + n0 + lid;
         if (p.acc == 1u) {
-            out[o] += tot;
+            out[o] += total(lid);
         } else {
-            out[o] = tot;
+            out[o] = total(lid);
         }
     }
 }
