@@ -8,8 +8,18 @@ import (
 )
 
 // gemvMaxT is the largest T that MatMul runs as GEMV dispatches; larger
-// batches take the tiled GEMM. Chosen by BenchmarkMatMulCrossover.
-const gemvMaxT = 8
+// batches take the tiled GEMM. On SwiftShader (BenchmarkMatMulCrossover,
+// q4 N=K=2048) the two are level per token at T=64 and the GEMM is 3x
+// slower at T=16. On GPUs the GEMV reads the weights once per 4 tokens and
+// stays memory-bound to about T=32 on a laptop-class GPU (~40 FLOP per
+// byte), while a 64-token GEMM tile is mostly padding below that: GEMV up
+// to 32 there, pending a measurement on real hardware.
+func (b *Backend) gemvMaxT() int {
+	if b.d.AdapterInfo.Fallback {
+		return 64
+	}
+	return 32
+}
 
 // gemvMaxTB is the most tokens one GEMV workgroup carries (MAXTB in
 // shaders/matmul_gemv.wgsl): each weight chunk it loads serves them all.
@@ -61,7 +71,7 @@ func (b *Backend) MatMul(out, x, w model.Tensor) {
 	if T == 0 || N == 0 {
 		return
 	}
-	if T <= gemvMaxT && K%gemvChunk(wt.dtype) == 0 {
+	if T <= b.gemvMaxT() && K%gemvChunk(wt.dtype) == 0 {
 		b.gemv(o, xt, wt, T, N, K)
 		return
 	}
