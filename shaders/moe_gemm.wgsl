@@ -3,7 +3,8 @@
 // one expert; a workgroup multiplies RT rows of that expert's matrix by the
 // tile's TT activation rows, so each expert's weights are read once per tile,
 // not once per token. Weights are dequantised into workgroup memory KT values
-// at a time; each thread accumulates 4 rows by 2 entries.
+// at a time, a 16-byte chunk per load; each thread accumulates 4 rows by 2
+// entries, reading one vec4 of weights and one vec2 of activations per k.
 //
 // Entry gate_up: tile rows are F-rows i0..i0+RT/2 of the gate and the same
 // rows of the up half; act[entry, i] = silu(gate · x) * (up · x), with x the
@@ -22,7 +23,7 @@ const KT: u32 = 32u; // values of K per step
 const NONE: u32 = 0xffffffffu;
 
 struct Params {
-    k: u32,  // K: row length, a multiple of 4 (of 32 for q8 and q4)
+    k: u32,  // K: row length, a multiple of the chunk (4 f32, 8 f16, 32 q8 and q4)
     n: u32,  // rows per expert: 2F (gate_up) or D (down)
     e0: u32, // first expert of this part
     ne: u32, // experts in this part
@@ -31,7 +32,7 @@ struct Params {
     f: u32,  // F
 }
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;            // (rows, K) WTYPE values of this part
+@group(0) @binding(0) var<storage, read> w: array<vec4<u32>>;      // (rows, K) WTYPE values of this part, as 16-byte chunks
 @group(0) @binding(1) var<storage, read> s: array<u32>;            // (rows, K/32) f16 pairs (q8, q4)
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;      // gate_up: x (T, D); down: act (nt*A, F) f32
 @group(0) @binding(3) var<storage, read> order: array<u32>;        // (nt*A) entries grouped by expert
@@ -39,47 +40,82 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;    // gate_up: act (nt*A, F); down: y (nt*A, D) f32
 @group(0) @binding(6) var<uniform> p: Params;
 
-var<workgroup> ws: array<f32, KT * RT>; // [k][row]
-var<workgroup> xs: array<f32, KT * TT>; // [k][entry]
+// Tile row r is lane r%4 of quad r/4. gate_up: a quad holds the gate rows
+// of F-rows i, i+1 (i = i0 + 2*quad), then their up rows; down: rows
+// n0 + r. Thread (quad, pair) = (lid % 8, lid / 8) accumulates its quad's 4
+// rows for entries 2*pair and 2*pair+1.
+var<workgroup> ws: array<vec4<f32>, KT * RT / 4u>; // [k][quad]
+var<workgroup> xs: array<vec2<f32>, KT * TT / 2u>; // [k][pair]
 var<workgroup> ent: array<u32, TT>;
 
-struct Unit {
-    lo: vec4<f32>, // the unit's first four values
-    hi: vec4<f32>, // q4: the four values 16 further on
-}
-
-// wunit is unit u (one u32 of q4 = 8 values, else 4 values) of part-local
-// row `row`, dequantised.
-fn wunit(row: u32, u: u32) -> Unit {
+// vpc is the values in a 16-byte chunk.
+fn vpc() -> u32 {
     switch WTYPE {
-        case 0u: {
-            let i = row * p.k + 4u * u;
-            return Unit(vec4<f32>(bitcast<f32>(w[i]), bitcast<f32>(w[i + 1u]), bitcast<f32>(w[i + 2u]), bitcast<f32>(w[i + 3u])), vec4<f32>());
-        }
-        case 1u: {
-            let i = row * (p.k / 2u) + 2u * u;
-            return Unit(vec4<f32>(unpack2x16float(w[i]), unpack2x16float(w[i + 1u])), vec4<f32>());
-        }
-        case 2u: {
-            let g = row * (p.k / 32u) + u / 8u;
-            return Unit(i8x4(w[row * (p.k / 4u) + u]) * half_of(s[g / 2u], g), vec4<f32>());
-        }
-        default: {
-            let q = w[row * (p.k / 8u) + u];
-            let g = row * (p.k / 32u) + u / 4u;
-            let sc = half_of(s[g / 2u], g);
-            return Unit(q4_lo(q) * sc, q4_hi(q) * sc);
-        }
+        case 0u: { return 4u; }
+        case 1u: { return 8u; }
+        case 2u: { return 16u; }
+        default: { return 32u; }
     }
 }
 
 // tile_row is the part-local row of tile row r.
 fn tile_row(gate: bool, base: u32, r0: u32, r: u32) -> u32 {
     if (gate) {
-        let i = min(r0 + r % (RT / 2u), p.f - 1u);
-        return base + select(i, p.f + i, r >= RT / 2u);
+        let i = min(r0 + 2u * (r / 4u) + r % 2u, p.f - 1u);
+        return base + select(i, p.f + i, r % 4u >= 2u);
     }
     return base + min(r0 + r, p.n - 1u);
+}
+
+fn put(k: u32, r: u32, v: f32) {
+    ws[k * (RT / 4u) + r / 4u][r % 4u] = v;
+}
+
+fn put4(k: u32, r: u32, v: vec4<f32>) {
+    for (var j = 0u; j < 4u; j++) {
+        put(k + j, r, v[j]);
+    }
+}
+
+// stage dequantises chunk c (of cpr in a row) of part-local row `row` into
+// tile row r at step position k, or zeros past the row's end.
+fn stage(r: u32, row: u32, c: u32, k: u32) {
+    let cpr = p.k / vpc();
+    if (c >= cpr) {
+        for (var j = 0u; j < vpc(); j++) {
+            put(k + j, r, 0.0);
+        }
+        return;
+    }
+    let i = row * cpr + c;
+    let q = w[i];
+    switch WTYPE {
+        case 0u: {
+            put4(k, r, bitcast<vec4<f32>>(q));
+        }
+        case 1u: {
+            put4(k, r, vec4<f32>(unpack2x16float(q.x), unpack2x16float(q.y)));
+            put4(k + 4u, r, vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));
+        }
+        case 2u: {
+            let sc = half_of(s[i / 4u], i / 2u);
+            put4(k, r, i8x4(q.x) * sc);
+            put4(k + 4u, r, i8x4(q.y) * sc);
+            put4(k + 8u, r, i8x4(q.z) * sc);
+            put4(k + 12u, r, i8x4(q.w) * sc);
+        }
+        default: {
+            let sc = half_of(s[i / 2u], i);
+            put4(k, r, q4_lo(q.x) * sc);
+            put4(k + 4u, r, q4_lo(q.y) * sc);
+            put4(k + 8u, r, q4_lo(q.z) * sc);
+            put4(k + 12u, r, q4_lo(q.w) * sc);
+            put4(k + 16u, r, q4_hi(q.x) * sc);
+            put4(k + 20u, r, q4_hi(q.y) * sc);
+            put4(k + 24u, r, q4_hi(q.z) * sc);
+            put4(k + 28u, r, q4_hi(q.w) * sc);
+        }
+    }
 }
 
 fn run(gate: bool, wg: vec3<u32>, lid: u32) {
@@ -102,29 +138,18 @@ fn run(gate: bool, wg: vec3<u32>, lid: u32) {
     }
     let base = (e - p.e0) * p.n;
     let r0 = wg.x * select(RT, RT / 2u, gate);
-    let q4 = WTYPE == WTYPE_Q4;
-    let ups = select(KT / 4u, KT / 8u, q4); // units per step
-    let rg = lid % 8u;
-    let tg = lid / 8u;
+    let cps = KT / vpc(); // chunks per step and row
+    let quad = lid % 8u;
+    let pair = lid / 8u;
     let k4 = p.k / 4u;
-    var acc0 = vec4<f32>(); // rows 2rg, 2rg+1, RT/2+2rg, RT/2+2rg+1 of entry 2tg
-    var acc1 = vec4<f32>(); // the same rows of entry 2tg+1
+    var acc0 = vec4<f32>(); // entry 2*pair
+    var acc1 = vec4<f32>(); // entry 2*pair+1
     workgroupBarrier();
     for (var k0 = 0u; k0 < p.k; k0 += KT) {
-        for (var q = lid; q < RT * ups; q += WG) {
-            let r = q / ups;
-            let uu = q % ups;
-            var v = Unit(vec4<f32>(), vec4<f32>());
-            if (k0 + 4u * uu < p.k) {
-                v = wunit(tile_row(gate, base, r0, r), k0 / select(4u, 8u, q4) + uu);
-            }
-            let pos = 4u * uu;
-            for (var c = 0u; c < 4u; c++) {
-                ws[(pos + c) * RT + r] = v.lo[c];
-                if (q4) {
-                    ws[(pos + 16u + c) * RT + r] = v.hi[c];
-                }
-            }
+        for (var q = lid; q < RT * cps; q += WG) {
+            let r = q / cps;
+            let cc = q % cps;
+            stage(r, tile_row(gate, base, r0, r), k0 / vpc() + cc, cc * vpc());
         }
         for (var q = lid; q < TT * (KT / 4u); q += WG) {
             let j = q / (KT / 4u);
@@ -136,34 +161,34 @@ fn run(gate: bool, wg: vec3<u32>, lid: u32) {
                 v = x[xrow * k4 + k0 / 4u + v4];
             }
             for (var c = 0u; c < 4u; c++) {
-                xs[(4u * v4 + c) * TT + j] = v[c];
+                xs[(4u * v4 + c) * (TT / 2u) + j / 2u][j % 2u] = v[c];
             }
         }
         workgroupBarrier();
         for (var kk = 0u; kk < KT; kk++) {
-            let wr = kk * RT + 2u * rg;
-            let w4 = vec4<f32>(ws[wr], ws[wr + 1u], ws[wr + RT / 2u], ws[wr + RT / 2u + 1u]);
-            acc0 += w4 * xs[kk * TT + 2u * tg];
-            acc1 += w4 * xs[kk * TT + 2u * tg + 1u];
+            let wv = ws[kk * (RT / 4u) + quad];
+            let xv = xs[kk * (TT / 2u) + pair];
+            acc0 += wv * xv.x;
+            acc1 += wv * xv.y;
         }
         workgroupBarrier();
     }
     for (var jt = 0u; jt < 2u; jt++) {
-        let en = ent[2u * tg + jt];
+        let en = ent[2u * pair + jt];
         if (en == NONE) {
             continue;
         }
         let acc = select(acc0, acc1, jt == 1u);
         if (gate) {
             for (var c = 0u; c < 2u; c++) {
-                let i = r0 + 2u * rg + c;
+                let i = r0 + 2u * quad + c;
                 if (i < p.f) {
                     out[en * p.f + i] = silu(acc[c]) * acc[2u + c];
                 }
             }
         } else {
             for (var c = 0u; c < 4u; c++) {
-                let nr = r0 + 2u * rg + (c % 2u) + select(0u, RT / 2u, c >= 2u);
+                let nr = r0 + 4u * quad + c;
                 if (nr < p.n) {
                     out[en * p.n + nr] = acc[c];
                 }
