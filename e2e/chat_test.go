@@ -19,6 +19,7 @@ import (
 // reuse on the second turn, stop by button and by Escape, new chat, the
 // keyboard, and desktop and phone screenshots.
 func TestChatPage(t *testing.T) {
+	skipShort(t)
 	models := modelsDir(t)
 	model := filepath.Join(models, "stories260K")
 	m, err := manifest.Read(model)

@@ -15,6 +15,7 @@ import (
 // did not leave in the cache; the switch and the system prompt reach the
 // template.
 func TestChatTemplateModel(t *testing.T) {
+	skipShort(t)
 	models := t.TempDir()
 	model := filepath.Join(models, "qwen")
 	browsertest.Convert(t, browsertest.RepoFile("testdata/hf/tiny-qwen3"), model,

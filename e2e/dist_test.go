@@ -18,6 +18,7 @@ import (
 // a static host would: the picker is filled from models/index.json, the
 // bundled model loads, and the reply equals cmd/generate.
 func TestDistStatic(t *testing.T) {
+	skipShort(t)
 	models := modelsDir(t)
 	model := filepath.Join(models, "stories260K")
 	site := filepath.Join(t.TempDir(), "site")

@@ -20,6 +20,7 @@ import (
 // -cors), and chats: the element finds its worker, wasm_exec.js, the wasm
 // and the model next to its own script.
 func TestEmbedCrossOrigin(t *testing.T) {
+	skipShort(t)
 	models := modelsDir(t)
 	model := filepath.Join(models, "stories260K")
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models, Args: []string{"-cors", "*"}})

@@ -158,6 +158,14 @@ type reply struct {
 	} `json:"error"`
 }
 
+// skipShort skips a browser test under go test -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a browser test (-short)")
+	}
+}
+
 // openPage opens the chat page and waits until its status is "ready".
 func openPage(t *testing.T, b *browsertest.Browser, url string) {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 // chats: the service worker serves the page, the scripts and the wasm, and
 // the loader's caches serve the model.
 func TestOffline(t *testing.T) {
+	skipShort(t)
 	models := modelsDir(t)
 	model := filepath.Join(models, "stories260K")
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})

@@ -56,6 +56,7 @@ self.onmessage = async (ev) => {
 // javascript: links runs nothing and creates none of those elements, while
 // its Markdown still renders and its thinking is folded.
 func TestHostileOutput(t *testing.T) {
+	skipShort(t)
 	reply := strings.ReplaceAll(hostileReply, "`", "\\`")
 	web := browsertest.WebDir(t, map[string]string{"worker.js": strings.Replace(mockWorker, "%REPLY%", reply, 1)})
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web})
