@@ -93,6 +93,43 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	return got, want, exact
 }
 
+// fill writes random keys and values for positions [0, n) of layer 1
+// straight into the cache buffers (head-major) and the host twin.
+func (a *attnRef) fill(t testing.TB, n int) {
+	t.Helper()
+	c := a.cache.(*kvCache)
+	kvw := a.Hk * a.Dh
+	for i, dst := range [][]float32{a.kc, a.vc} {
+		vals := randF32(a.r, n*kvw)
+		if a.dt == loader.F16 {
+			roundF16(vals)
+		}
+		copy(dst, vals)
+		copy([][]float32{a.exactK, a.exactV}[i], vals)
+		// (S, Hk, Dh) -> (Hk, S, Dh)
+		for kh := 0; kh < a.Hk; kh++ {
+			head := make([]float32, n*a.Dh)
+			for s := 0; s < n; s++ {
+				copy(head[s*a.Dh:(s+1)*a.Dh], vals[s*kvw+kh*a.Dh:])
+			}
+			raw := f32Bytes(head)
+			elt := 4
+			if a.dt == loader.F16 {
+				elt = 2
+				for j, f := range head {
+					h := loader.F32ToF16(f)
+					raw[2*j], raw[2*j+1] = byte(h), byte(h>>8)
+				}
+				raw = raw[:2*len(head)]
+			}
+			buf := [2][]*Buffer{c.k, c.v}[i][1]
+			if err := a.b.d.WriteBuffer(buf, uint64(kh*a.S*a.Dh*elt), raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // checkClose fails when max|got-want| > tol × max|want|, naming the worst
 // index. It returns the relative error.
 func checkClose(t testing.TB, what string, got, want []float32, tol float64) float64 {
@@ -135,6 +172,25 @@ func TestAttentionChunkBoundary(t *testing.T) {
 		// A two-token step crosses the last boundary the cache has.
 		got, want, _ := a.step(t, 191, 2, false)
 		checkClose(t, fmt.Sprintf("decode H=%d Hk=%d Dh=%d T=2 at 191", H, Hk, Dh), got, want, attnTol)
+	}
+}
+
+// TestAttentionLongContext decodes past 64 chunks, so that every thread of
+// the reduce kernel folds several chunks, in f32 and f16.
+func TestAttentionLongContext(t *testing.T) {
+	b := newTestBackend(t, Options{})
+	for _, dt := range []loader.DType{loader.F32, loader.F16} {
+		for _, sh := range [][3]int{{4, 1, 16}, {8, 2, 128}} {
+			H, Hk, Dh := sh[0], sh[1], sh[2]
+			a := newAttnRef(t, b, dt, H, Hk, Dh, 4200, 6)
+			a.fill(t, 4133)
+			for _, st := range [][2]int{{4133, 1}, {4134, 2}, {4136, 1}} {
+				got, want, _ := a.step(t, st[0], st[1], false)
+				checkClose(t, fmt.Sprintf("%s H=%d Hk=%d Dh=%d T=%d at %d", dt, H, Hk, Dh, st[1], st[0]), got, want, attnTol)
+			}
+			got, want, _ := a.step(t, 4137, 9, false)
+			checkClose(t, fmt.Sprintf("%s H=%d Hk=%d Dh=%d prefill T=9 at 4137", dt, H, Hk, Dh), got, want, attnTol)
+		}
 	}
 }
 

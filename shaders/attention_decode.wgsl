@@ -167,26 +167,68 @@ struct ReduceParams {
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>; // (T, H*Dh/4) f32
 @group(0) @binding(3) var<uniform> rp: ReduceParams;
 
+var<workgroup> rsum: array<f32, 64>;        // reduce: per-thread max, then sum
+var<workgroup> racc: array<vec4<f32>, 64>;  // reduce: per-thread output slices
+
+fn fold_max() -> f32 {
+    var m = rsum[0];
+    for (var i = 1u; i < 64u; i++) {
+        m = max(m, rsum[i]);
+    }
+    return m;
+}
+
+fn fold_sum() -> f32 {
+    var l = 0.0;
+    for (var i = 0u; i < 64u; i++) {
+        l += rsum[i];
+    }
+    return l;
+}
+
+// reduce: the 64 threads split the chunks for the max and the sum; for
+// the output each of the Dh/4 units gets 64/(Dh/4) threads over strided
+// chunks, whose sums are then added.
 @compute @workgroup_size(64)
 fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let h = wg.x;
     let t = wg.y;
+    let tid = lid.x;
     let n = u32(clamp(pos[t], 0, i32(rp.cap) - 1)) / CH + 1u;
     let row = (t * rp.heads + h) * rp.nc;
     var m = NEG;
-    for (var c = 0u; c < n; c++) {
+    for (var c = tid; c < n; c += 64u) {
         m = max(m, part_in[rp.stats + row + c].x);
     }
+    rsum[tid] = m;
+    workgroupBarrier();
+    m = fold_max();
+    workgroupBarrier();
     var l = 0.0;
-    for (var c = 0u; c < n; c++) {
+    for (var c = tid; c < n; c += 64u) {
         let s = part_in[rp.stats + row + c];
         l += exp(s.x - m) * s.y;
     }
-    for (var d = lid.x; d < DH4; d += 64u) {
+    rsum[tid] = l;
+    workgroupBarrier();
+    l = fold_sum();
+
+    // Dh <= 256, so DH4 <= 64: slices >= 1.
+    let slices = 64u / DH4;
+    let u = tid % DH4;
+    if (tid < DH4 * slices) {
         var o = vec4<f32>(0.0);
-        for (var c = 0u; c < n; c++) {
-            o += exp(part_in[rp.stats + row + c].x - m) * part_in[(row + c) * DH4 + d];
+        for (var c = tid / DH4; c < n; c += slices) {
+            o += exp(part_in[rp.stats + row + c].x - m) * part_in[(row + c) * DH4 + u];
         }
-        out[(t * rp.heads + h) * DH4 + d] = o / l;
+        racc[tid] = o;
+    }
+    workgroupBarrier();
+    if (tid < DH4) {
+        var o = racc[tid];
+        for (var k = 1u; k < slices; k++) {
+            o += racc[k * DH4 + tid];
+        }
+        out[(t * rp.heads + h) * DH4 + tid] = o / l;
     }
 }
