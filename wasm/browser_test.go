@@ -573,3 +573,29 @@ func TestDeleteCachedModel(t *testing.T) {
 		t.Errorf("load after delete %+v", info.Load)
 	}
 }
+
+// TestNoWebGPU: without a WebGPU adapter the engine runs on the CPU backend
+// with a notice for the page, unless WebGPU was asked for.
+func TestNoWebGPU(t *testing.T) {
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: browsertest.RepoFile("models")})
+	b := browsertest.NewBrowser(t, browsertest.NoWebGPU)
+	b.Open(srv.URL + "/test.html")
+	var res struct {
+		Info    loadInfo `json:"info"`
+		Notices []string `json:"notices"`
+	}
+	b.MustRun(`(async () => { const notices = [];
+		window.engine = await wasmllm.createEngine({model: "/models/stories260K/", onNotice: (m) => notices.push(m)});
+		return {info: engine.info, notices}; })()`, &res)
+	if res.Info.Backend != "cpu" || !strings.Contains(res.Info.Notice, "WebGPU is not available") ||
+		len(res.Notices) != 1 || res.Notices[0] != res.Info.Notice {
+		t.Errorf("info %+v, notices %q", res.Info, res.Notices)
+	}
+	t.Logf("notice: %s", res.Info.Notice)
+	if got := complete(t, b, map[string]any{"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}); got.Choices[0].Text != ", there was a little girl" {
+		t.Errorf("CPU fallback: %q", got.Choices[0].Text)
+	}
+	b.MustRun(`engine.unload()`, nil)
+	_, err := load(b, map[string]any{"model": "/models/stories260K/", "backend": "webgpu"})
+	wantCode(t, err, "no_webgpu")
+}

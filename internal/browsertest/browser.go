@@ -13,6 +13,13 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// NoWebGPU is an extra option for NewBrowser: a browser without a WebGPU
+// adapter, as on browsers and machines that lack one.
+var NoWebGPU chromedp.ExecAllocatorOption = func(a *chromedp.ExecAllocator) {
+	chromedp.Flag("enable-unsafe-webgpu", false)(a)
+	chromedp.Flag("disable-features", "WebGPU")(a)
+}
+
 // ChromiumFlags are the flags for headless Chromium with WebGPU on
 // SwiftShader (the same as cmd/wasmexec's).
 var ChromiumFlags = []chromedp.ExecAllocatorOption{
@@ -51,13 +58,15 @@ type Browser struct {
 }
 
 // NewBrowser starts Chromium with a fresh profile (so Cache Storage starts
-// empty). The test is skipped when Chromium is missing.
-func NewBrowser(t testing.TB) *Browser {
+// empty), with ChromiumFlags and then extra. The test is skipped when
+// Chromium is missing.
+func NewBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	if _, err := os.Stat(Chromium()); err != nil {
 		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
 	}
 	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, ChromiumFlags...)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	b := &Browser{t: t, ctx: ctx, Timeout: 3 * time.Minute}
