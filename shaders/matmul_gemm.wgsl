@@ -39,9 +39,9 @@ fn gemm_scale(s: u32) -> f32 {
     return half_of(scales[s >> 1u], s);
 }
 
-// wload returns elements k..k+3 of weight row n (k a multiple of 4), zero
+// gemm_w returns elements k..k+3 of weight row n (k a multiple of 4), zero
 // past K.
-fn wload(n: u32, k: u32) -> vec4<f32> {
+fn gemm_w(n: u32, k: u32) -> vec4<f32> {
     let K = p.k;
     if (WTYPE == WTYPE_Q4) {
         let g = k / 32u;
@@ -67,8 +67,8 @@ fn wload(n: u32, k: u32) -> vec4<f32> {
     return v;
 }
 
-// xload returns elements k..k+3 of token t's activations, zero past K.
-fn xload(t: u32, k: u32) -> vec4<f32> {
+// gemm_x returns elements k..k+3 of token t's activations, zero past K.
+fn gemm_x(t: u32, k: u32) -> vec4<f32> {
     let K = p.k;
     let base = t * K;
     if (K % 4u == 0u && k < K) {
@@ -101,8 +101,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
         for (var h = 0u; h < BK; h += 16u) {
-            let xv = xload(lt, k0 + h + lq);
-            let wv = wload(ln, k0 + h + lq);
+            let xv = gemm_x(lt, k0 + h + lq);
+            let wv = gemm_w(ln, k0 + h + lq);
             for (var i = 0u; i < 4u; i++) {
                 xs[(h + lq + i) * (BM / 4u) + lr / 4u][lr % 4u] = xv[i];
                 ws[(h + lq + i) * (BN / 4u) + lr / 4u][lr % 4u] = wv[i];

@@ -9,7 +9,8 @@
 // (a shared-memory tree without subgroups). Rows past the part and tokens
 // past T are clamped for loading and skipped for storing: the K loop has no
 // bounds branches. Needs K to be a multiple of the chunk (the Go side sends
-// other shapes to the GEMM).
+// other shapes to the GEMM). On GPUs WG covers a row in one pass; on CPU
+// adapters the Go side picks one subgroup per workgroup instead.
 
 override WTYPE: u32 = 3u;
 override WG: u32 = 64u; // threads per workgroup, a power of two
@@ -47,7 +48,8 @@ var<workgroup> red: array<f32, RED>;
 // of the FMA rate on some GPUs): the bits are placed at the top of an f32
 // mantissa under exponent 0, giving 1 + q/16 for a nibble and 1 + u/256 for
 // a byte u = q + 128. A dot product over them is Σx + Σqx/16 (or /256), from
-// which the chunk's Σ(q-8)x (or Σqx) follows with the chunk's Σx.
+// which the chunk's Σ(q-8)x (or Σqx) follows with the chunk's Σx, losing
+// about two bits to cancellation (the tests hold 1e-5 of the row maximum).
 const MM_ONE: u32 = 0x3F800000u;
 
 // mm_q4lo and mm_q4hi give 1 + q/16 for the low and high nibbles of w's
@@ -183,7 +185,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var i = 0u; i < nsg; i++) {
             s += red[v * (WG / 4u) + i];
         }
-        store(v, rbase, tbase, s);
+        mm_store(v, rbase, tbase, s);
     }
 //#else
     for (var v = 0u; v < nv; v++) {
@@ -199,14 +201,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
     }
     for (var v = lid; v < nv; v += WG) {
-        store(v, rbase, tbase, red[v * WG]);
+        mm_store(v, rbase, tbase, red[v * WG]);
     }
 //#endif
 }
 
-// store writes output v (token v / R, row v % R of the workgroup) unless it
+// mm_store writes output v (token v / R, row v % R of the workgroup) unless it
 // lies past the part's rows or past T.
-fn store(v: u32, rbase: u32, tbase: u32, s: f32) {
+fn mm_store(v: u32, rbase: u32, tbase: u32, s: f32) {
     let r = rbase + v % R;
     let t = tbase + v / R;
     if (r < p.rows && t < p.t) {
