@@ -159,15 +159,18 @@ const attnTol = 1e-4 // relative to the largest output, as backendtest
 // boundaries of the flash-decoding kernel, after a prefill.
 func TestAttentionChunkBoundary(t *testing.T) {
 	b := newTestBackend(t, Options{})
-	for _, sh := range [][3]int{{8, 2, 32}, {4, 4, 64}} {
+	// H/Hk = 16 and 12 take two batches of query heads per kv head.
+	for _, sh := range [][3]int{{8, 2, 32}, {4, 4, 64}, {16, 1, 16}, {24, 2, 32}} {
 		H, Hk, Dh := sh[0], sh[1], sh[2]
 		a := newAttnRef(t, b, loader.F32, H, Hk, Dh, 200, 1)
+		// Batches fill the positions the single steps skip: 0-61, 67-125, 131-190.
 		a.step(t, 0, 62, false)
-		for p := 62; p < 131; p++ {
-			got, want, _ := a.step(t, p, 1, true)
-			if p%64 <= 1 || p%64 >= 62 {
+		for _, span := range [][3]int{{62, 67, 126}, {126, 131, 191}} { // single steps [a, b), then a batch to c
+			for p := span[0]; p < span[1]; p++ {
+				got, want, _ := a.step(t, p, 1, true)
 				checkClose(t, fmt.Sprintf("decode H=%d Hk=%d Dh=%d at %d", H, Hk, Dh, p), got, want, attnTol)
 			}
+			a.step(t, span[1], span[2]-span[1], false)
 		}
 		// A two-token step crosses the last boundary the cache has.
 		got, want, _ := a.step(t, 191, 2, false)
