@@ -189,6 +189,8 @@ async function load(name) {
 	const old = app.engine;
 	app.engine = app.conv = app.info = app.features = null;
 	if (old) await old.unload().catch(() => {});
+	if (app.loadAbort !== abort) return; // another load began meanwhile
+	$("messages").replaceChildren(); // a conversation belongs to its model
 	const url = modelURLFor(name);
 	app.modelURL = url;
 	$("load").hidden = true;
@@ -315,9 +317,15 @@ async function send() {
 		err.textContent = `Error: ${e.message}${e.code ? ` (${e.code})` : ""}`;
 		li.appendChild(err);
 		app.history.push({ error: { code: e.code || "", message: e.message } });
+		if (e.code === "device_lost" || e.code === "not_loaded") {
+			// The worker dropped the model: it must be loaded again.
+			app.conv = null;
+			$("load").hidden = false;
+		}
 	} finally {
 		app.generating = false;
 		if (app.conv === conv) setStatus("ready");
+		else if (!app.conv && !app.loadAbort) setStatus("error", "the model must be loaded again");
 		$("prompt").focus();
 	}
 }
