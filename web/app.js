@@ -282,6 +282,7 @@ async function send() {
 	$("prompt").value = "";
 	addMessage("user", text);
 	const li = addMessage("assistant", "");
+	li.setAttribute("aria-busy", "true"); // screen readers read it once, when done
 	const body = li.querySelector(".body");
 	const plain = !app.features.chat;
 	app.generating = true;
@@ -323,6 +324,7 @@ async function send() {
 			$("load").hidden = false;
 		}
 	} finally {
+		li.removeAttribute("aria-busy");
 		app.generating = false;
 		if (app.conv === conv) setStatus("ready");
 		else if (!app.conv && !app.loadAbort) setStatus("error", "the model must be loaded again");

@@ -198,6 +198,7 @@ export class WasmLLMChat extends HTMLElement {
 		const li = document.createElement("li");
 		li.className = "msg assistant";
 		li.dataset.testid = "assistant";
+		li.setAttribute("aria-busy", "true");
 		const body = document.createElement("div");
 		li.appendChild(body);
 		this._log.append(user, li);
@@ -233,6 +234,7 @@ export class WasmLLMChat extends HTMLElement {
 			this.history.push({ error: { code: e.code || "", message: e.message } });
 			return null;
 		} finally {
+			li.removeAttribute("aria-busy");
 			this._busy = false;
 			this._setStatus(this.engine ? "ready" : "error");
 			this._prompt.focus();
