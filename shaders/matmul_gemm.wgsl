@@ -45,12 +45,12 @@ fn gemm_w(n: u32, k: u32) -> vec4<f32> {
     let K = p.k;
     if (WTYPE == WTYPE_Q4) {
         let g = k / 32u;
-        let word = w[n * (K / 8u) + g * 4u + (k % 16u) / 4u] >> (4u * ((k / 16u) % 2u));
-        let q = vec4<f32>(unpack4xU8(word & 0x0F0F0F0Fu)) - 8.0;
+        let word = w[n * (K / 8u) + g * 4u + (k % 16u) / 4u];
+        let q = select(q4_lo(word), q4_hi(word), k % 32u >= 16u);
         return q * gemm_scale(n * (K / 32u) + g);
     }
     if (WTYPE == WTYPE_Q8) {
-        let q = vec4<f32>(unpack4xI8(w[(n * K + k) / 4u]));
+        let q = i8x4(w[(n * K + k) / 4u]);
         return q * gemm_scale(n * (K / 32u) + k / 32u);
     }
     var v: vec4<f32>;
