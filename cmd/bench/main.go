@@ -1,0 +1,84 @@
+// Command bench measures wasmllm in headless Chromium against the
+// adapter's own limits and against a peer, in one run:
+//
+//   - roofline probes on the adapter in use: a streaming read over a few
+//     workgroup shapes (shaders/bench_read.wgsl) and an f32 FMA loop
+//     (shaders/bench_fma.wgsl);
+//   - the hot kernels (q4/q8 GEMV at Llama-3.2-1B's decode shapes, the
+//     prefill GEMM, decode attention at 1k and 4k positions, Qwen3-MoE's
+//     expert GEMVs), each as GB/s or GFLOP/s and its ratio to the probe;
+//   - every test model (testdata/models/*.gguf) and a synthetic
+//     Llama-3.2-1B-shaped q4 model written on the fly, through
+//     engine.Engine.Generate on WebGPU and on the CPU backend, and through
+//     wllama (llama.cpp in wasm, from npm with bench/package-lock.json) on
+//     the same GGUF files: prefill tok/s at 16, 128 and 512 prompt tokens,
+//     decode tok/s after each, the decode bandwidth ratio, per-token
+//     dispatches, submits, readback bytes and Go-side encode time;
+//   - createEngine's load time from the network and from Cache Storage,
+//     next to the time to read the same cached bytes alone.
+//
+// It writes bench.json, bench.txt and decode_vs_context.svg to -out
+// (build/bench), prints the table and one `ratio NAME VALUE` line per
+// ratio, and keeps within -budget (20 minutes on a 2-core machine),
+// shrinking what does not fit and saying so in the notes.
+//
+// Usage: go run ./cmd/bench [-short] [-models stories,qwen3] [-budget 19m]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"wasmllm/internal/browsertest"
+)
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// flagList is a repeatable string flag.
+type flagList []string
+
+func (l *flagList) String() string     { return strings.Join(*l, " ") }
+func (l *flagList) Set(s string) error { *l = append(*l, s); return nil }
+
+func main() {
+	var o options
+	var flags flagList
+	flag.StringVar(&o.Out, "out", "build/bench", "output folder (bench.json, bench.txt, decode_vs_context.svg; models and builds)")
+	flag.BoolVar(&o.Short, "short", false, "a quick end-to-end run: stories260K only, small kernel shapes, one run per prompt")
+	flag.DurationVar(&o.Budget, "budget", 19*time.Minute, "time for the whole run; later work shrinks to fit")
+	flag.StringVar(&o.Models, "models", "", "only test models whose name contains one of these (comma-separated)")
+	flag.BoolVar(&o.Synthetic, "synthetic", true, "also bench the synthetic Llama-3.2-1B-shaped q4 model")
+	flag.IntVar(&o.SynthLayers, "synthetic-layers", 0, "layers of the synthetic model (0: 16, or 1 on a software adapter)")
+	flag.IntVar(&o.Repeats, "repeats", 3, "runs per prompt length and engine (medians are reported)")
+	flag.StringVar(&o.Peer, "peer", "auto", "wllama: on, off, or auto (when npm is installed)")
+	flag.StringVar(&o.Browser, "browser", browsertest.Chromium(), "Chromium binary")
+	flag.Var(&flags, "chromium-flag", "extra Chromium flag, e.g. --enable-features=Vulkan (repeatable)")
+	flag.BoolVar(&o.Verbose, "v", false, "print every console message of the page")
+	flag.Parse()
+	o.Flags = flags
+	switch o.Peer {
+	case "auto", "on", "off":
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -peer %q: want on, off or auto\n", o.Peer)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := run(ctx, o)
+	if err != nil {
+		logf("%v", err)
+		os.Exit(1)
+	}
+	if err := writeOutputs(rep, o.Out); err != nil {
+		logf("%v", err)
+		os.Exit(1)
+	}
+	logf("done in %.0f s: %s/bench.json, bench.txt, %s", rep.Seconds, o.Out, rep.ChartFile)
+}

@@ -1,0 +1,197 @@
+//go:build js
+
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"wasmllm/cmd/bench/internal/result"
+	"wasmllm/gpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// kernelBench times the backend's hot ops through the public model.Backend
+// API: each timed submit holds `calls` repeats of one op and ends in a
+// 4-byte readback.
+type kernelBench struct {
+	be   *gpu.Backend
+	t    *timer
+	rng  *rand.Rand
+	sync model.Tensor
+	dst  []float32
+	rf   *result.Roofline
+	log  func(string, ...any)
+	out  []result.Kernel
+}
+
+// time returns the milliseconds of one call of issue and the calls per
+// timed submit.
+func (k *kernelBench) time(issue func()) (float64, int, error) {
+	read := func() error { return k.be.ReadF32(k.sync, k.dst) }
+	issue() // compile and record
+	if err := read(); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	issue()
+	if err := read(); err != nil {
+		return 0, 0, err
+	}
+	calls := k.t.calls(time.Since(start), 32)
+	ms, err := k.t.best(func() error {
+		for range calls {
+			issue()
+		}
+		return read()
+	})
+	return ms / float64(calls), calls, err
+}
+
+// bandwidth records a kernel that reads bytes per call, against the read
+// probe.
+func (k *kernelBench) bandwidth(name, shape string, bytes int64, issue func()) error {
+	ms, calls, err := k.time(issue)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	gbps := float64(bytes) / ms / 1e6
+	k.log("%s %s: %.3f ms, %.2f GB/s, %.2f of the read probe", name, shape, ms, gbps, gbps/k.rf.ReadGBps)
+	k.out = append(k.out, result.Kernel{Name: name, Shape: shape, Unit: "GB/s", Rate: gbps, Ratio: gbps / k.rf.ReadGBps,
+		Ms: ms, Bytes: bytes, Calls: calls})
+	return nil
+}
+
+// weight makes a random F32, or planar Q4 or Q8, weight whose values stay
+// small.
+func (k *kernelBench) weight(dt loader.DType, shape ...int) (model.Tensor, int64, error) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	cols := shape[len(shape)-1]
+	if dt == loader.F32 {
+		data := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits((k.rng.Float32()*2-1)/float32(cols)))
+		}
+		w, err := k.be.Upload(&loader.Tensor{Name: fmt.Sprintf("bench f32 %v", shape), DType: dt, Shape: shape, Data: data})
+		return w, int64(len(data)), err
+	}
+	size, err := dt.Size(n)
+	if err != nil {
+		return nil, 0, err
+	}
+	data := make([]byte, size)
+	q := n / 2
+	if dt == loader.Q8 {
+		q = n
+	}
+	plane := (q + 3) &^ 3
+	for i := 0; i+8 <= plane; i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], k.rng.Uint64())
+	}
+	scale := 0.5 / float32(cols)
+	for g := 0; g < n/32; g++ {
+		binary.LittleEndian.PutUint16(data[plane+2*g:], loader.F32ToF16(scale*(0.5+k.rng.Float32())))
+	}
+	w, err := k.be.Upload(&loader.Tensor{Name: fmt.Sprintf("bench %s %v", dt, shape), DType: dt, Shape: shape, Data: data})
+	return w, int64(size), err
+}
+
+func (k *kernelBench) input(shape ...int) model.Tensor {
+	x := k.be.NewF32(shape...)
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = k.rng.Float32()*2 - 1
+	}
+	k.be.WriteF32(x, v)
+	return x
+}
+
+// gemv times MatMul at T=1 on an (N, K) weight.
+func (k *kernelBench) gemv(name string, dt loader.DType, N, K int) error {
+	w, bytes, err := k.weight(dt, N, K)
+	if err != nil {
+		return err
+	}
+	x, o := k.input(1, K), k.be.NewF32(1, N)
+	defer k.free(w, x, o)
+	return k.bandwidth(name, fmt.Sprintf("%s N=%d K=%d", dt, N, K), bytes, func() { k.be.MatMul(o, x, w) })
+}
+
+// gemm times MatMul at T tokens against the FMA probe.
+func (k *kernelBench) gemm(name string, dt loader.DType, T, N, K int) error {
+	w, _, err := k.weight(dt, N, K)
+	if err != nil {
+		return err
+	}
+	x, o := k.input(T, K), k.be.NewF32(T, N)
+	defer k.free(w, x, o)
+	ms, calls, err := k.time(func() { k.be.MatMul(o, x, w) })
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	flops := 2 * float64(T) * float64(N) * float64(K)
+	gflops := flops / ms / 1e6
+	k.log("%s T=%d N=%d K=%d: %.3f ms, %.1f GFLOP/s, %.2f of the FMA probe", name, T, N, K, ms, gflops, gflops/k.rf.FMAGFLOPs)
+	k.out = append(k.out, result.Kernel{Name: name, Shape: fmt.Sprintf("%s T=%d N=%d K=%d", dt, T, N, K), Unit: "GFLOP/s",
+		Rate: gflops, Ratio: gflops / k.rf.FMAGFLOPs, Ms: ms, Flops: flops, Calls: calls})
+	return nil
+}
+
+// attention times one layer's decode attention (T=1) at position ctx-1 of
+// a cache of ctx positions, as the engine allocates it.
+func (k *kernelBench) attention(name string, H, Hk, Dh, ctx int) error {
+	cache, err := k.be.NewKVCache(1, ctx, Hk, Dh)
+	if err != nil {
+		return err
+	}
+	defer k.be.FreeKVCache(cache)
+	elt := int64(4)
+	if c, ok := cache.(interface{ DType() loader.DType }); ok && c.DType() == loader.F16 {
+		elt = 2
+	}
+	qkv, out, pos := k.input(1, (H+2*Hk)*Dh), k.be.NewF32(1, H*Dh), k.be.NewI32(1)
+	defer k.free(qkv, out, pos)
+	k.be.WriteI32(pos, []int32{int32(ctx - 1)})
+	bytes := 2 * int64(ctx) * int64(Hk*Dh) * elt
+	return k.bandwidth(name, fmt.Sprintf("H=%d Hk=%d Dh=%d ctx=%d kv=%d-byte", H, Hk, Dh, ctx, elt), bytes,
+		func() { k.be.Attention(out, qkv, pos, cache, 0) })
+}
+
+// moe times the MoE op at T=1: router, top-A and the A chosen experts'
+// GEMVs; the bytes are the router and the chosen experts' weights.
+func (k *kernelBench) moe(name string, D, E, A, F int) error {
+	router, rb, err := k.weight(loader.F32, E, D)
+	if err != nil {
+		return err
+	}
+	gu, gb, err := k.weight(loader.Q4, E, 2*F, D)
+	if err != nil {
+		return err
+	}
+	dn, db, err := k.weight(loader.Q4, E, D, F)
+	if err != nil {
+		return err
+	}
+	x, out := k.input(1, D), k.be.NewF32(1, D)
+	defer k.free(router, gu, dn, x, out)
+	bytes := rb + (gb+db)/int64(E)*int64(A)
+	return k.bandwidth(name, fmt.Sprintf("q4 D=%d E=%d A=%d F=%d", D, E, A, F), bytes,
+		func() { k.be.MoE(out, x, router, gu, dn, A, true) })
+}
+
+func (k *kernelBench) free(ts ...model.Tensor) {
+	for _, t := range ts {
+		k.be.Free(t)
+	}
+}

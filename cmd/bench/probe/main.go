@@ -1,0 +1,185 @@
+//go:build js
+
+// Command probe is the browser side of cmd/bench (GOOS=js): in the bench's
+// page it runs one phase and hands its result, as JSON, to the page's
+// __benchDone function.
+//
+//   - "kernels": the roofline probes (streaming read over a few workgroup
+//     shapes, an f32 FMA loop) and the hot kernels through the WebGPU
+//     backend: q4/q8 GEMV at decode shapes, the prefill GEMM, decode
+//     attention at 1k and 4k positions, the MoE expert GEMVs.
+//   - "model": one GGUF model on one backend (webgpu or cpu) through
+//     engine.Engine.Generate at each prompt length, with the per-token
+//     counters of the decode steps.
+//
+// The page sets globalThis.__benchConfig (JSON, see config) before running it;
+// progress goes to the console as lines starting with "probe: ". Under
+// cmd/wasmexec the config comes from $WASMLLM_BENCH_CONFIG and the result
+// is printed.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"syscall/js"
+	"time"
+
+	"wasmllm/cmd/bench/internal/result"
+	"wasmllm/gpu"
+	"wasmllm/loader"
+)
+
+// config is what the driver asks for.
+type config struct {
+	Phase   string  `json:"phase"`    // "kernels" or "model"
+	Quick   bool    `json:"quick"`    // small shapes (the bench's -short mode)
+	BudgetS float64 `json:"budget_s"` // seconds this phase may take
+	// TargetMs is the wall time of one timed submit (default 40).
+	TargetMs int          `json:"target_ms"`
+	Model    *modelConfig `json:"model,omitempty"`
+}
+
+// output is what the page gets: one of the results, or the error.
+type output struct {
+	Kernels *result.Kernels `json:"kernels,omitempty"`
+	Model   *result.Model   `json:"model,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+func main() {
+	var out output
+	var c config
+	text := os.Getenv("WASMLLM_BENCH_CONFIG") // under cmd/wasmexec, for debugging
+	if raw := js.Global().Get("__benchConfig"); raw.Type() == js.TypeString {
+		text = raw.String()
+	}
+	if text == "" {
+		out.Error = "no __benchConfig on the page"
+	} else if err := json.Unmarshal([]byte(text), &c); err != nil {
+		out.Error = fmt.Sprintf("__benchConfig: %v", err)
+	} else if err := run(&c, &out); err != nil {
+		out.Error = err.Error()
+	}
+	b, err := json.Marshal(&out)
+	if err != nil {
+		b, _ = json.Marshal(output{Error: err.Error()})
+	}
+	if done := js.Global().Get("__benchDone"); done.Type() == js.TypeFunction {
+		done.Invoke(string(b))
+	} else {
+		fmt.Printf("%s\n", b)
+	}
+	if out.Error != "" {
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) { fmt.Printf("probe: "+format+"\n", args...) }
+
+func run(c *config, out *output) error {
+	ctx := context.Background()
+	budget := time.Duration(c.BudgetS * float64(time.Second))
+	if budget <= 0 {
+		budget = 10 * time.Minute
+	}
+	deadline := time.Now().Add(budget)
+	switch c.Phase {
+	case "kernels":
+		k, err := runKernels(ctx, c, deadline)
+		out.Kernels = k
+		return err
+	case "model":
+		if c.Model == nil || len(c.Model.Prompts) == 0 {
+			return fmt.Errorf("model phase without a model or prompts")
+		}
+		m, err := runModel(ctx, c.Model, deadline, logf)
+		out.Model = m
+		return err
+	}
+	return fmt.Errorf("unknown phase %q", c.Phase)
+}
+
+// kernelCase is one hot kernel to time.
+type kernelCase struct {
+	name string
+	run  func(k *kernelBench) error
+}
+
+// kernelCases are Llama-3.2-1B's decode shapes (hidden 2048, 32/8 heads of
+// 64, ffn 8192, vocab 128256), its prefill GEMM at 128 tokens, and
+// Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8).
+func kernelCases(quick bool) []kernelCase {
+	if quick {
+		return []kernelCase{
+			{"gemv_q4", func(k *kernelBench) error { return k.gemv("gemv_q4", loader.Q4, 1024, 1024) }},
+			{"gemv_q8", func(k *kernelBench) error { return k.gemv("gemv_q8", loader.Q8, 1024, 1024) }},
+			{"gemm_q4", func(k *kernelBench) error { return k.gemm("gemm_q4", loader.Q4, 64, 256, 256) }},
+			{"attn_decode_1k", func(k *kernelBench) error { return k.attention("attn_decode_1k", 32, 8, 64, 1024) }},
+			{"moe_q4", func(k *kernelBench) error { return k.moe("moe_q4", 256, 16, 4, 64) }},
+		}
+	}
+	return []kernelCase{
+		{"gemv_q4_qkv", func(k *kernelBench) error { return k.gemv("gemv_q4_qkv", loader.Q4, 3072, 2048) }},
+		{"gemv_q4_gate_up", func(k *kernelBench) error { return k.gemv("gemv_q4_gate_up", loader.Q4, 16384, 2048) }},
+		{"gemv_q4_down", func(k *kernelBench) error { return k.gemv("gemv_q4_down", loader.Q4, 2048, 8192) }},
+		{"gemv_q4_lm_head", func(k *kernelBench) error { return k.gemv("gemv_q4_lm_head", loader.Q4, 128256, 2048) }},
+		{"gemv_q8_gate_up", func(k *kernelBench) error { return k.gemv("gemv_q8_gate_up", loader.Q8, 16384, 2048) }},
+		{"gemm_q4", func(k *kernelBench) error { return k.gemm("gemm_q4", loader.Q4, 128, 3072, 2048) }},
+		{"attn_decode_1k", func(k *kernelBench) error { return k.attention("attn_decode_1k", 32, 8, 64, 1024) }},
+		{"attn_decode_4k", func(k *kernelBench) error { return k.attention("attn_decode_4k", 32, 8, 64, 4096) }},
+		{"moe_q4", func(k *kernelBench) error { return k.moe("moe_q4", 2048, 128, 8, 768) }},
+	}
+}
+
+// runKernels runs the probes, then each kernel while time is left.
+func runKernels(ctx context.Context, c *config, deadline time.Time) (*result.Kernels, error) {
+	d, err := gpu.Open(ctx, gpu.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	res := &result.Kernels{Adapter: adapterOf(d)}
+	logf("adapter: %s %s %s (fallback %v, subgroups %v, shader-f16 %v)", d.AdapterInfo.Vendor, d.AdapterInfo.Architecture,
+		d.AdapterInfo.Description, d.AdapterInfo.Fallback, d.Features.Subgroups, d.Features.ShaderF16)
+	target := time.Duration(max(c.TargetMs, 1)) * time.Millisecond
+	if c.TargetMs == 0 {
+		target = 40 * time.Millisecond
+	}
+	t := &timer{target: target, trials: 3}
+	rl, err := newRoofline(d, t, logf)
+	if err != nil {
+		return nil, err
+	}
+	res.Roofline.SyncMs = t.syncMs
+	size := int64(256 << 20)
+	if c.Quick {
+		size = 32 << 20
+	}
+	size = min(size, int64(d.Limits.MaxStorageBufferBindingSize), int64(d.Limits.MaxBufferSize)) &^ 15
+	if err := rl.read(size, &res.Roofline); err != nil {
+		return nil, fmt.Errorf("read probe: %w", err)
+	}
+	if err := rl.fma(&res.Roofline); err != nil {
+		return nil, fmt.Errorf("fma probe: %w", err)
+	}
+	be, err := gpu.NewBackend(d, gpu.BackendOptions{})
+	if err != nil {
+		return nil, err
+	}
+	kb := &kernelBench{be: be, t: t, rng: newRand(), sync: be.NewF32(1), dst: make([]float32, 1), rf: &res.Roofline, log: logf}
+	for _, kc := range kernelCases(c.Quick) {
+		if time.Now().After(deadline) {
+			note := fmt.Sprintf("kernel %s skipped: the phase's time budget is spent", kc.name)
+			logf("%s", note)
+			res.Notes = append(res.Notes, note)
+			continue
+		}
+		if err := kc.run(kb); err != nil {
+			return nil, err
+		}
+	}
+	res.Kernels = kb.out
+	return res, nil
+}

@@ -1,0 +1,302 @@
+//go:build js
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"wasmllm/cmd/bench/internal/result"
+	"wasmllm/cpu"
+	"wasmllm/engine"
+	"wasmllm/gpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+	"wasmllm/sampler"
+	"wasmllm/tokenizer"
+)
+
+// prompt is one prompt length's token ids.
+type prompt struct {
+	Len int     `json:"len"`
+	IDs []int32 `json:"ids"`
+}
+
+// modelConfig is the "model" phase's part of the config.
+type modelConfig struct {
+	Name    string   `json:"name"`
+	URL     string   `json:"url"`     // the GGUF file on the page's server
+	Backend string   `json:"backend"` // "webgpu" or "cpu"
+	Context int      `json:"context"`
+	Decode  int      `json:"decode"`  // tokens to decode after the first
+	Repeats int      `json:"repeats"` // runs per prompt length
+	Prompts []prompt `json:"prompts"` // ascending lengths
+	// EncodeSteps is the length of the separate decode loop that times
+	// the Go side of a step (webgpu only); 0 skips it.
+	EncodeSteps int `json:"encode_steps"`
+}
+
+// runModel loads one GGUF model on one backend and times generation at each
+// prompt length, within the deadline.
+func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(string, ...any)) (*result.Model, error) {
+	start := time.Now()
+	data, err := fetchBytes(ctx, c.URL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := loader.ParseGGUF(c.Name, data)
+	if err != nil {
+		return nil, err
+	}
+	w, err := model.FromGGUF(g)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(g)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tokenizer: %w", c.Name, err)
+	}
+	cfg := w.Config
+	res := &result.Model{Model: c.Name, Backend: c.Backend, Arch: cfg.Arch, Layers: cfg.Layers, Hidden: cfg.Hidden,
+		Vocab: cfg.Vocab, Experts: cfg.Experts, Context: c.Context}
+	res.WeightBytes, res.ActiveBytes, err = weightBytes(w)
+	if err != nil {
+		return nil, err
+	}
+
+	var b model.Backend
+	var dev *gpu.Device
+	var gb *gpu.Backend
+	switch c.Backend {
+	case "webgpu":
+		if dev, err = gpu.Open(ctx, gpu.Options{}); err != nil {
+			return nil, err
+		}
+		defer dev.Close()
+		if gb, err = gpu.NewBackend(dev, gpu.BackendOptions{}); err != nil {
+			return nil, err
+		}
+		a := adapterOf(dev)
+		res.Adapter = &a
+		b = gb
+	case "cpu":
+		b = cpu.New(1)
+	default:
+		return nil, fmt.Errorf("backend %q: want webgpu or cpu", c.Backend)
+	}
+	m, err := model.Build(b, w)
+	if err != nil {
+		return nil, err
+	}
+	w, g, data = nil, nil, nil
+	e, err := engine.New(m, tok, engine.Options{Context: c.Context})
+	if err != nil {
+		return nil, err
+	}
+	res.KVDType, res.KVBytesPerPos = "F32", int64(2*cfg.Layers*cfg.KVHeads*cfg.HeadDim*4)
+	// The engine's cache comes from the backend's NewKVCache, as this one.
+	if kc, err := b.NewKVCache(1, 1, cfg.KVHeads, cfg.HeadDim); err == nil {
+		if dc, ok := kc.(interface{ DType() loader.DType }); ok && dc.DType() == loader.F16 {
+			res.KVDType, res.KVBytesPerPos = "F16", res.KVBytesPerPos/2
+		}
+		if gb != nil {
+			gb.FreeKVCache(kc)
+		}
+	}
+	res.BuildMs = msSince(start)
+	log("%s on %s: built in %.0f ms, %d weight bytes, %d read per token", c.Name, c.Backend, res.BuildMs, res.WeightBytes, res.ActiveBytes)
+
+	gen := func(ids []int32, decode int) (result.Run, *counters, error) {
+		e.Reset()
+		p := sampler.DefaultParams()
+		p.Temperature, p.IgnoreEOS, p.MaxTokens = 0, true, decode+1
+		var first, last time.Time
+		var c0 counters
+		n := 0
+		t0 := time.Now()
+		_, err := e.Generate(ctx, &engine.Request{Tokens: ids, Params: p}, func(engine.Token) error {
+			now := time.Now()
+			if n == 0 {
+				first = now
+				c0 = snapshot(dev, gb)
+			}
+			last, n = now, n+1
+			return nil
+		})
+		if err != nil {
+			return result.Run{}, nil, err
+		}
+		c1 := snapshot(dev, gb)
+		d := c1.sub(c0)
+		return result.Run{Prompt: len(ids), PrefillMs: ms(first.Sub(t0)), DecodeTokens: n - 1, DecodeMs: ms(last.Sub(first))}, &d, nil
+	}
+
+	// Warm up: compile the kernels and record the programs of a short run.
+	if _, _, err := gen(c.Prompts[0].IDs, 2); err != nil {
+		return nil, err
+	}
+	var total counters
+	var steps int
+	measured := map[int]float64{} // prompt length -> ms of its last run
+	for rep := range max(c.Repeats, 1) {
+		for _, pr := range c.Prompts {
+			need := measured[pr.Len]
+			if need == 0 && len(res.Runs) > 0 {
+				// Predict from the shortest prompt: prefill grows with the
+				// prompt, decode does not.
+				r0 := res.Runs[0]
+				need = r0.PrefillMs*float64(pr.Len)/float64(r0.Prompt) + r0.DecodeMs
+			}
+			if left := time.Until(deadline); need > 0 && float64(left.Milliseconds()) < need {
+				note := fmt.Sprintf("prompt %d run %d skipped: about %.1f s needed, %.1f s left of the time budget", pr.Len, rep+1, need/1e3, left.Seconds())
+				log("%s on %s: %s", c.Name, c.Backend, note)
+				res.Notes = append(res.Notes, note)
+				continue
+			}
+			run, cnt, err := gen(pr.IDs, c.Decode)
+			if err != nil {
+				return nil, fmt.Errorf("prompt %d: %w", pr.Len, err)
+			}
+			run.Rep = rep
+			res.Runs = append(res.Runs, run)
+			measured[pr.Len] = run.PrefillMs + run.DecodeMs
+			total = total.add(*cnt)
+			steps += run.DecodeTokens
+			log("%s on %s: prompt %d: prefill %.1f ms (%.1f tok/s), decode %d in %.1f ms (%.2f tok/s)", c.Name, c.Backend,
+				pr.Len, run.PrefillMs, run.PrefillTokS(), run.DecodeTokens, run.DecodeMs, run.DecodeTokS())
+		}
+	}
+	if gb != nil && steps > 0 {
+		pt := total.perToken(steps)
+		res.PerToken = &pt
+		if c.EncodeSteps > 0 && time.Until(deadline) > 0 {
+			if err := encodeTime(m, gb, c.Prompts[0].IDs, c.EncodeSteps, res.PerToken); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// encodeTime runs a decode loop outside the engine to split a step's time
+// into the Go side (Forward and Argmax only record commands) and the rest.
+func encodeTime(m *model.Model, b *gpu.Backend, prompt []int32, steps int, pt *result.PerToken) error {
+	cache, err := m.NewCache(len(prompt) + steps + 1)
+	if err != nil {
+		return err
+	}
+	defer b.FreeKVCache(cache)
+	am := b.NewI32(1)
+	defer b.Free(am)
+	id := make([]int32, 1)
+	logits, err := m.Forward(cache, prompt, 0, false)
+	if err != nil {
+		return err
+	}
+	b.Argmax(am, logits)
+	if err := b.ReadI32(am, id); err != nil {
+		return err
+	}
+	var enc, all time.Duration
+	for i := range steps {
+		t0 := time.Now()
+		if logits, err = m.Forward(cache, id, len(prompt)+i, false); err != nil {
+			return err
+		}
+		b.Argmax(am, logits)
+		t1 := time.Now()
+		if err := b.ReadI32(am, id); err != nil {
+			return err
+		}
+		enc += t1.Sub(t0)
+		all += time.Since(t0)
+	}
+	pt.EncodeMs = ms(enc) / float64(steps)
+	pt.StepMs = ms(all) / float64(steps)
+	return nil
+}
+
+// counters are the device's and the backend's counts at one moment.
+type counters struct {
+	d gpu.Stats
+	b gpu.BackendStats
+}
+
+func snapshot(d *gpu.Device, b *gpu.Backend) counters {
+	if d == nil {
+		return counters{}
+	}
+	return counters{d: d.Stats(), b: b.Stats()}
+}
+
+func (c counters) sub(o counters) counters {
+	return counters{d: c.d.Sub(o.d), b: gpu.BackendStats{ProgramBuilds: c.b.ProgramBuilds - o.b.ProgramBuilds, Flushes: c.b.Flushes - o.b.Flushes}}
+}
+
+func (c counters) add(o counters) counters {
+	d := c.d
+	d.Dispatches += o.d.Dispatches
+	d.Submits += o.d.Submits
+	d.Maps += o.d.Maps
+	d.BytesRead += o.d.BytesRead
+	d.JSCalls += o.d.JSCalls
+	return counters{d: d, b: gpu.BackendStats{ProgramBuilds: c.b.ProgramBuilds + o.b.ProgramBuilds, Flushes: c.b.Flushes + o.b.Flushes}}
+}
+
+func (c counters) perToken(n int) result.PerToken {
+	f := float64(n)
+	return result.PerToken{Dispatches: float64(c.d.Dispatches) / f, Submits: float64(c.d.Submits) / f, Maps: float64(c.d.Maps) / f,
+		BytesRead: float64(c.d.BytesRead) / f, JSCalls: float64(c.d.JSCalls) / f, ProgramBuilds: float64(c.b.ProgramBuilds) / f}
+}
+
+// weightBytes returns the bytes of every weight as the GPU backend holds
+// it (Q4_0 and Q8_0 repacked to the planar layouts, F16 kept, the rest
+// widened to F32) and the bytes one decode token reads: every matrix in
+// full except the embedding (one row; the whole table again as a tied
+// lm_head) and the experts (only the chosen ones).
+func weightBytes(w *model.Weights) (all, active int64, err error) {
+	c := w.Config
+	for name, t := range w.Tensors {
+		n := t.NumElements()
+		var size int
+		switch t.DType {
+		case loader.Q4_0, loader.Q4:
+			size, err = loader.Q4.Size(n)
+		case loader.Q8_0, loader.Q8:
+			size, err = loader.Q8.Size(n)
+		case loader.F16:
+			size = 2 * n
+		default:
+			size = 4 * n
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", name, err)
+		}
+		s := int64(size)
+		all += s
+		switch {
+		case name == model.NameRopeFreqs:
+		case name == model.NameEmbed:
+			active += s / int64(c.Vocab)
+			if c.TiedEmbeddings {
+				active += s
+			}
+		case strings.HasSuffix(name, "_exps.weight") && c.Experts > 0:
+			active += s / int64(c.Experts) * int64(c.ExpertsUsed)
+		default:
+			active += s
+		}
+	}
+	return all, active, nil
+}
+
+func adapterOf(d *gpu.Device) result.Adapter {
+	return result.Adapter{Vendor: d.AdapterInfo.Vendor, Architecture: d.AdapterInfo.Architecture, Device: d.AdapterInfo.Device,
+		Description: d.AdapterInfo.Description, Fallback: d.AdapterInfo.Fallback, Subgroups: d.Features.Subgroups,
+		ShaderF16: d.Features.ShaderF16, MaxStorageBufferBindingSize: d.Limits.MaxStorageBufferBindingSize,
+		MaxBufferSize: d.Limits.MaxBufferSize}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

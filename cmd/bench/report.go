@@ -1,0 +1,315 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"wasmllm/cmd/bench/internal/result"
+)
+
+// Report is the bench's JSON output (build/bench/bench.json).
+type Report struct {
+	Started   string          `json:"started"`
+	Seconds   float64         `json:"seconds"`
+	Short     bool            `json:"short"`
+	Machine   string          `json:"machine"`
+	Adapter   result.Adapter  `json:"adapter"`
+	Roofline  result.Roofline `json:"roofline"`
+	Kernels   []result.Kernel `json:"kernels"`
+	Prompts   []int           `json:"prompt_lengths"`
+	Headline  int             `json:"headline_prompt"` // the prompt length the ratios use
+	Models    []*ModelReport  `json:"models"`
+	Ratios    []Ratio         `json:"ratios"`
+	Notes     []string        `json:"notes,omitempty"` // what was scaled down or skipped
+	ChartFile string          `json:"chart,omitempty"`
+}
+
+// ModelReport is one model on every engine.
+type ModelReport struct {
+	Name      string          `json:"name"`
+	File      string          `json:"file"`
+	Synthetic bool            `json:"synthetic,omitempty"`
+	Decode    int             `json:"decode_tokens"`
+	Context   int             `json:"context"`
+	Engines   []*EngineReport `json:"engines"`
+	Load      *LoadReport     `json:"load,omitempty"`
+}
+
+// Engine names.
+const (
+	engineGPU    = "wasmllm-webgpu"
+	engineCPU    = "wasmllm-cpu"
+	enginePeer   = "wllama"
+	peerPackage  = "@wllama/wllama"
+	peerVersion  = "3.13.0"
+	synthName    = "synthetic-llama-1b-q4"
+	decodeTarget = 128
+)
+
+// Point is a median rate at one prompt length over N runs.
+type Point struct {
+	Len  int     `json:"len"`
+	TokS float64 `json:"tok_s"`
+	N    int     `json:"runs"`
+}
+
+// EngineReport is one engine on one model.
+type EngineReport struct {
+	Engine string `json:"engine"`
+	Detail string `json:"detail,omitempty"`
+	// Prefill is tokens per second of time to first token; Decode tokens
+	// per second after the first token, at each prompt length.
+	Prefill []Point `json:"prefill"`
+	Decode  []Point `json:"decode"`
+	// DecodeBW is (active weight bytes + KV bytes read) per token ×
+	// decode tok/s ÷ the read probe (WebGPU only), at the headline prompt.
+	DecodeBW      float64          `json:"decode_bw,omitempty"`
+	PerToken      *result.PerToken `json:"per_token,omitempty"`
+	WeightBytes   int64            `json:"weight_bytes,omitempty"`
+	ActiveBytes   int64            `json:"active_bytes,omitempty"`
+	KVBytesPerPos int64            `json:"kv_bytes_per_pos,omitempty"`
+	Runs          []result.Run     `json:"runs"`
+	Extra         map[string]any   `json:"extra,omitempty"`
+	Notes         []string         `json:"notes,omitempty"`
+	Error         string           `json:"error,omitempty"`
+}
+
+// LoadReport times createEngine on the model's converted folder.
+type LoadReport struct {
+	Bytes      int64          `json:"bytes"`
+	NetworkMs  float64        `json:"network_ms"`
+	CacheMs    float64        `json:"cache_ms"`
+	RawCacheMs float64        `json:"raw_cache_read_ms"` // the same bytes read from Cache Storage alone
+	Backend    string         `json:"backend"`
+	Phases     map[string]any `json:"phases,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// Ratio is one `ratio NAME VALUE` line.
+type Ratio struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// points turns runs into per-length medians of rate(run).
+func points(runs []result.Run, rate func(result.Run) float64) []Point {
+	by := map[int][]float64{}
+	for _, r := range runs {
+		if v := rate(r); v > 0 && !math.IsInf(v, 0) {
+			by[r.Prompt] = append(by[r.Prompt], v)
+		}
+	}
+	var out []Point
+	for l, vs := range by {
+		out = append(out, Point{Len: l, TokS: median(vs), N: len(vs)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Len < out[j].Len })
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// at returns the rate at prompt length l, 0 when not measured.
+func at(ps []Point, l int) float64 {
+	for _, p := range ps {
+		if p.Len == l {
+			return p.TokS
+		}
+	}
+	return 0
+}
+
+// fill computes an engine's medians from its runs.
+func (e *EngineReport) fill() {
+	e.Prefill = points(e.Runs, result.Run.PrefillTokS)
+	e.Decode = points(e.Runs, result.Run.DecodeTokS)
+}
+
+// headline picks the prompt length the ratios compare at: want when both
+// engines measured it, else the longest length both measured.
+func headline(want int, a, b []Point) int {
+	if at(a, want) > 0 && at(b, want) > 0 {
+		return want
+	}
+	best := 0
+	for _, p := range a {
+		if at(b, p.Len) > 0 && p.Len > best {
+			best = p.Len
+		}
+	}
+	return best
+}
+
+func (m *ModelReport) engine(name string) *EngineReport {
+	for _, e := range m.Engines {
+		if e.Engine == name {
+			return e
+		}
+	}
+	return nil
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// ratioName makes a model or kernel name safe for a `ratio NAME VALUE` line.
+func ratioName(s string) string {
+	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "_"), "_")
+}
+
+// computeRatios fills each WebGPU engine's decode bandwidth ratio and the
+// report's ratio lines.
+func (r *Report) computeRatios() {
+	r.Ratios = nil
+	for _, m := range r.Models {
+		g := m.engine(engineGPU)
+		if g == nil || len(g.Decode) == 0 {
+			continue
+		}
+		if l := headline(r.Headline, g.Decode, g.Decode); l > 0 && r.Roofline.ReadGBps > 0 {
+			// KV bytes: the cached positions, on average, during the decode.
+			ctx := float64(l) + float64(m.Decode)/2
+			bytes := float64(g.ActiveBytes) + float64(g.KVBytesPerPos)*ctx
+			g.DecodeBW = bytes * at(g.Decode, l) / (r.Roofline.ReadGBps * 1e9)
+			r.Ratios = append(r.Ratios, Ratio{"decode_bw_" + ratioName(m.Name), g.DecodeBW})
+		}
+	}
+	for _, k := range r.Kernels {
+		r.Ratios = append(r.Ratios, Ratio{"kernel_" + ratioName(k.Name), k.Ratio})
+	}
+	for _, m := range r.Models {
+		g, p := m.engine(engineGPU), m.engine(enginePeer)
+		if g == nil || p == nil {
+			continue
+		}
+		if l := headline(r.Headline, g.Decode, p.Decode); l > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"decode_vs_wllama_" + ratioName(m.Name), at(g.Decode, l) / at(p.Decode, l)})
+		}
+		if l := headline(r.Headline, g.Prefill, p.Prefill); l > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"prefill_vs_wllama_" + ratioName(m.Name), at(g.Prefill, l) / at(p.Prefill, l)})
+		}
+	}
+}
+
+// writeText prints the short table and the ratio lines.
+func (r *Report) writeText(w io.Writer) {
+	a := r.Adapter
+	fmt.Fprintf(w, "wasmllm bench (%s) on %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
+		r.Machine, a.Vendor, a.Architecture, map[bool]string{true: " (software adapter)"}[a.Fallback],
+		r.Roofline.ReadGBps, bytesText(r.Roofline.ReadBytes), r.Roofline.FMAGFLOPs, r.Roofline.SyncMs)
+	if len(r.Kernels) > 0 {
+		fmt.Fprintln(w, "\nkernels (ratio: to the read probe for GB/s, to the FMA probe for GFLOP/s):")
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, k := range r.Kernels {
+			fmt.Fprintf(tw, "  %s\t%s\t%.3f ms\t%.3g %s\t%.3f\n", k.Name, k.Shape, k.Ms, k.Rate, k.Unit, k.Ratio)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length\n")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	head := "model\tengine\t"
+	for _, l := range r.Prompts {
+		head += fmt.Sprintf("pf%d\t", l)
+	}
+	for _, l := range r.Prompts {
+		head += fmt.Sprintf("dec%d\t", l)
+	}
+	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\treadB/t\tenc ms/t\t")
+	for _, m := range r.Models {
+		for i, e := range m.Engines {
+			name := ""
+			if i == 0 {
+				name = m.Name
+			}
+			row := name + "\t" + e.Engine + "\t"
+			if e.Error != "" {
+				fmt.Fprintln(tw, row+"failed: "+firstLine(e.Error)+"\t")
+				continue
+			}
+			for _, l := range r.Prompts {
+				row += num(at(e.Prefill, l)) + "\t"
+			}
+			for _, l := range r.Prompts {
+				row += num(at(e.Decode, l)) + "\t"
+			}
+			row += num(e.DecodeBW) + "\t"
+			if pt := e.PerToken; pt != nil {
+				row += fmt.Sprintf("%.0f\t%.2f\t%.0f\t%.3f\t", pt.Dispatches, pt.Submits, pt.BytesRead, pt.EncodeMs)
+			} else {
+				row += "-\t-\t-\t-\t"
+			}
+			fmt.Fprintln(tw, row)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nload (ms from createEngine to ready; raw = reading the same cached bytes alone):")
+	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tbytes\tnetwork\tcache\traw cache read\t")
+	for _, m := range r.Models {
+		switch l := m.Load; {
+		case l == nil:
+		case l.Error != "":
+			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", m.Name, firstLine(l.Error))
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.0f\t\n", m.Name, bytesText(l.Bytes), l.NetworkMs, l.CacheMs, l.RawCacheMs)
+		}
+	}
+	tw.Flush()
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for _, n := range r.Notes {
+			fmt.Fprintln(w, "  - "+n)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, x := range r.Ratios {
+		fmt.Fprintf(w, "ratio %s %.4g\n", x.Name, x.Value)
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v <= 0 || math.IsNaN(v):
+		return "-"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+	return s
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
