@@ -222,6 +222,7 @@ type rowChecker struct {
 	tol   float64
 	worst float64
 	bad   int
+	rows  int
 }
 
 func (c *rowChecker) check(label string, got, want []float32) {
@@ -230,6 +231,7 @@ func (c *rowChecker) check(label string, got, want []float32) {
 		c.t.Fatalf("%s %s: %d logits, want %d", c.what, label, len(got), len(want))
 	}
 	e, i := relRowError(got, want)
+	c.rows++
 	c.worst = math.Max(c.worst, e)
 	if e > c.tol {
 		if c.bad++; c.bad <= 5 {
@@ -239,7 +241,10 @@ func (c *rowChecker) check(label string, got, want []float32) {
 }
 
 func (c *rowChecker) log() {
-	c.t.Logf("%-28s worst row error %.3g (tolerance %.3g)", c.what, c.worst, c.tol)
+	if c.rows == 0 {
+		return
+	}
+	c.t.Logf("%-28s worst row error %.3g over %d rows (tolerance %.3g)", c.what, c.worst, c.rows, c.tol)
 }
 
 // TestModelGolden runs every exact golden on the GPU and the CPU backend:
