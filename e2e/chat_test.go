@@ -27,7 +27,7 @@ func TestChatPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
-	b := browsertest.NewBrowserWith(t, browsertest.BrowserOptions{NoWebGPU: true})
+	b := browsertest.NewBrowser(t, browsertest.NoWebGPU)
 	if err := b.Viewport(1280, 860, 1, false); err != nil {
 		t.Fatal(err)
 	}

@@ -4,59 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 )
-
-// BrowserOptions configure NewBrowserWith.
-type BrowserOptions struct {
-	// NoWebGPU starts Chromium without --enable-unsafe-webgpu, so that
-	// pages see no usable WebGPU adapter (the CPU fallback path).
-	NoWebGPU bool
-}
-
-// NewBrowserWith is NewBrowser with options.
-func NewBrowserWith(t testing.TB, o BrowserOptions) *Browser {
-	t.Helper()
-	if !o.NoWebGPU {
-		return NewBrowser(t)
-	}
-	if _, err := os.Stat(Chromium()); err != nil {
-		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
-	}
-	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, ChromiumFlags...)
-	opts = append(opts, chromedp.Flag("enable-unsafe-webgpu", false), chromedp.Flag("disable-gpu", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	b := &Browser{t: t, ctx: ctx, Timeout: 3 * time.Minute}
-	if err := chromedp.Do(ctx); err != nil {
-		cancelTab()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", Chromium(), err)
-	}
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			b.mu.Lock()
-			b.console = append(b.console, fmt.Sprintf("console.%s: %s", m.Type, m.Text))
-			b.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("browser console:\n%s", strings.Join(b.Console(), "\n"))
-		}
-		cancelTab()
-		cancelAlloc()
-	})
-	return b
-}
 
 func (b *Browser) do(timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
