@@ -21,7 +21,8 @@ type KVCacheError struct {
 	Limit string
 	// Need and Have are bytes: for a per-buffer limit, one layer's K (or V)
 	// buffer and the limit; for out-of-memory, the whole cache and what was
-	// allocated before the device refused.
+	// allocated before the device refused (0 when it reported the failure
+	// only once every buffer was created).
 	Need, Have uint64
 	Total      uint64 // bytes of the whole cache: a K and a V buffer per layer
 	// MaxCapacity is the most positions one buffer of the limit holds.
@@ -33,6 +34,9 @@ func (e *KVCacheError) Error() string {
 	what := fmt.Sprintf("gpu: KV cache of %d layers × %d positions × %d kv heads × %d %s (%d bytes)",
 		e.Layers, e.Capacity, e.KVHeads, e.HeadDim, e.DType, e.Total)
 	if e.Limit == "out-of-memory" {
+		if e.Have == 0 {
+			return fmt.Sprintf("%s: the device could not allocate %d bytes: %v", what, e.Need, e.Err)
+		}
 		return fmt.Sprintf("%s: the device ran out of memory after %d of %d bytes: %v", what, e.Have, e.Need, e.Err)
 	}
 	return fmt.Sprintf("%s needs %d bytes per layer's K and V buffer; the device allows %d (%s), room for %d positions",
@@ -137,10 +141,14 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 			if err != nil {
 				c.destroy()
 				var le *LimitError
-				if errors.As(err, &le) {
+				var ge *GPUError
+				switch {
+				case errors.As(err, &le):
 					return nil, fail(le.Limit, le.Need, le.Have, err)
+				case errors.As(err, &ge) && ge.Kind == "out-of-memory":
+					return nil, fail("out-of-memory", total, done, err)
 				}
-				return nil, fail("out-of-memory", total, done, err)
+				return nil, err
 			}
 			*kv.dst = append(*kv.dst, buf)
 			done += per
