@@ -7,17 +7,23 @@ QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run serve test test-native test-browser testdata bench fuzz convert dist clean
+.PHONY: all wasm run generate test test-native test-browser testdata bench fuzz convert dist clean
 
 all: test
 
-# wasm: build the browser engine (GOOS=js) into build/wasmllm.wasm.
+# wasm: build the browser engine (GOOS=js) into build/wasmllm.wasm, with Go's wasm_exec.js beside the pages.
 wasm:
 	@mkdir -p $(BUILD)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -o $(BUILD)/wasmllm.wasm ./wasm
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" web/wasm_exec.js
 
-# run: generate from the bundled default model with the CPU engine.
-run:
+# run: build the wasm and serve the chat page with the bundled model on 127.0.0.1:8080.
+run: wasm
+	@echo "wasmllm: open http://127.0.0.1:8080/"
+	$(GO) run . -addr 127.0.0.1:8080 -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
+
+# generate: run the bundled model from the terminal with the CPU engine.
+generate:
 	$(GO) run ./cmd/generate -model $(MODEL) -prompt "$(PROMPT)" -n 64
 
 # testdata: fetch the test files that carry their own licence (Llama-3 tokenizers, pinned by sha256).
@@ -40,10 +46,6 @@ $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html)
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./cmd/wasmexec
 
-# serve: start the file server on 127.0.0.1:8080 (pages, wasm, model folders under MODELS).
-serve: wasm
-	$(GO) run . -addr 127.0.0.1:8080 -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
-
 # bench: CPU decode benchmarks (tok/s) on the test models, and the sampler against argmax.
 bench:
 	$(GO) test -run XXX -bench . -benchtime 3x ./model/
@@ -59,9 +61,9 @@ fuzz:
 convert:
 	$(GO) run ./cmd/convert -o $(OUT) -quant $(QUANT) $(MODEL)
 
-# dist: a static folder any web host can serve (pages, wasm, scripts, bundled model).
+# dist: a static folder any web host can serve as is (pages, wasm, scripts, bundled model); prints the wasm size.
 dist: wasm
-	@mkdir -p dist
+	$(GO) run ./cmd/dist -o dist -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
 
 # clean: remove build outputs.
 clean:
