@@ -42,7 +42,7 @@ func (k *kernelBench) time(issue func()) (float64, int, error) {
 	if err := read(); err != nil {
 		return 0, 0, err
 	}
-	calls := k.t.calls(time.Since(start), 32)
+	calls := k.t.calls(time.Since(start), 512)
 	ms, err := k.t.best(func() error {
 		for range calls {
 			issue()

@@ -66,14 +66,20 @@ func main() {
 	if err != nil {
 		b, _ = json.Marshal(output{Error: err.Error()})
 	}
-	if done := js.Global().Get("__benchDone"); done.Type() == js.TypeFunction {
-		done.Invoke(string(b))
-	} else {
+	done := js.Global().Get("__benchDone")
+	if done.Type() != js.TypeFunction {
 		fmt.Printf("%s\n", b)
+		if out.Error != "" {
+			os.Exit(1)
+		}
+		return
 	}
-	if out.Error != "" {
-		os.Exit(1)
-	}
+	done.Invoke(string(b))
+	// Stay alive until the driver leaves the page: callbacks the WebGPU
+	// device registered may still fire, and an exited program throws.
+	keep := js.FuncOf(func(js.Value, []js.Value) any { return nil })
+	js.Global().Set("__benchKeep", keep)
+	select {}
 }
 
 func logf(format string, args ...any) { fmt.Printf("probe: "+format+"\n", args...) }
@@ -101,35 +107,30 @@ func run(c *config, out *output) error {
 	return fmt.Errorf("unknown phase %q", c.Phase)
 }
 
-// kernelCase is one hot kernel to time.
-type kernelCase struct {
-	name string
-	run  func(k *kernelBench) error
-}
-
 // kernelCases are Llama-3.2-1B's decode shapes (hidden 2048, 32/8 heads of
 // 64, ffn 8192, vocab 128256), its prefill GEMM at 128 tokens, and
-// Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8).
-func kernelCases(quick bool) []kernelCase {
+// Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8), by the
+// names of result.KernelNames(false); quick ones are small.
+func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error {
 	if quick {
-		return []kernelCase{
-			{"gemv_q4", func(k *kernelBench) error { return k.gemv("gemv_q4", loader.Q4, 1024, 1024) }},
-			{"gemv_q8", func(k *kernelBench) error { return k.gemv("gemv_q8", loader.Q8, 1024, 1024) }},
-			{"gemm_q4", func(k *kernelBench) error { return k.gemm("gemm_q4", loader.Q4, 64, 256, 256) }},
-			{"attn_decode_1k", func(k *kernelBench) error { return k.attention("attn_decode_1k", 32, 8, 64, 1024) }},
-			{"moe_q4", func(k *kernelBench) error { return k.moe("moe_q4", 256, 16, 4, 64) }},
+		return map[string]func(k *kernelBench, name string) error{
+			"gemv_q4":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 1024, 1024) },
+			"gemv_q8":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q8, 1024, 1024) },
+			"gemm_q4":        func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
+			"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, 32, 8, 64, 1024) },
+			"moe_q4":         func(k *kernelBench, n string) error { return k.moe(n, 256, 16, 4, 64) },
 		}
 	}
-	return []kernelCase{
-		{"gemv_q4_qkv", func(k *kernelBench) error { return k.gemv("gemv_q4_qkv", loader.Q4, 3072, 2048) }},
-		{"gemv_q4_gate_up", func(k *kernelBench) error { return k.gemv("gemv_q4_gate_up", loader.Q4, 16384, 2048) }},
-		{"gemv_q4_down", func(k *kernelBench) error { return k.gemv("gemv_q4_down", loader.Q4, 2048, 8192) }},
-		{"gemv_q4_lm_head", func(k *kernelBench) error { return k.gemv("gemv_q4_lm_head", loader.Q4, 128256, 2048) }},
-		{"gemv_q8_gate_up", func(k *kernelBench) error { return k.gemv("gemv_q8_gate_up", loader.Q8, 16384, 2048) }},
-		{"gemm_q4", func(k *kernelBench) error { return k.gemm("gemm_q4", loader.Q4, 128, 3072, 2048) }},
-		{"attn_decode_1k", func(k *kernelBench) error { return k.attention("attn_decode_1k", 32, 8, 64, 1024) }},
-		{"attn_decode_4k", func(k *kernelBench) error { return k.attention("attn_decode_4k", 32, 8, 64, 4096) }},
-		{"moe_q4", func(k *kernelBench) error { return k.moe("moe_q4", 2048, 128, 8, 768) }},
+	return map[string]func(k *kernelBench, name string) error{
+		"gemv_q4_qkv":     func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 3072, 2048) },
+		"gemv_q4_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 16384, 2048) },
+		"gemv_q4_down":    func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 2048, 8192) },
+		"gemv_q4_lm_head": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 128256, 2048) },
+		"gemv_q8_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q8, 16384, 2048) },
+		"gemm_q4":         func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 128, 3072, 2048) },
+		"attn_decode_1k":  func(k *kernelBench, n string) error { return k.attention(n, 32, 8, 64, 1024) },
+		"attn_decode_4k":  func(k *kernelBench, n string) error { return k.attention(n, 32, 8, 64, 4096) },
+		"moe_q4":          func(k *kernelBench, n string) error { return k.moe(n, 2048, 128, 8, 768) },
 	}
 }
 
@@ -169,14 +170,19 @@ func runKernels(ctx context.Context, c *config, deadline time.Time) (*result.Ker
 		return nil, err
 	}
 	kb := &kernelBench{be: be, t: t, rng: newRand(), sync: be.NewF32(1), dst: make([]float32, 1), rf: &res.Roofline, log: logf}
-	for _, kc := range kernelCases(c.Quick) {
+	cases := kernelCases(c.Quick)
+	for _, name := range result.KernelNames(c.Quick) {
 		if time.Now().After(deadline) {
-			note := fmt.Sprintf("kernel %s skipped: the phase's time budget is spent", kc.name)
+			note := fmt.Sprintf("kernel %s skipped: the phase's time budget is spent", name)
 			logf("%s", note)
 			res.Notes = append(res.Notes, note)
 			continue
 		}
-		if err := kc.run(kb); err != nil {
+		run, ok := cases[name]
+		if !ok {
+			return nil, fmt.Errorf("no kernel %s", name)
+		}
+		if err := run(kb, name); err != nil {
 			return nil, err
 		}
 	}

@@ -109,7 +109,7 @@ func (r *roofline) timeDispatches(label string, p *gpu.Pipeline, bg *gpu.BindGro
 	if err := run(one); err != nil {
 		return 0, 0, err
 	}
-	calls := r.t.calls(time.Since(start), 64)
+	calls := r.t.calls(time.Since(start), 512)
 	prog, err := r.program(label, p, bg, groups, calls)
 	if err != nil {
 		return 0, 0, err
@@ -203,10 +203,10 @@ func (r *roofline) fma(rf *result.Roofline) error {
 				return err
 			}
 			// Long enough that launching the threads is small beside it.
-			if ms >= 2 || iters >= 1<<16 {
+			if ms >= 10 || iters >= 1<<16 {
 				break
 			}
-			iters *= 4
+			iters = min(1<<16, iters*max(2, int(10/ms)))
 		}
 		dst.Destroy()
 		gflops := float64(wg*groups) * float64(iters) * 64 / ms / 1e6

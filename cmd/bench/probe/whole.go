@@ -18,6 +18,10 @@ import (
 	"wasmllm/tokenizer"
 )
 
+// prefillChunk is engine.Options.PrefillChunk's default: the largest batch
+// a prompt is run in.
+const prefillChunk = 128
+
 // prompt is one prompt length's token ids.
 type prompt struct {
 	Len int     `json:"len"`
@@ -133,9 +137,29 @@ func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(
 		return result.Run{Prompt: len(ids), PrefillMs: ms(first.Sub(t0)), DecodeTokens: n - 1, DecodeMs: ms(last.Sub(first))}, &d, nil
 	}
 
-	// Warm up: compile the kernels and record the programs of a short run.
-	if _, _, err := gen(c.Prompts[0].IDs, 2); err != nil {
-		return nil, err
+	// Warm up: compile the kernels and record the programs of a decode and
+	// of each prefill chunk size the prompts use.
+	// A chunk size that would take more than a tenth of the time left is
+	// not warmed up: its first run pays instead.
+	warm := map[int]bool{}
+	var warm0 result.Run
+	for i, pr := range c.Prompts {
+		n := min(len(pr.IDs), prefillChunk)
+		if warm[n] {
+			continue
+		}
+		if i > 0 && warm0.PrefillMs*float64(n)/float64(warm0.Prompt) > float64(time.Until(deadline).Milliseconds())/10 {
+			res.Notes = append(res.Notes, fmt.Sprintf("no warm-up run of a %d-token chunk: the time budget is short", n))
+			continue
+		}
+		warm[n] = true
+		r, _, err := gen(pr.IDs[:n], 2)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			warm0 = r
+		}
 	}
 	var total counters
 	var steps int

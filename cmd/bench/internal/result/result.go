@@ -131,3 +131,14 @@ type Model struct {
 	PerToken      *PerToken `json:"per_token,omitempty"`
 	Notes         []string  `json:"notes,omitempty"`
 }
+
+// KernelNames are the hot kernels the probe times, in order: Llama-3.2-1B's
+// decode GEMVs, its prefill GEMM, decode attention and Qwen3-30B-A3B's
+// experts; quick (the bench's -short mode) has small shapes of fewer.
+func KernelNames(quick bool) []string {
+	if quick {
+		return []string{"gemv_q4", "gemv_q8", "gemm_q4", "attn_decode_1k", "moe_q4"}
+	}
+	return []string{"gemv_q4_qkv", "gemv_q4_gate_up", "gemv_q4_down", "gemv_q4_lm_head", "gemv_q8_gate_up",
+		"gemm_q4", "attn_decode_1k", "attn_decode_4k", "moe_q4"}
+}

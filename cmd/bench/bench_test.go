@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"wasmllm/cmd/bench/internal/result"
+	"wasmllm/cpu"
+	"wasmllm/internal/browsertest"
+	"wasmllm/loader"
+	"wasmllm/model"
+	"wasmllm/tokenizer"
+)
+
+func testModel(name string) string { return browsertest.RepoFile("testdata/models/" + name) }
+
+// Every prompt encodes to exactly its length, with each tokenizer kind.
+func TestBuildPrompts(t *testing.T) {
+	for _, name := range []string{"stories260K.gguf", "tiny-llama3-q4_0.gguf", "tiny-qwen3-q8_0.gguf"} {
+		tok, err := ggufTokenizer(testModel(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := buildPrompts(tok, []int{16, 33, 128, 512}, 3)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, p := range ps {
+			seen := map[string]bool{}
+			for i, text := range p.Texts {
+				if got := tok.Encode(text, true); len(got) != p.Len || !equalIDs(got, p.IDs[i]) {
+					t.Errorf("%s: prompt %d/%d encodes to %d tokens", name, p.Len, i, len(got))
+				}
+				if seen[text] {
+					t.Errorf("%s: prompt %d repeats a text", name, p.Len)
+				}
+				seen[text] = true
+			}
+		}
+	}
+}
+
+func equalIDs(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBanNonASCII(t *testing.T) {
+	tok, err := ggufTokenizer(testModel("tiny-llama3-q4_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bias := banNonASCII(tok)
+	if len(bias) == 0 {
+		t.Fatal("no token banned in a byte-level vocabulary")
+	}
+	for id := range int32(tok.VocabSize()) {
+		s := tok.Decode([]int32{id})
+		ascii := true
+		for i := 0; i < len(s); i++ {
+			ascii = ascii && s[i] < 0x80
+		}
+		if _, banned := bias[strings.TrimSpace(itoa(id))]; banned == ascii {
+			t.Errorf("token %d (%q): banned %v", id, s, banned)
+		}
+	}
+}
+
+func itoa(i int32) string { b, _ := json.Marshal(i); return string(b) }
+
+// A small model of the synthetic kind loads, tokenizes like its base and
+// runs on the CPU backend.
+func TestWriteSynthetic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "synth.gguf")
+	base := testModel("tiny-llama3-q4_0.gguf")
+	s := synthShape{Layers: 2, Hidden: 64, Heads: 4, KVHeads: 2, HeadDim: 16, FFN: 128, Vocab: 1024}
+	if err := writeSynthetic(path, base, s); err != nil {
+		t.Fatal(err)
+	}
+	g, err := loader.ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Config
+	if c.Layers != 2 || c.Hidden != 64 || c.Heads != 4 || c.KVHeads != 2 || c.HeadDim != 16 || c.FFN != 128 || c.Vocab != 1024 || !c.TiedEmbeddings {
+		t.Fatalf("config %+v", c)
+	}
+	tok, err := tokenizer.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseTok, err := ggufTokenizer(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.VocabSize() != 1024 {
+		t.Errorf("vocabulary of %d", tok.VocabSize())
+	}
+	ids := tok.Encode(corpus, true)
+	if !equalIDs(ids, baseTok.Encode(corpus, true)) {
+		t.Error("the padded vocabulary tokenizes the corpus unlike its base")
+	}
+	m, err := model.Build(cpu.New(1), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := m.NewCache(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := m.Forward(cache, ids[:8], 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]float32, c.Vocab)
+	if err := m.Backend().ReadF32(logits, row); err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, v := range row {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("logit %v", v)
+		}
+		sum += math.Abs(float64(v))
+	}
+	if sum == 0 {
+		t.Error("all logits are zero")
+	}
+}
+
+// The ratios follow their definitions on a report built by hand.
+func TestRatios(t *testing.T) {
+	r := &Report{Prompts: []int{16, 128}, Headline: 128, Roofline: result.Roofline{ReadGBps: 10, FMAGFLOPs: 100},
+		Kernels: []result.Kernel{{Name: "gemv_q4", Ratio: 0.5, Unit: "GB/s", Rate: 5}}}
+	gpu := &EngineReport{Engine: engineGPU, ActiveBytes: 1e9, KVBytesPerPos: 1e6, Runs: []result.Run{
+		{Prompt: 16, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000},
+		{Prompt: 128, PrefillMs: 400, DecodeTokens: 10, DecodeMs: 2000},
+		{Prompt: 128, PrefillMs: 800, DecodeTokens: 10, DecodeMs: 4000},
+		{Prompt: 128, PrefillMs: 200, DecodeTokens: 10, DecodeMs: 1000}}}
+	peer := &EngineReport{Engine: enginePeer, Runs: []result.Run{{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 5000}}}
+	gpu.fill()
+	peer.fill()
+	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, peer}}}
+	r.computeRatios()
+	want := map[string]float64{
+		// median decode at 128 is 5 tok/s; 1 GB + 1 MB × (128 + 5) a token
+		"decode_bw_tiny_model_q4":         (1e9 + 1e6*133) * 5 / 10e9,
+		"kernel_gemv_q4":                  0.5,
+		"decode_vs_wllama_tiny_model_q4":  5.0 / 2,
+		"prefill_vs_wllama_tiny_model_q4": 320.0 / 80,
+	}
+	if len(r.Ratios) != len(want) {
+		t.Errorf("ratios %v", r.Ratios)
+	}
+	for _, x := range r.Ratios {
+		if w, ok := want[x.Name]; !ok || math.Abs(x.Value-w) > 1e-9*w {
+			t.Errorf("ratio %s = %v, want %v", x.Name, x.Value, w)
+		}
+	}
+	var txt strings.Builder
+	r.writeText(&txt)
+	for name := range want {
+		if !strings.Contains(txt.String(), "\nratio "+name+" ") {
+			t.Errorf("no ratio line for %s in\n%s", name, txt.String())
+		}
+	}
+	var svg strings.Builder
+	if err := r.writeChart(&svg); err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), "<polyline") != 2 {
+		t.Errorf("chart: %v\n%s", err, svg.String())
+	}
+}
+
+// TestShortRun runs the whole bench in -short mode: stories260K on every
+// engine in headless Chromium. It checks the outputs' shape, never a speed.
+func TestShortRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the engine and runs Chromium for minutes")
+	}
+	if _, err := os.Stat(browsertest.Chromium()); err != nil {
+		t.Skipf("no Chromium at %s", browsertest.Chromium())
+	}
+	o := options{Out: t.TempDir(), Short: true, Budget: 8 * time.Minute, Repeats: 1, Peer: "auto", Browser: browsertest.Chromium()}
+	rep, err := run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeOutputs(rep, o.Out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(o.Out, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Roofline.ReadGBps <= 0 || back.Roofline.FMAGFLOPs <= 0 || len(back.Kernels) != len(result.KernelNames(true)) {
+		t.Errorf("roofline %+v, %d kernels", back.Roofline, len(back.Kernels))
+	}
+	if len(back.Models) != 1 || back.Models[0].Name != "stories260K" {
+		t.Fatalf("models %+v", back.Models)
+	}
+	m := back.Models[0]
+	for _, name := range []string{engineGPU, engineCPU} {
+		e := m.engine(name)
+		if e == nil || e.Error != "" || len(e.Runs) == 0 {
+			t.Fatalf("%s: %+v", name, e)
+		}
+		for _, r := range e.Runs {
+			if r.DecodeTokens != m.Decode || r.PrefillMs <= 0 || r.DecodeMs <= 0 {
+				t.Errorf("%s run %+v", name, r)
+			}
+		}
+	}
+	if pt := m.engine(engineGPU).PerToken; pt == nil || pt.Submits <= 0 || pt.Dispatches <= 0 {
+		t.Errorf("webgpu per token: %+v", pt)
+	}
+	if m.Load == nil || m.Load.Error != "" || m.Load.Bytes <= 0 {
+		t.Errorf("load: %+v", m.Load)
+	}
+	txt, _ := os.ReadFile(filepath.Join(o.Out, "bench.txt"))
+	lines := []string{"ratio decode_bw_stories260k ", "ratio kernel_gemv_q4 "}
+	if p := m.engine(enginePeer); p != nil {
+		if p.Error != "" || len(p.Runs) == 0 {
+			t.Errorf("wllama: %+v", p)
+		}
+		lines = append(lines, "ratio decode_vs_wllama_stories260k ", "ratio prefill_vs_wllama_stories260k ")
+	}
+	for _, l := range lines {
+		if !strings.Contains(string(txt), "\n"+l) {
+			t.Errorf("no %q line in\n%s", l, txt)
+		}
+	}
+	if svg, err := os.ReadFile(filepath.Join(o.Out, rep.ChartFile)); err != nil || !strings.HasPrefix(string(svg), "<svg") {
+		t.Errorf("chart: %v", err)
+	}
+}
