@@ -92,8 +92,9 @@ func testRoPE(t *testing.T, b model.Backend) {
 	llama3 := &model.Config{HeadDim: 64, RopeTheta: 500000, RopeScaling: &model.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192}}
 	plain := &model.Config{HeadDim: 128, RopeTheta: 1e6}
 	small := &model.Config{HeadDim: 16, RopeTheta: 10000}
+	tiny := &model.Config{HeadDim: 8, RopeTheta: 10000} // stories260K
 	for _, neox := range []bool{false, true} {
-		for _, c := range []*model.Config{llama3, plain, small} {
+		for _, c := range []*model.Config{llama3, plain, small, tiny} {
 			for _, sh := range [][3]int{{1, 4, 3}, {6, 10, 2}} {
 				T, heads, extra := sh[0], sh[1], sh[2]
 				Dh := c.HeadDim
@@ -107,7 +108,7 @@ func testRoPE(t *testing.T, b model.Backend) {
 				x := input(t, b, xv, T, C)
 				b.RoPE(x, ids(t, b, pos), heads, rp)
 				cpu.RoPE(xv, pos, C, heads, neox, rp.InvFreq)
-				compare(t, fmt.Sprintf("RoPE neox=%v Dh=%d T=%d heads=%d of %d", neox, Dh, T, heads, heads+extra), read(t, b, x, T*C), xv, 2e-4)
+				compare(t, fmt.Sprintf("RoPE neox=%v Dh=%d T=%d heads=%d of %d", neox, Dh, T, heads, heads+extra), read(t, b, x, T*C), xv, 3e-6)
 			}
 		}
 	}

@@ -113,7 +113,8 @@ func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
 }
 
 // ropeFreqs uploads, once per frequency table, each frequency in turns per
-// position with the multiples rope.wgsl uses, computed in float64.
+// position at the scales rope.wgsl uses, computed in float64 and split into
+// a high part of 18 significant bits and the rest.
 func (b *Backend) ropeFreqs(r *model.RoPE) *Buffer {
 	if len(r.InvFreq) == 0 {
 		b.opErr("RoPE", "no frequencies")
@@ -126,17 +127,19 @@ func (b *Backend) ropeFreqs(r *model.RoPE) *Buffer {
 	if buf, ok := b.ops.ropeFreqs[key]; ok {
 		return buf
 	}
-	raw := make([]byte, 16*len(r.InvFreq))
+	raw := make([]byte, 32*len(r.InvFreq))
+	put := func(o int, f float32) {
+		bits := math.Float32bits(f)
+		raw[o], raw[o+1], raw[o+2], raw[o+3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
+	}
 	for i, f := range r.InvFreq {
 		t := float64(f) / (2 * math.Pi)
 		for j, m := range []float64{1, 64, 4096, 262144} {
 			v := t * m
-			if j > 0 {
-				v -= math.Floor(v)
-			}
-			bits := math.Float32bits(float32(v))
-			o := 16*i + 4*j
-			raw[o], raw[o+1], raw[o+2], raw[o+3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
+			v -= math.Floor(v)
+			hi := math.Float32frombits(math.Float32bits(float32(v)) &^ 0x3f) // 18 significant bits
+			put(32*i+4*j, hi)
+			put(32*i+16+4*j, float32(v-float64(hi)))
 		}
 	}
 	buf, err := b.createFilled("rope freqs", raw)
