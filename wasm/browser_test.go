@@ -609,3 +609,32 @@ func TestNoWebGPU(t *testing.T) {
 	_, err := load(b, map[string]any{"model": "/models/stories260K/", "backend": "webgpu"})
 	wantCode(t, err, "no_webgpu")
 }
+
+// TestQuota: a model that does not fit the origin's storage quota fails
+// before any shard is fetched, saying by how much; shards already cached
+// do not count. (Chromium's quota override over CDP does not reach
+// navigator.storage.estimate(), so the test gives the figures.)
+func TestQuota(t *testing.T) {
+	t.Parallel()
+	models, m := storiesModel(t, "stories")
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	total := m.TotalBytes()
+	opts := map[string]any{"model": "/models/stories/", "backend": "cpu", "storageEstimate": map[string]any{"quota": 10 << 20, "usage": 10<<20 - total/2}}
+	_, err := load(b, opts)
+	je := wantCode(t, err, "quota_exceeded")
+	if je.Details["need"].(float64) != float64(total) || je.Details["short"].(float64) != float64(total-total/2) || !strings.Contains(je.Message, "short") {
+		t.Errorf("error %q %v", je.Message, je.Details)
+	}
+	t.Logf("%s", je.Message)
+	if got := srv.Requests(".bin "); len(got) != 0 {
+		t.Errorf("shards fetched before the quota check:\n%s", strings.Join(got, "\n"))
+	}
+	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	// With every shard cached, nothing more is needed.
+	opts["storageEstimate"] = map[string]any{"quota": 10 << 20, "usage": 10 << 20}
+	if info := mustLoad(t, b, opts); info.Load.CachedBytes != total {
+		t.Errorf("cached load %+v", info.Load)
+	}
+}

@@ -27,6 +27,11 @@ type loadOptions struct {
 	Concurrency int    `json:"concurrency"`
 	MaxRetries  int    `json:"max_retries"`
 	Cache       *bool  `json:"cache"`
+	// StorageEstimate replaces navigator.storage.estimate() (tests).
+	StorageEstimate *struct {
+		Quota int64 `json:"quota"`
+		Usage int64 `json:"usage"`
+	} `json:"storage_estimate"`
 	// Limits lower the WebGPU device's limits (tests, or to leave room).
 	Limits struct {
 		MaxStorageBufferBindingSize uint64 `json:"maxStorageBufferBindingSize"`
@@ -82,6 +87,9 @@ func (w *worker) load(j job) (map[string]any, error) {
 		"concurrency": o.Concurrency,
 		"maxRetries":  o.MaxRetries,
 		"cache":       o.Cache == nil || *o.Cache,
+	}
+	if e := o.StorageEstimate; e != nil {
+		jsOpts["estimate"] = map[string]any{"quota": e.Quota, "usage": e.Usage}
 	}
 	loader := js.Global().Get("__wasmllmLoader")
 

@@ -68,6 +68,8 @@ export interface EngineOptions {
   heapBytes?: number;
   /** Lower the WebGPU device's limits (testing, or to leave room for other work). */
   limits?: { maxStorageBufferBindingSize?: number; maxBufferSize?: number };
+  /** Use these figures instead of navigator.storage.estimate() for the quota check (testing). */
+  storageEstimate?: { quota: number; usage: number };
   /** Where worker.js and wasmllm.wasm are; default: beside wasmllm.js. */
   workerURL?: string | URL;
   wasmURL?: string | URL;

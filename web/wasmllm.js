@@ -246,6 +246,7 @@ export async function createEngine(opts) {
 			max_retries: opts.maxRetries || 0,
 			cache: opts.cache !== false,
 			limits: opts.limits || {},
+			storage_estimate: opts.storageEstimate || null,
 		};
 		const info = await conn.call("load", { body: JSON.stringify(load) }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 		if (info.notice && opts.onNotice) opts.onNotice(info.notice);

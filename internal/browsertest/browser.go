@@ -184,3 +184,4 @@ func (b *Browser) Screenshot(path string) error {
 	}
 	return os.WriteFile(path, buf, 0o644)
 }
+
