@@ -184,4 +184,3 @@ func (b *Browser) Screenshot(path string) error {
 	}
 	return os.WriteFile(path, buf, 0o644)
 }
-
