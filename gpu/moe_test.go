@@ -434,11 +434,13 @@ func TestSelectErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkMoEDecodeQwen3A3B is one decode step (T=1) of a Qwen3-30B-A3B MoE
-// block: D=2048, E=128, A=8, F=768, q4 experts, f32 router. It reports the
-// bytes of the 8 chosen experts' weights (values and scales) read per second
-// as MB/s, and per step the dispatches, submits, buffer maps and readback.
-func BenchmarkMoEDecodeQwen3A3B(b *testing.B) {
+// BenchmarkMoEQwen3A3B runs a Qwen3-30B-A3B MoE block: D=2048, E=128, A=8,
+// F=768, q4 experts, f32 router. Sub-benchmark decode is one step (T=1); it
+// reports the bytes of the 8 chosen experts' weights (values and scales) read
+// per second as MB/s, and per step the dispatches, submits, buffer maps,
+// bytes read back and programs recorded. prefill64 is a 64-token prefill
+// through the expert-grouped path, reported in tokens/s.
+func BenchmarkMoEQwen3A3B(b *testing.B) {
 	const D, E, A, F = 2048, 128, 8, 768
 	d, err := openDevice(Options{})
 	if err != nil {
@@ -467,30 +469,38 @@ func BenchmarkMoEDecodeQwen3A3B(b *testing.B) {
 	router := mustUpload(b, be, rw)
 	gu := mustUpload(b, be, q4(E, 2*F, D))
 	dn := mustUpload(b, be, q4(E, D, F))
-	x, out := be.NewF32(1, D), be.NewF32(1, D)
-	xv, got := randVec(r, D, 1), make([]float32, D)
-	step := func() {
-		be.WriteF32(x, xv)
-		be.MoE(out, x, router, gu, dn, A, true)
-		if err := be.ReadF32(out, got); err != nil {
-			b.Fatal(err)
+	run := func(b *testing.B, T int) {
+		x, out := be.NewF32(T, D), be.NewF32(T, D)
+		defer be.Free(x)
+		defer be.Free(out)
+		xv, got := randVec(r, T*D, 1), make([]float32, T*D)
+		step := func() {
+			be.WriteF32(x, xv)
+			be.MoE(out, x, router, gu, dn, A, true)
+			if err := be.ReadF32(out, got); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	step()
-	active := int64(A) * int64(2*F*D+D*F) * 9 / 16 // q4: 4 bits and an f16 per 32
-	b.SetBytes(active)
-	before, builds := be.d.Stats(), be.Stats().ProgramBuilds
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		xv[i%D] += 0.5 // other experts each step
 		step()
+		before, builds := be.d.Stats(), be.Stats().ProgramBuilds
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			xv[i%len(xv)] += 0.5 // other experts each step
+			step()
+		}
+		b.StopTimer()
+		s := be.d.Stats().Sub(before)
+		n := float64(b.N)
+		b.ReportMetric(float64(s.Dispatches)/n, "dispatches/op")
+		b.ReportMetric(float64(s.Submits)/n, "submits/op")
+		b.ReportMetric(float64(s.Maps)/n, "maps/op")
+		b.ReportMetric(float64(s.BytesRead)/n, "readB/op")
+		b.ReportMetric(float64(be.Stats().ProgramBuilds-builds), "builds")
+		b.ReportMetric(float64(T)*n/b.Elapsed().Seconds(), "tok/s")
 	}
-	b.StopTimer()
-	s := be.d.Stats().Sub(before)
-	n := float64(b.N)
-	b.ReportMetric(float64(s.Dispatches)/n, "dispatches/op")
-	b.ReportMetric(float64(s.Submits)/n, "submits/op")
-	b.ReportMetric(float64(s.Maps)/n, "maps/op")
-	b.ReportMetric(float64(s.BytesRead)/n, "readB/op")
-	b.ReportMetric(float64(be.Stats().ProgramBuilds-builds), "builds")
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(A) * int64(2*F*D+D*F) * 9 / 16) // q4: 4 bits and an f16 per 32
+		run(b, 1)
+	})
+	b.Run("prefill64", func(b *testing.B) { run(b, 64) })
 }
