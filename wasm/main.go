@@ -138,7 +138,6 @@ func (w *worker) generate(j job) {
 		postError(j.id, e)
 		return
 	}
-	w.loaded.info["last_timings"] = w.loaded.runner.Last
 	postResult(j.id, map[string]any{"response": out, "timings": w.loaded.runner.Last})
 }
 

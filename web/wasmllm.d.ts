@@ -105,8 +105,6 @@ export interface EngineInfo {
     manifest_from_cache: boolean;
     gpu_direct_bytes: number; // bytes written from JavaScript straight into GPU buffers
   };
-  /** Timings of the last request. */
-  last_timings?: Timings;
 }
 
 /** A request's speeds (a wasmllm extension of the responses, also engine.stats). */

@@ -22,6 +22,10 @@ const DefaultHeapBytes = 2 << 30
 // model allows more.
 const DefaultContext = 4096
 
+// MaxShardBytes is the largest shard the browser loader takes: it holds a
+// shard in one ArrayBuffer while verifying it.
+const MaxShardBytes = 1 << 30
+
 // Limits are what the chosen backend can hold.
 type Limits struct {
 	Backend string // BackendWebGPU or BackendCPU
@@ -156,6 +160,12 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 	} else if need := p.WeightBytes + p.KVBytes; need > heap {
 		return nil, (&TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
 			Limit: "the wasm heap budget", Need: need, Have: heap}).apiError()
+	}
+	for _, s := range m.Shards {
+		if s.Bytes > MaxShardBytes {
+			return nil, (&TooLargeError{What: "shard " + s.File, Limit: "the loader's shard size limit", Need: s.Bytes, Have: MaxShardBytes,
+				Hint: "convert the model again with smaller shards (cmd/convert -shard-mb 32)"}).apiError()
+		}
 	}
 	return p, nil
 }

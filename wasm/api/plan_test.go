@@ -108,3 +108,12 @@ func TestCheckHeap(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 }
+
+func TestCheckShardSize(t *testing.T) {
+	m := planManifest()
+	m.Shards[0].Bytes = MaxShardBytes + 1
+	d := tooLarge(t, func() error { _, err := Check(m, Limits{Backend: BackendCPU}, 16); return err }())
+	if d["over"] != int64(1) || !strings.Contains(d["what"].(string), m.Shards[0].File) {
+		t.Errorf("details %v", d)
+	}
+}
