@@ -205,6 +205,17 @@ func (r *goldenRun) forward(ids []int32, pos int) [][]float32 {
 	return rows
 }
 
+// forwardChunks runs ids from position 0 in batches of at most chunk tokens
+// and returns every position's logits.
+func (r *goldenRun) forwardChunks(ids []int32, chunk int) [][]float32 {
+	r.t.Helper()
+	var rows [][]float32
+	for pos := 0; pos < len(ids); pos += chunk {
+		rows = append(rows, r.forward(ids[pos:min(pos+chunk, len(ids))], pos)...)
+	}
+	return rows
+}
+
 // kvTolerance is the golden tolerance, ten times it when the cache keeps
 // keys and values in f16 (testdata/README.md).
 func kvTolerance(tol float64, c model.KVCache) float64 {
@@ -268,13 +279,15 @@ func TestModelGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkModelGolden(t, gm, cm, g)
+			checkModelGolden(t, gm, cm, g, 0)
 		})
 	}
 	t.Logf("whole-model checks took %v", time.Since(start).Round(time.Millisecond))
 }
 
-func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden) {
+// checkModelGolden checks one golden file; maxBatch, when set, bounds the
+// tokens of one batch (the activations must fit the device's bindings).
+func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden, maxBatch int) {
 	T := len(g.Tokens)
 	capacity := T + len(g.Greedy) + 1
 	gr := newGoldenRun(t, gm, capacity, "gpu")
@@ -315,12 +328,16 @@ func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden) {
 		vsCPU.check(label, grow, crow)
 	}
 
-	// The prompt and the greedy ids as one batch: its rows at the decoded
-	// positions must match the decode steps' (and the golden's), which tells
-	// a decode kernel's error from a prefill kernel's.
+	// The prompt and the greedy ids as one batch (or batches of maxBatch):
+	// its rows at the decoded positions must match the decode steps' (and
+	// the golden's), which tells a decode kernel's error from a prefill
+	// kernel's.
 	seq := append(slices.Clone(g.Tokens), gotIDs[:len(gotIDs)-1]...)
+	if maxBatch <= 0 {
+		maxBatch = len(seq)
+	}
 	fr := newGoldenRun(t, gm, len(seq), "gpu, prompt and greedy ids")
-	full := fr.forward(seq, 0)
+	full := fr.forwardChunks(seq, maxBatch)
 	fr.free()
 	batchVsDecode := &rowChecker{t: t, what: "batch vs decode", tol: tol}
 	batchVsGolden := &rowChecker{t: t, what: "batch vs golden greedy", tol: tol}
@@ -496,7 +513,7 @@ func TestModelSplitBinding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkModelGolden(t, gm, cm, g)
+			checkModelGolden(t, gm, cm, g, len(g.Tokens))
 		})
 	}
 }
