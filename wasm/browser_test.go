@@ -264,7 +264,9 @@ func TestOffline(t *testing.T) {
 	t.Parallel()
 	models, m := storiesModel(t, "stories")
 	web := browsertest.WebDir(t, nil)
-	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Models: models})
+	// Pages and the wasm stay fresh in the HTTP cache for the whole test
+	// (the default max-age is a minute).
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Models: models, Args: []string{"-max-age", "10m"}})
 	b := browsertest.NewBrowser(t)
 	b.Open(srv.URL + "/test.html")
 	opts := map[string]any{"model": "/models/stories/", "backend": "cpu"}
