@@ -3,6 +3,7 @@ package model_test
 import (
 	"slices"
 	"testing"
+	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
@@ -19,7 +20,7 @@ func TestBundledModel(t *testing.T) {
 	if tok == nil {
 		t.Fatal("no tokenizer")
 	}
-	g := readGolden(t, "../testdata/golden/stories260K.story.json")
+	g := golden.Read(t, "../testdata/golden/stories260K.story.json")
 	if ids := tok.Encode("Once upon a time", true); !slices.Equal(ids, g.Tokens) {
 		t.Errorf("prompt encodes to %v, golden %v", ids, g.Tokens)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
 	_ "wasmllm/engine" // registers the converted-folder reader with model.Load
@@ -72,7 +73,7 @@ func TestManifestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := readGolden(t, "../testdata/golden/"+name+".json")
+			g := golden.Read(t, "../testdata/golden/"+name+".json")
 			checkGolden(t, mod, g, g.Tolerance)
 		})
 	}

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"testing"
+	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/model"
@@ -18,7 +19,7 @@ func TestTwoSources(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.b, func(t *testing.T) {
-			g := readGolden(t, "../testdata/golden/"+c.golden)
+			g := golden.Read(t, "../testdata/golden/"+c.golden)
 			var rows [2][]float32
 			for i, path := range []string{c.a, c.b} {
 				w, err := model.Load(path)
@@ -38,7 +39,7 @@ func TestTwoSources(t *testing.T) {
 				rows[i] = make([]float32, len(g.Tokens)*m.Config.Vocab)
 				m.Backend().ReadF32(logits, rows[i])
 			}
-			if e, i := rowError(rows[1], rows[0]); e > 1e-5 {
+			if e, i := golden.RowError(rows[1], rows[0]); e > 1e-5 {
 				t.Errorf("%s vs %s: relative error %.3g at %d: %v vs %v", c.b, c.a, e, i, rows[1][i], rows[0][i])
 			}
 		})

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
+	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
@@ -17,26 +16,9 @@ import (
 
 const testdata = "../../testdata"
 
-type golden struct {
-	Kind         string      `json:"kind"`
-	Tolerance    float64     `json:"tolerance"`
-	Tokens       []int32     `json:"tokens"`
-	Logits       [][]float32 `json:"logits"`
-	Greedy       []int32     `json:"greedy"`
-	GreedyLogits [][]float32 `json:"greedy_logits"`
-}
-
-func readGolden(t *testing.T, name string) *golden {
+func readGolden(t *testing.T, name string) *golden.File {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testdata, "golden", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g golden
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return &g
+	return golden.Read(t, filepath.Join(testdata, "golden", name))
 }
 
 // convertTo converts in into a fresh folder under t.TempDir.
@@ -66,30 +48,17 @@ func loadFolder(t *testing.T, dir string) (*model.Weights, *tokenizer.Tokenizer)
 	return w, tok
 }
 
-// rowError is max|got-want| / max|want|.
 func rowError(got, want []float32) float64 {
-	var maxW, maxD float64
-	for i := range want {
-		maxW = math.Max(maxW, math.Abs(float64(want[i])))
-		maxD = math.Max(maxD, math.Abs(float64(got[i]-want[i])))
-	}
-	return maxD / maxW
+	e, _ := golden.RowError(got, want)
+	return e
 }
 
-func argmax(row []float32) int32 {
-	best := 0
-	for i, v := range row {
-		if v > row[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
+func argmax(row []float32) int32 { return golden.Argmax(row) }
 
 // run evaluates g's prompt and greedy steps on w with the CPU backend and
 // returns every logits row (prompt rows, then one per greedy step) and the
 // greedy ids.
-func runGolden(t *testing.T, w *model.Weights, g *golden) ([][]float32, []int32) {
+func runGolden(t *testing.T, w *model.Weights, g *golden.File) ([][]float32, []int32) {
 	t.Helper()
 	m, err := model.Build(cpu.New(2), w)
 	if err != nil {
@@ -136,7 +105,7 @@ func runGolden(t *testing.T, w *model.Weights, g *golden) ([][]float32, []int32)
 
 // checkExact asserts the golden's tolerance on every row and identical
 // greedy ids.
-func checkExact(t *testing.T, w *model.Weights, g *golden) {
+func checkExact(t *testing.T, w *model.Weights, g *golden.File) {
 	t.Helper()
 	rows, ids := runGolden(t, w, g)
 	want := append(append([][]float32{}, g.Logits...), g.GreedyLogits...)

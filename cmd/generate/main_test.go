@@ -5,34 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"wasmllm/internal/golden"
 )
-
-type golden struct {
-	Model     string      `json:"model"`
-	Kind      string      `json:"kind"`
-	Tolerance float64     `json:"tolerance"`
-	Tokens    []int32     `json:"tokens"`
-	Logits    [][]float32 `json:"logits"`
-	Greedy    []int32     `json:"greedy"`
-}
-
-func readGolden(t *testing.T, path string) *golden {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g golden
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
-	return &g
-}
 
 func ids(v []int32) string {
 	s := make([]string, len(v))
@@ -76,18 +55,13 @@ func jsonIDs(t *testing.T, out string) []int32 {
 // file, as the golden rules state: exact files within their tolerance and
 // identical greedy ids; llama.cpp's native quantised runs loosely.
 func TestGoldenCLI(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/golden/*.json")
-	for _, f := range files {
-		if strings.Contains(f, "story") || strings.Contains(f, ".long.") {
-			continue
-		}
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			g := readGolden(t, f)
-			modelPath := filepath.Join("../../testdata/golden", g.Model)
+	for _, g := range golden.Files(t, "../../testdata/golden", "", false, false) {
+		t.Run(g.Name, func(t *testing.T) {
+			modelPath := g.ModelPath()
 			logits := filepath.Join(t.TempDir(), "logits.json")
 			runCLI(t, "-model", modelPath, "-tokens", ids(g.Tokens), "-n", "0", "-logits", logits)
 			var got struct {
-				Tokens []int32      `json:"tokens"`
+				Tokens []int32     `json:"tokens"`
 				Logits [][]float32 `json:"logits"`
 			}
 			b, _ := os.ReadFile(logits)
@@ -100,7 +74,7 @@ func TestGoldenCLI(t *testing.T) {
 			switch g.Kind {
 			case "exact":
 				for r := range g.Logits {
-					if e, i := rowError(got.Logits[r], g.Logits[r]); e > g.Tolerance {
+					if e, i := golden.RowError(got.Logits[r], g.Logits[r]); e > g.Tolerance {
 						t.Errorf("row %d: error %.3g at %d: got %v want %v", r, e, i, got.Logits[r][i], g.Logits[r][i])
 					}
 				}
@@ -111,10 +85,10 @@ func TestGoldenCLI(t *testing.T) {
 			case "quantized-native":
 				agree := 0
 				for r := range g.Logits {
-					if argmax(got.Logits[r]) == argmax(g.Logits[r]) {
+					same, mean, std := golden.NativeMatch(got.Logits[r], g.Logits[r])
+					if same {
 						agree++
 					}
-					mean, std := meanAbsDiff(got.Logits[r], g.Logits[r]), stddev(g.Logits[r])
 					if mean > 0.1*std {
 						t.Errorf("row %d: mean |diff| %.3g > 0.1 x std %.3g", r, mean, std)
 					}
@@ -132,7 +106,7 @@ func TestGoldenCLI(t *testing.T) {
 
 // TestStory checks the 64-token greedy story from both sources of stories260K.
 func TestStory(t *testing.T) {
-	g := readGolden(t, "../../testdata/golden/stories260K.story.json")
+	g := golden.Read(t, "../../testdata/golden/stories260K.story.json")
 	for _, args := range [][]string{
 		{"-model", "../../testdata/models/stories260K.gguf"},
 		{"-model", "../../testdata/models/stories260K.bin", "-tokenizer", "../../testdata/models/tok512.bin"},
@@ -142,46 +116,4 @@ func TestStory(t *testing.T) {
 			t.Errorf("%v:\n got %v\nwant %v", args, got, g.Greedy)
 		}
 	}
-}
-
-func rowError(got, want []float32) (float64, int) {
-	var maxW, maxD float64
-	worst := 0
-	for i := range want {
-		maxW = math.Max(maxW, math.Abs(float64(want[i])))
-		if d := math.Abs(float64(got[i] - want[i])); d > maxD {
-			maxD, worst = d, i
-		}
-	}
-	return maxD / maxW, worst
-}
-
-func argmax(row []float32) int {
-	best := 0
-	for i, v := range row {
-		if v > row[best] {
-			best = i
-		}
-	}
-	return best
-}
-
-func meanAbsDiff(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += math.Abs(float64(a[i] - b[i]))
-	}
-	return s / float64(len(a))
-}
-
-func stddev(v []float32) float64 {
-	var m, s float64
-	for _, x := range v {
-		m += float64(x)
-	}
-	m /= float64(len(v))
-	for _, x := range v {
-		s += (float64(x) - m) * (float64(x) - m)
-	}
-	return math.Sqrt(s / float64(len(v)))
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"wasmllm/internal/golden"
 )
 
 // needChromium skips browser runs with -short or without Chromium.
@@ -54,7 +55,7 @@ func runWebGPU(t *testing.T, args ...string) (stdout, stderr string, err error) 
 func TestWebGPUGolden(t *testing.T) {
 	needChromium(t)
 	const goldenFile = "../../testdata/golden/tiny-llama3-q4_0.json"
-	g := readGolden(t, goldenFile)
+	g := golden.Read(t, goldenFile)
 	if g.Kind != "exact" {
 		t.Fatalf("%s: kind %q", goldenFile, g.Kind)
 	}
