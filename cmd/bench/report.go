@@ -15,10 +15,13 @@ import (
 
 // Report is the bench's JSON output (build/bench/bench.json).
 type Report struct {
-	Started   string          `json:"started"`
-	Seconds   float64         `json:"seconds"`
-	Short     bool            `json:"short"`
-	Machine   string          `json:"machine"`
+	Started string  `json:"started"`
+	Seconds float64 `json:"seconds"`
+	Short   bool    `json:"short"`
+	Machine string  `json:"machine"`
+	// LoadAvg is /proc/loadavg at the start and the end: other work on the
+	// machine slows every engine.
+	LoadAvg   [2]string       `json:"load_avg"`
 	Adapter   result.Adapter  `json:"adapter"`
 	Roofline  result.Roofline `json:"roofline"`
 	Kernels   []result.Kernel `json:"kernels"`
@@ -88,6 +91,7 @@ type LoadReport struct {
 	RawCacheMs float64        `json:"raw_cache_read_ms"` // the same bytes read from Cache Storage alone
 	Backend    string         `json:"backend"`
 	Phases     map[string]any `json:"phases,omitempty"`
+	Note       string         `json:"note,omitempty"`
 	Error      string         `json:"error,omitempty"`
 }
 
@@ -209,8 +213,9 @@ func (r *Report) computeRatios() {
 // writeText prints the short table and the ratio lines.
 func (r *Report) writeText(w io.Writer) {
 	a := r.Adapter
-	fmt.Fprintf(w, "wasmllm bench (%s) on %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
-		r.Machine, a.Vendor, a.Architecture, map[bool]string{true: " (software adapter)"}[a.Fallback],
+	fmt.Fprintf(w, "wasmllm bench (%s, load average %s at the start, %s at the end)\n", r.Machine, r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(w, "adapter %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
+		a.Vendor, a.Architecture, map[bool]string{true: " (software adapter)"}[a.Fallback],
 		r.Roofline.ReadGBps, bytesText(r.Roofline.ReadBytes), r.Roofline.FMAGFLOPs, r.Roofline.SyncMs)
 	if len(r.Kernels) > 0 {
 		fmt.Fprintln(w, "\nkernels (ratio: to the read probe for GB/s, to the FMA probe for GFLOP/s):")
@@ -266,7 +271,7 @@ func (r *Report) writeText(w io.Writer) {
 		case l.Error != "":
 			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", m.Name, firstLine(l.Error))
 		default:
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.0f\t\n", m.Name, bytesText(l.Bytes), l.NetworkMs, l.CacheMs, l.RawCacheMs)
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%.0f\t\n", m.Name, bytesText(l.Bytes), l.NetworkMs, num(l.CacheMs), l.RawCacheMs)
 		}
 	}
 	tw.Flush()

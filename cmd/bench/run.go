@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 	}
 	rep := &Report{Started: start.UTC().Format(time.RFC3339), Short: o.Short,
 		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
+	rep.LoadAvg[0] = loadAvg()
 	note := func(format string, args ...any) {
 		s := fmt.Sprintf(format, args...)
 		logf("note: %s", s)
@@ -205,17 +207,48 @@ func run(ctx context.Context, o options) (*Report, error) {
 		total -= w
 		return max(d, 0)
 	}
+	// The test models run in one page per engine of ours (a WebGPU device
+	// compiles each kernel once); the synthetic one alone, after them.
+	var tiny, synth []*benchModel
 	for _, m := range list {
-		wg, wc, wp, wl := wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad
 		if m.synthetic {
+			synth = append(synth, m)
+		} else {
+			tiny = append(tiny, m)
+		}
+	}
+	for _, group := range [][]*benchModel{tiny, synth} {
+		if len(group) == 0 {
+			continue
+		}
+		wg, wc, wp, wl := wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad
+		if group[0].synthetic {
 			wg, wc, wp, wl = wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad
 		}
-		m.rep.Engines = append(m.rep.Engines, ours(br, page, m, "webgpu", repeats, ctxLen, share(wg)))
-		if peerDir != "" {
-			m.rep.Engines = append(m.rep.Engines, peer(br, page, m, repeats, ctxLen, share(wp)))
+		n := float64(len(group))
+		each := func(w float64) []float64 {
+			ws := make([]float64, len(group))
+			for i := range ws {
+				ws[i] = w
+			}
+			return ws
 		}
-		m.rep.Engines = append(m.rep.Engines, ours(br, page, m, "cpu", repeats, ctxLen, share(wc)))
-		m.rep.Load = load(br, page, m, share(wl))
+		for i, e := range ours(br, page, group, each(wg), "webgpu", repeats, ctxLen, share(wg*n)) {
+			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		}
+		if peerDir != "" {
+			for _, m := range group {
+				m.rep.Engines = append(m.rep.Engines, peer(br, page, m, repeats, ctxLen, share(wp)))
+			}
+		}
+		for i, e := range ours(br, page, group, each(wc), "cpu", repeats, ctxLen, share(wc*n)) {
+			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		}
+		for _, m := range group {
+			m.rep.Load = load(br, page, m, share(wl))
+		}
+	}
+	for _, m := range list {
 		for _, e := range m.rep.Engines {
 			for _, n := range e.Notes {
 				note("%s %s: %s", m.name, e.Engine, n)
@@ -224,9 +257,15 @@ func run(ctx context.Context, o options) (*Report, error) {
 				note("%s %s failed: %s", m.name, e.Engine, firstLine(e.Error))
 			}
 		}
+		if l := m.rep.Load; l != nil && l.Error != "" {
+			note("%s load failed: %s", m.name, firstLine(l.Error))
+		} else if l != nil && l.Note != "" {
+			note("%s load: %s", m.name, l.Note)
+		}
 	}
 	rep.computeRatios()
 	rep.Seconds = time.Since(start).Seconds()
+	rep.LoadAvg[1] = loadAvg()
 	return rep, nil
 }
 
@@ -305,45 +344,69 @@ func prepareModel(ctx context.Context, m *benchModel, root, models, convBin stri
 	return nil
 }
 
-// ours runs the probe's model phase: wasmllm on backend ("webgpu" or "cpu").
-func ours(br *browser, page string, m *benchModel, backend string, repeats, ctxLen int, budget time.Duration) *EngineReport {
-	e := &EngineReport{Engine: engineGPU}
+// ours runs the probe's model phase: wasmllm on backend ("webgpu" or
+// "cpu") on each model in turn in one page, each with its weight's part of
+// the budget. It returns one report per model.
+func ours(br *browser, page string, ms []*benchModel, weights []float64, backend string, repeats, ctxLen int, budget time.Duration) []*EngineReport {
+	name := engineGPU
 	if backend == "cpu" {
-		e.Engine, e.Detail = engineCPU, "Go wasm, 1 thread"
+		name = engineCPU
 	}
-	if budget < 5*time.Second {
-		e.Error = "skipped: no time left in the budget"
-		return e
-	}
-	var prompts []map[string]any
-	for _, p := range m.prompts {
-		prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0]})
-	}
-	cfg := map[string]any{"phase": "model", "budget_s": budget.Seconds(), "model": map[string]any{
-		"name": m.name, "url": "/models/" + m.name + ".gguf", "backend": backend, "context": ctxLen,
-		"decode": m.decode, "repeats": repeats, "prompts": prompts, "encode_steps": min(m.decode, 16)}}
-	logf("%s: %s (budget %v)", m.name, e.Engine, budget.Round(time.Second))
-	var out struct {
-		Model *result.Model `json:"model"`
-		Error string        `json:"error"`
-	}
-	if err := br.call(page, "bench.runProbe", cfg, budget+3*time.Minute, &out); err != nil {
-		e.Error = err.Error()
-		return e
-	}
-	if out.Error != "" {
-		e.Error = out.Error
-	}
-	if r := out.Model; r != nil {
-		e.Runs, e.PerToken, e.Notes = r.Runs, r.PerToken, r.Notes
-		e.WeightBytes, e.ActiveBytes, e.KVBytesPerPos = r.WeightBytes, r.ActiveBytes, r.KVBytesPerPos
-		e.Extra = map[string]any{"build_ms": r.BuildMs, "kv_dtype": r.KVDType, "layers": r.Layers, "hidden": r.Hidden, "vocab": r.Vocab}
-		if r.Adapter != nil {
-			e.Detail = strings.TrimSpace(r.Adapter.Vendor + " " + r.Adapter.Architecture)
+	out := make([]*EngineReport, len(ms))
+	for i := range ms {
+		out[i] = &EngineReport{Engine: name}
+		if backend == "cpu" {
+			out[i].Detail = "Go wasm, 1 thread"
 		}
 	}
-	e.fill()
-	return e
+	if budget < 5*time.Second*time.Duration(len(ms)) {
+		for _, e := range out {
+			e.Error = "skipped: no time left in the budget"
+		}
+		return out
+	}
+	var models []map[string]any
+	var names []string
+	for i, m := range ms {
+		var prompts []map[string]any
+		for _, p := range m.prompts {
+			prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0]})
+		}
+		models = append(models, map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "weight": weights[i],
+			"context": ctxLen, "decode": m.decode, "repeats": repeats, "prompts": prompts, "encode_steps": min(m.decode, 16)})
+		names = append(names, m.name)
+	}
+	cfg := map[string]any{"phase": "model", "budget_s": budget.Seconds(), "backend": backend, "models": models}
+	logf("%s: %s (budget %v)", strings.Join(names, ", "), name, budget.Round(time.Second))
+	var res struct {
+		Models []*result.Model `json:"models"`
+		Error  string          `json:"error"`
+	}
+	err := br.call(page, "bench.runProbe", cfg, budget+3*time.Minute, &res)
+	if err == nil && res.Error != "" {
+		err = errors.New(res.Error)
+	}
+	for i, e := range out {
+		var r *result.Model
+		if i < len(res.Models) {
+			r = res.Models[i]
+		}
+		switch {
+		case r != nil:
+			e.Runs, e.PerToken, e.Notes, e.Error = r.Runs, r.PerToken, r.Notes, r.Error
+			e.WeightBytes, e.ActiveBytes, e.KVBytesPerPos = r.WeightBytes, r.ActiveBytes, r.KVBytesPerPos
+			e.Extra = map[string]any{"build_ms": r.BuildMs, "kv_dtype": r.KVDType, "layers": r.Layers, "hidden": r.Hidden, "vocab": r.Vocab}
+			if r.Adapter != nil {
+				e.Detail = strings.TrimSpace(r.Adapter.Vendor + " " + r.Adapter.Architecture)
+			}
+		case err != nil:
+			e.Error = err.Error()
+		default:
+			e.Error = "the probe returned no result"
+		}
+		e.fill()
+	}
+	return out
 }
 
 // peer runs wllama on the model's GGUF file.
@@ -416,16 +479,22 @@ func load(br *browser, page string, m *benchModel, budget time.Duration) *LoadRe
 	}
 	var out struct {
 		Network once    `json:"network"`
-		Cached  once    `json:"cached"`
+		Cached  *once   `json:"cached"`
 		RawMs   float64 `json:"raw_ms"`
 		Bytes   int64   `json:"raw_bytes"`
 	}
-	if err := br.call(page, "bench.runLoad", map[string]any{"model": "/models/" + m.name + "/"}, budget+3*time.Minute, &out); err != nil {
+	arg := map[string]any{"model": "/models/" + m.name + "/", "budget_ms": budget.Milliseconds()}
+	if err := br.call(page, "bench.runLoad", arg, budget+3*time.Minute, &out); err != nil {
 		l.Error = err.Error()
 		return l
 	}
-	l.Bytes, l.NetworkMs, l.CacheMs, l.RawCacheMs, l.Backend = out.Bytes, out.Network.Ms, out.Cached.Ms, out.RawMs, out.Network.Backend
-	l.Phases = map[string]any{"network": out.Network.Load, "cached": out.Cached.Load}
+	l.Bytes, l.NetworkMs, l.RawCacheMs, l.Backend = out.Bytes, out.Network.Ms, out.RawMs, out.Network.Backend
+	l.Phases = map[string]any{"network": out.Network.Load}
+	if out.Cached != nil {
+		l.CacheMs, l.Phases["cached"] = out.Cached.Ms, out.Cached.Load
+	} else {
+		l.Note = "the load from the cache was skipped: the load from the network took over half the time budget"
+	}
 	return l
 }
 
@@ -458,4 +527,17 @@ func writeOutputs(r *Report, dir string) error {
 	}
 	fmt.Print(txt.String())
 	return nil
+}
+
+// loadAvg is the 1, 5 and 15-minute load averages, where /proc has them.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }

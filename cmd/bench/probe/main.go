@@ -37,14 +37,19 @@ type config struct {
 	Quick   bool    `json:"quick"`    // small shapes (the bench's -short mode)
 	BudgetS float64 `json:"budget_s"` // seconds this phase may take
 	// TargetMs is the wall time of one timed submit (default 40).
-	TargetMs int          `json:"target_ms"`
-	Model    *modelConfig `json:"model,omitempty"`
+	TargetMs int `json:"target_ms"`
+	// Backend and Models are the "model" phase's: models run one after
+	// the other on one backend ("webgpu" or "cpu"), so a WebGPU device
+	// compiles each kernel once. Each gets the part of the time left that
+	// its Weight is of the weights left.
+	Backend string        `json:"backend"`
+	Models  []modelConfig `json:"models,omitempty"`
 }
 
 // output is what the page gets: one of the results, or the error.
 type output struct {
 	Kernels *result.Kernels `json:"kernels,omitempty"`
-	Model   *result.Model   `json:"model,omitempty"`
+	Models  []*result.Model `json:"models,omitempty"`
 	Error   string          `json:"error,omitempty"`
 }
 
@@ -97,11 +102,8 @@ func run(c *config, out *output) error {
 		out.Kernels = k
 		return err
 	case "model":
-		if c.Model == nil || len(c.Model.Prompts) == 0 {
-			return fmt.Errorf("model phase without a model or prompts")
-		}
-		m, err := runModel(ctx, c.Model, deadline, logf)
-		out.Model = m
+		ms, err := runModels(ctx, c, deadline)
+		out.Models = ms
 		return err
 	}
 	return fmt.Errorf("unknown phase %q", c.Phase)

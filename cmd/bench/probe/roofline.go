@@ -186,9 +186,10 @@ func (r *roofline) fma(rf *result.Roofline) error {
 		if err != nil {
 			return err
 		}
-		iters := 64
-		var ms float64
-		for {
+		// More rounds per thread until the rate stops growing: a short
+		// loop measures the launch of the threads, not the arithmetic.
+		iters, best, bestIters := 64, 0.0, 0
+		for iters <= 1<<16 {
 			params, err := r.params(uint32(iters), 0x7f7fffff)
 			if err != nil {
 				return err
@@ -197,20 +198,24 @@ func (r *roofline) fma(rf *result.Roofline) error {
 			if err != nil {
 				return err
 			}
-			ms, _, err = r.timeDispatches("fma probe", p, bg, groups)
+			ms, _, err := r.timeDispatches("fma probe", p, bg, groups)
 			params.Destroy()
 			if err != nil {
 				return err
 			}
-			// Long enough that launching the threads is small beside it.
-			if ms >= 10 || iters >= 1<<16 {
+			rate := float64(wg*groups) * float64(iters) * 64 / ms / 1e6
+			grew := rate > 1.1*best
+			if rate > best {
+				best, bestIters = rate, iters
+			}
+			if ms > 100 || (ms >= 10 && !grew) {
 				break
 			}
-			iters = min(1<<16, iters*max(2, int(10/ms)))
+			iters *= 4
 		}
 		dst.Destroy()
-		gflops := float64(wg*groups) * float64(iters) * 64 / ms / 1e6
-		r.log("fma probe: %d workgroups of %d, %d rounds: %.1f GFLOP/s", groups, wg, iters, gflops)
+		gflops := best
+		r.log("fma probe: %d workgroups of %d, %d rounds: %.1f GFLOP/s", groups, wg, bestIters, gflops)
 		rf.FMAShapes = append(rf.FMAShapes, result.Shape{WG: wg, Groups: groups, Rate: gflops})
 		rf.FMAGFLOPs = max(rf.FMAGFLOPs, gflops)
 	}

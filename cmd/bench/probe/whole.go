@@ -31,8 +31,8 @@ type prompt struct {
 // modelConfig is the "model" phase's part of the config.
 type modelConfig struct {
 	Name    string   `json:"name"`
-	URL     string   `json:"url"`     // the GGUF file on the page's server
-	Backend string   `json:"backend"` // "webgpu" or "cpu"
+	URL     string   `json:"url"` // the GGUF file on the page's server
+	Weight  float64  `json:"weight"`
 	Context int      `json:"context"`
 	Decode  int      `json:"decode"`  // tokens to decode after the first
 	Repeats int      `json:"repeats"` // runs per prompt length
@@ -42,9 +42,67 @@ type modelConfig struct {
 	EncodeSteps int `json:"encode_steps"`
 }
 
-// runModel loads one GGUF model on one backend and times generation at each
-// prompt length, within the deadline.
-func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(string, ...any)) (*result.Model, error) {
+// runModels opens the backend and runs each model in turn, each within its
+// share of the time to the deadline. A model that fails has its error in
+// its result; the others still run.
+func runModels(ctx context.Context, c *config, deadline time.Time) ([]*result.Model, error) {
+	var be modelBackend
+	switch c.Backend {
+	case "webgpu":
+		d, err := gpu.Open(ctx, gpu.Options{})
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		gb, err := gpu.NewBackend(d, gpu.BackendOptions{})
+		if err != nil {
+			return nil, err
+		}
+		a := adapterOf(d)
+		be = modelBackend{name: c.Backend, b: gb, dev: d, gb: gb, adapter: &a}
+	case "cpu":
+		be = modelBackend{name: c.Backend, b: cpu.New(1)}
+	default:
+		return nil, fmt.Errorf("backend %q: want webgpu or cpu", c.Backend)
+	}
+	weights := 0.0
+	for _, m := range c.Models {
+		weights += max(m.Weight, 1e-3)
+	}
+	var out []*result.Model
+	for i := range c.Models {
+		mc := &c.Models[i]
+		w := max(mc.Weight, 1e-3)
+		share := time.Duration(float64(time.Until(deadline)) * w / weights)
+		weights -= w
+		res, err := runModel(ctx, &be, mc, time.Now().Add(share), logf)
+		if err != nil {
+			logf("%s on %s: %v", mc.Name, be.name, err)
+			if res == nil {
+				res = &result.Model{Model: mc.Name, Backend: be.name}
+			}
+			res.Error = err.Error()
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// modelBackend is the backend the models of a phase share.
+type modelBackend struct {
+	name    string
+	b       model.Backend
+	dev     *gpu.Device  // webgpu only
+	gb      *gpu.Backend // webgpu only
+	adapter *result.Adapter
+}
+
+// runModel loads one GGUF model and times generation at each prompt
+// length, within the deadline.
+func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline time.Time, log func(string, ...any)) (*result.Model, error) {
+	if len(c.Prompts) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", c.Name)
+	}
 	start := time.Now()
 	data, err := fetchBytes(ctx, c.URL)
 	if err != nil {
@@ -63,33 +121,13 @@ func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(
 		return nil, fmt.Errorf("%s: tokenizer: %w", c.Name, err)
 	}
 	cfg := w.Config
-	res := &result.Model{Model: c.Name, Backend: c.Backend, Arch: cfg.Arch, Layers: cfg.Layers, Hidden: cfg.Hidden,
+	res := &result.Model{Model: c.Name, Backend: be.name, Adapter: be.adapter, Arch: cfg.Arch, Layers: cfg.Layers, Hidden: cfg.Hidden,
 		Vocab: cfg.Vocab, Experts: cfg.Experts, Context: c.Context}
 	res.WeightBytes, res.ActiveBytes, err = weightBytes(w)
 	if err != nil {
 		return nil, err
 	}
-
-	var b model.Backend
-	var dev *gpu.Device
-	var gb *gpu.Backend
-	switch c.Backend {
-	case "webgpu":
-		if dev, err = gpu.Open(ctx, gpu.Options{}); err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		if gb, err = gpu.NewBackend(dev, gpu.BackendOptions{}); err != nil {
-			return nil, err
-		}
-		a := adapterOf(dev)
-		res.Adapter = &a
-		b = gb
-	case "cpu":
-		b = cpu.New(1)
-	default:
-		return nil, fmt.Errorf("backend %q: want webgpu or cpu", c.Backend)
-	}
+	b, dev, gb := be.b, be.dev, be.gb
 	m, err := model.Build(b, w)
 	if err != nil {
 		return nil, err
@@ -110,7 +148,7 @@ func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(
 		}
 	}
 	res.BuildMs = msSince(start)
-	log("%s on %s: built in %.0f ms, %d weight bytes, %d read per token", c.Name, c.Backend, res.BuildMs, res.WeightBytes, res.ActiveBytes)
+	log("%s on %s: built in %.0f ms, %d weight bytes, %d read per token", c.Name, be.name, res.BuildMs, res.WeightBytes, res.ActiveBytes)
 
 	gen := func(ids []int32, decode int) (result.Run, *counters, error) {
 		e.Reset()
@@ -138,27 +176,31 @@ func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(
 	}
 
 	// Warm up: compile the kernels and record the programs of a decode and
-	// of each prefill chunk size the prompts use.
-	// A chunk size that would take more than a tenth of the time left is
-	// not warmed up: its first run pays instead.
-	warm := map[int]bool{}
-	var warm0 result.Run
-	for i, pr := range c.Prompts {
+	// of each prefill chunk size the prompts use. The first prompt runs
+	// twice, the second time to predict the cost of the others' warm-up: a
+	// chunk that would take over a quarter of the time left is not warmed
+	// up, and its first run pays instead.
+	first := c.Prompts[0].IDs[:min(len(c.Prompts[0].IDs), prefillChunk)]
+	if _, _, err := gen(first, 2); err != nil {
+		return nil, err
+	}
+	timed, _, err := gen(first, 0)
+	if err != nil {
+		return nil, err
+	}
+	warm := map[int]bool{len(first): true}
+	for _, pr := range c.Prompts[1:] {
 		n := min(len(pr.IDs), prefillChunk)
 		if warm[n] {
 			continue
 		}
-		if i > 0 && warm0.PrefillMs*float64(n)/float64(warm0.Prompt) > float64(time.Until(deadline).Milliseconds())/10 {
+		if timed.PrefillMs*float64(n)/float64(len(first)) > float64(time.Until(deadline).Milliseconds())/4 {
 			res.Notes = append(res.Notes, fmt.Sprintf("no warm-up run of a %d-token chunk: the time budget is short", n))
 			continue
 		}
 		warm[n] = true
-		r, _, err := gen(pr.IDs[:n], 2)
-		if err != nil {
+		if _, _, err := gen(pr.IDs[:n], 0); err != nil {
 			return nil, err
-		}
-		if i == 0 {
-			warm0 = r
 		}
 	}
 	var total counters
@@ -175,20 +217,20 @@ func runModel(ctx context.Context, c *modelConfig, deadline time.Time, log func(
 			}
 			if left := time.Until(deadline); need > 0 && float64(left.Milliseconds()) < need {
 				note := fmt.Sprintf("prompt %d run %d skipped: about %.1f s needed, %.1f s left of the time budget", pr.Len, rep+1, need/1e3, left.Seconds())
-				log("%s on %s: %s", c.Name, c.Backend, note)
+				log("%s on %s: %s", c.Name, be.name, note)
 				res.Notes = append(res.Notes, note)
 				continue
 			}
 			run, cnt, err := gen(pr.IDs, c.Decode)
 			if err != nil {
-				return nil, fmt.Errorf("prompt %d: %w", pr.Len, err)
+				return res, fmt.Errorf("prompt %d: %w", pr.Len, err)
 			}
 			run.Rep = rep
 			res.Runs = append(res.Runs, run)
 			measured[pr.Len] = run.PrefillMs + run.DecodeMs
 			total = total.add(*cnt)
 			steps += run.DecodeTokens
-			log("%s on %s: prompt %d: prefill %.1f ms (%.1f tok/s), decode %d in %.1f ms (%.2f tok/s)", c.Name, c.Backend,
+			log("%s on %s: prompt %d: prefill %.1f ms (%.1f tok/s), decode %d in %.1f ms (%.2f tok/s)", c.Name, be.name,
 				pr.Len, run.PrefillMs, run.PrefillTokS(), run.DecodeTokens, run.DecodeMs, run.DecodeTokS())
 		}
 	}

@@ -130,6 +130,7 @@ type Model struct {
 	Runs          []Run     `json:"runs"`
 	PerToken      *PerToken `json:"per_token,omitempty"`
 	Notes         []string  `json:"notes,omitempty"`
+	Error         string    `json:"error,omitempty"`
 }
 
 // KernelNames are the hot kernels the probe times, in order: Llama-3.2-1B's
