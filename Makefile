@@ -42,7 +42,7 @@ test-native: testdata
 test-browser: $(BUILD)/wasmexec
 	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/ ./sampler/
 
-$(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html)
+$(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec/*.js)
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./cmd/wasmexec
 
