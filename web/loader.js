@@ -157,8 +157,8 @@
 		const signal = o.signal;
 		const buf = new Uint8Array(s.bytes);
 		for (let attempt = 0; ; attempt++) {
-			let received = 0, failures = 0;
-			while (received < s.bytes || s.bytes === 0) {
+			let received = 0, failures = 0, overlong = false;
+			while ((received < s.bytes || s.bytes === 0) && !overlong) {
 				try {
 					const headers = received > 0 ? { Range: `bytes=${received}-` } : {};
 					const resp = await fetch(url, { signal, headers, cache: "no-store" });
@@ -179,12 +179,14 @@
 						if (done) break;
 						if (received + value.length > s.bytes) {
 							reader.cancel().catch(() => {});
-							throw new LoaderError("integrity", `shard ${s.file} is longer than the manifest's ${s.bytes} bytes`, { shard: s.file, url });
+							overlong = true; // a mismatch like a bad hash: retried once
+							break;
 						}
 						buf.set(value, received);
 						received += value.length;
 						credit(received);
 					}
+					if (overlong) break;
 					if (received < s.bytes) throw new Error(`${s.file}: the body ended after ${received} of ${s.bytes} bytes`);
 					if (s.bytes === 0) break;
 				} catch (e) {
@@ -197,11 +199,11 @@
 					await sleep(Math.min(o.backoffMs * 2 ** (failures - 1), o.maxBackoffMs), signal);
 				}
 			}
-			const got = await sha256(buf);
+			const got = overlong ? null : await sha256(buf);
 			if (got === s.sha256) return buf;
 			if (attempt >= 1) {
-				throw new LoaderError("integrity",
-					`shard ${s.file} failed its integrity check twice: sha256 ${got}, the manifest says ${s.sha256}`,
+				const why = overlong ? `longer than the manifest's ${s.bytes} bytes` : `sha256 ${got}, the manifest says ${s.sha256}`;
+				throw new LoaderError("integrity", `shard ${s.file} failed its integrity check twice: ${why}`,
 					{ shard: s.file, url, sha256: got, expected: s.sha256 });
 			}
 		}
