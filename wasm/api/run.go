@@ -46,8 +46,8 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 	} else {
 		s = &textStream{r: r, rn: rn, id: newID("cmpl-"), created: now().Unix()}
 	}
-	if r.Stream {
-		if err := emit(s.start()); err != nil {
+	if c := s.start(); r.Stream && c != nil {
+		if err := emit(c); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +71,7 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 
 // stream builds one request's response objects.
 type stream interface {
-	start() any
+	start() any // the opening chunk, or nil for none
 	token(t *engine.Token) any // nil when there is nothing to send
 	finish(res *engine.Result, aborted bool) any
 }
@@ -136,7 +136,8 @@ func (s *textStream) chunk(c TextChoice) *TextCompletion {
 	return &TextCompletion{ID: s.id, Object: ObjectTextCompletion, Created: s.created, Model: s.rn.Model, Choices: []TextChoice{c}}
 }
 
-func (s *textStream) start() any { return s.chunk(TextChoice{}) }
+// start sends nothing: OpenAI's completion streams begin with text.
+func (s *textStream) start() any { return nil }
 
 func (s *textStream) token(t *engine.Token) any {
 	offset := utf16Len(s.text)
