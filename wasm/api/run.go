@@ -71,7 +71,7 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 
 // stream builds one request's response objects.
 type stream interface {
-	start() any // the opening chunk, or nil for none
+	start() any                // the opening chunk, or nil for none
 	token(t *engine.Token) any // nil when there is nothing to send
 	finish(res *engine.Result, aborted bool) any
 }
