@@ -77,6 +77,9 @@ func Build(b Backend, w *Weights) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		if u, ok := w.Uploaded[name]; ok {
+			return u, nil
+		}
 		bt, err := b.Upload(t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: uploading %s: %w", w.Source, name, err)

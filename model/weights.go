@@ -36,6 +36,11 @@ const (
 type Weights struct {
 	Config  Config
 	Tensors map[string]*loader.Tensor
+	// Uploaded holds tensors already on the backend, uploaded straight from
+	// their bytes elsewhere (the browser writes shard bytes into GPU
+	// buffers). Their entries in Tensors carry name, dtype and shape but no
+	// Data, and Build takes them from here instead of uploading.
+	Uploaded map[string]Tensor
 	// Source names where the weights came from, for messages.
 	Source string
 }
@@ -98,6 +103,9 @@ func (w *Weights) Check() error {
 		if !equalShape(t.Shape, shape) {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name + " shape", Offset: -1,
 				Err: fmt.Errorf("%w: got %v, want %v", loader.ErrCorrupt, t.Shape, shape)}
+		}
+		if _, ok := w.Uploaded[name]; ok && t.Data == nil {
+			continue
 		}
 		if err := t.CheckSize(); err != nil {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name, Offset: -1, Err: err}

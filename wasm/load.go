@@ -154,20 +154,17 @@ func (w *worker) load(j job) (map[string]any, error) {
 	asm := api.NewAssembler(m, o.Model)
 	// On WebGPU, most tensors go from the verified shard's JavaScript bytes
 	// straight into GPU buffers; the rest are copied into Go.
-	var resident map[string]model.Tensor
 	var shard js.Value
 	var directBytes int64
 	if gb, ok := be.b.(*gpu.Backend); ok {
-		resident = map[string]model.Tensor{}
-		asm.Upload = func(ti *manifest.TensorInfo) (bool, error) {
+		asm.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
 			d, _ := ti.Type()
 			t, err := gb.UploadJS(ti.Name, d, ti.Shape, shard.Call("subarray", ti.Offset, ti.Offset+ti.Bytes))
 			if err != nil {
-				return false, err
+				return nil, err
 			}
-			resident[ti.Name] = t
 			directBytes += ti.Bytes
-			return true, nil
+			return t, nil
 		}
 	}
 	onShard := js.FuncOf(func(_ js.Value, a []js.Value) any {
@@ -192,11 +189,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mb model.Backend = be.b
-	if resident != nil {
-		mb = &api.Resident{Backend: be.b, Tensors: resident}
-	}
-	mdl, err := model.Build(mb, weights)
+	mdl, err := model.Build(be.b, weights)
 	if err != nil {
 		return nil, err
 	}

@@ -15,18 +15,18 @@ import (
 //
 // With Upload set, tensors can go to the backend straight from the shard
 // (on WebGPU, from the JavaScript bytes into GPU buffers): the Go heap then
-// keeps only a zero placeholder, shared by all of them, so that the weights
-// pass model.Weights.Check; the backend's Upload must return the resident
-// tensor for them (see Resident).
+// holds none of their bytes, and the weights list them in
+// model.Weights.Uploaded.
 type Assembler struct {
 	// Upload, when set, is offered each tensor for which ResidentOnGPU
-	// holds, when its shard arrives; true means it is resident now.
-	Upload func(ti *manifest.TensorInfo) (bool, error)
+	// holds, when its shard arrives; it returns the backend tensor, or nil
+	// to have the bytes copied into Go instead.
+	Upload func(ti *manifest.TensorInfo) (model.Tensor, error)
 
 	m        *manifest.Manifest
 	source   string
 	tensors  map[string]*loader.Tensor
-	resident map[string]bool
+	resident map[string]model.Tensor
 	done     []bool
 	byShard  [][]int // tensor indices per shard
 }
@@ -46,7 +46,7 @@ func ResidentOnGPU(ti *manifest.TensorInfo) bool {
 // NewAssembler starts assembling m; source names the model in messages.
 func NewAssembler(m *manifest.Manifest, source string) *Assembler {
 	a := &Assembler{m: m, source: source, tensors: make(map[string]*loader.Tensor, len(m.Tensors)),
-		resident: map[string]bool{}, done: make([]bool, len(m.Shards)), byShard: make([][]int, len(m.Shards))}
+		resident: map[string]model.Tensor{}, done: make([]bool, len(m.Shards)), byShard: make([][]int, len(m.Shards))}
 	for i, t := range m.Tensors {
 		a.byShard[t.Shard] = append(a.byShard[t.Shard], i)
 	}
@@ -70,12 +70,12 @@ func (a *Assembler) AddShard(i int, n int64, read func(dst []byte, off int64)) e
 	for _, k := range a.byShard[i] {
 		ti := &a.m.Tensors[k]
 		if a.Upload != nil && ResidentOnGPU(ti) {
-			ok, err := a.Upload(ti)
+			t, err := a.Upload(ti)
 			if err != nil {
 				return err
 			}
-			if ok {
-				a.resident[ti.Name] = true
+			if t != nil {
+				a.resident[ti.Name] = t
 				continue
 			}
 		}
@@ -97,19 +97,13 @@ func (a *Assembler) Weights() (*model.Weights, error) {
 			return nil, Errorf(CodeInternal, "loader: shard %s was never delivered", a.m.Shards[i].File)
 		}
 	}
-	var zeros []byte
 	for i := range a.m.Tensors {
-		if ti := &a.m.Tensors[i]; a.resident[ti.Name] && int64(len(zeros)) < ti.Bytes {
-			zeros = make([]byte, ti.Bytes)
-		}
-	}
-	for i := range a.m.Tensors {
-		if ti := &a.m.Tensors[i]; a.resident[ti.Name] {
+		if ti := &a.m.Tensors[i]; a.resident[ti.Name] != nil {
 			d, _ := ti.Type()
-			a.tensors[ti.Name] = &loader.Tensor{Name: ti.Name, DType: d, Shape: append([]int(nil), ti.Shape...), Data: zeros[:ti.Bytes:ti.Bytes]}
+			a.tensors[ti.Name] = &loader.Tensor{Name: ti.Name, DType: d, Shape: append([]int(nil), ti.Shape...)}
 		}
 	}
-	w := &model.Weights{Config: a.m.Config, Tensors: a.tensors, Source: a.source}
+	w := &model.Weights{Config: a.m.Config, Tensors: a.tensors, Uploaded: a.resident, Source: a.source}
 	if err := w.Check(); err != nil {
 		return nil, &Error{Code: CodeBadModel, Message: err.Error(), Err: err}
 	}
@@ -196,20 +190,4 @@ func hfConfig(files map[string][]byte) ([]byte, error) {
 	}
 	obj["chat_template"], _ = json.Marshal(string(tmpl))
 	return json.Marshal(obj)
-}
-
-// Resident wraps a backend for model.Build: Upload returns the tensors an
-// Assembler's Upload already made resident, by name, instead of uploading
-// their placeholders; other tensors are uploaded as usual.
-type Resident struct {
-	model.Backend
-	Tensors map[string]model.Tensor
-}
-
-// Upload implements model.Backend.
-func (r *Resident) Upload(w *loader.Tensor) (model.Tensor, error) {
-	if t, ok := r.Tensors[w.Name]; ok {
-		return t, nil
-	}
-	return r.Backend.Upload(w)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -13,9 +14,8 @@ import (
 	"wasmllm/model"
 )
 
-// TestResidentUpload: tensors taken by Assembler.Upload leave only shared
-// zero placeholders in the weights, and a model built through Resident
-// from them generates the golden story.
+// TestResidentUpload: tensors taken by Assembler.Upload leave no bytes in
+// the weights, and a model built from them generates the golden story.
 func TestResidentUpload(t *testing.T) {
 	dir := converted(t, "stories260K.gguf")
 	data, err := os.ReadFile(filepath.Join(dir, manifest.ManifestFile))
@@ -30,11 +30,11 @@ func TestResidentUpload(t *testing.T) {
 	resident := map[string]model.Tensor{}
 	a := NewAssembler(m, dir)
 	var shard []byte
-	a.Upload = func(ti *manifest.TensorInfo) (bool, error) {
+	a.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
 		d, _ := ti.Type()
-		x, err := b.Upload(&loader.Tensor{Name: ti.Name, DType: d, Shape: ti.Shape, Data: shard[ti.Offset : ti.Offset+ti.Bytes]})
+		x, err := b.Upload(&loader.Tensor{Name: ti.Name, DType: d, Shape: ti.Shape, Data: bytes.Clone(shard[ti.Offset : ti.Offset+ti.Bytes])})
 		resident[ti.Name] = x
-		return err == nil, err
+		return x, err
 	}
 	for i := range m.Shards {
 		if shard, err = os.ReadFile(filepath.Join(dir, m.Shards[i].File)); err != nil {
@@ -51,24 +51,15 @@ func TestResidentUpload(t *testing.T) {
 	if len(resident) != len(m.Tensors) {
 		t.Fatalf("%d of %d tensors resident", len(resident), len(m.Tensors))
 	}
-	var base *byte
 	for name := range resident {
-		p := w.Tensors[name].Data
-		for _, c := range p {
-			if c != 0 {
-				t.Fatalf("placeholder of %s is not zero", name)
-			}
-		}
-		if base == nil {
-			base = &p[0]
-		} else if &p[0] != base {
-			t.Errorf("placeholder of %s has its own memory", name)
+		if w.Tensors[name].Data != nil {
+			t.Errorf("resident %s kept its bytes in Go", name)
 		}
 	}
 	if _, ok := resident[model.NameRopeFreqs]; ok {
 		t.Error("rope_freqs went resident")
 	}
-	mdl, err := model.Build(&Resident{Backend: b, Tensors: resident}, w)
+	mdl, err := model.Build(b, w)
 	if err != nil {
 		t.Fatal(err)
 	}

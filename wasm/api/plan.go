@@ -87,7 +87,7 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 		buf, bufName = lim.MaxBufferSize, "maxBufferSize"
 	}
 	p := &Plan{DownloadBytes: m.TotalBytes()}
-	var hostBytes, placeholder int64 // the Go heap's share on WebGPU
+	var hostBytes int64 // the Go heap's share on WebGPU
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		d, ok := t.Type()
@@ -117,9 +117,7 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}).apiError()
 			}
 			p.WeightBytes += gpuBytes(d, n, t.Bytes)
-			if ResidentOnGPU(t) {
-				placeholder = max(placeholder, t.Bytes)
-			} else {
+			if !ResidentOnGPU(t) {
 				hostBytes += t.Bytes
 			}
 		} else {
@@ -152,9 +150,9 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 	p.KVBytes = 2 * int64(c.Layers) * int64(ctx) * row
 	if gpu {
 		// Most weights go from JavaScript to the GPU; the Go heap holds the
-		// others, and one zero placeholder as large as the largest.
-		if need := hostBytes + placeholder; need > heap {
-			return nil, (&TooLargeError{What: fmt.Sprintf("loading %s of weights through Go and a %s placeholder", bytesText(hostBytes), bytesText(placeholder)),
+		// others.
+		if need := hostBytes; need > heap {
+			return nil, (&TooLargeError{What: fmt.Sprintf("loading %s of weights through Go", bytesText(hostBytes)),
 				Limit: "the wasm heap budget", Need: need, Have: heap}).apiError()
 		}
 	} else if need := p.WeightBytes + p.KVBytes; need > heap {
