@@ -7,17 +7,18 @@ import (
 	"wasmllm/internal/browsertest"
 )
 
-// TestChatPageWebGPU runs the page on its default backend, WebGPU
-// (SwiftShader in headless Chromium): a greedy reply equals cmd/generate on
-// the CPU, and stop ends a reply within one token. SwiftShader is slow, so
-// the replies are short.
+// TestChatPageWebGPU runs the page on WebGPU (SwiftShader in headless
+// Chromium, which the page only uses when asked: left to choose, it prefers
+// the CPU engine to a software adapter): a greedy reply equals cmd/generate
+// on the CPU, and stop ends a reply within one token. SwiftShader is slow,
+// so the replies are short.
 func TestChatPageWebGPU(t *testing.T) {
 	skipShort(t)
 	models := modelsDir(t)
 	model := filepath.Join(models, "stories260K")
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
 	b := browsertest.NewBrowser(t)
-	openPage(t, b, srv.URL+"/?model=stories260K")
+	openPage(t, b, srv.URL+"/?model=stories260K&backend=webgpu")
 	var page struct {
 		Backend, Badge string
 		NoticeHidden   bool

@@ -77,6 +77,7 @@ type loadInfo struct {
 	Notice  string `json:"notice"`
 	Adapter *struct {
 		Architecture string `json:"architecture"`
+		Fallback     bool   `json:"fallback"`
 	} `json:"adapter"`
 	Context int `json:"context_length"`
 	Model   struct {
@@ -610,6 +611,30 @@ func TestNoWebGPU(t *testing.T) {
 	b.MustRun(`engine.unload()`, nil)
 	_, err := load(b, map[string]any{"model": "/models/stories260K/", "backend": "webgpu"})
 	wantCode(t, err, "no_webgpu")
+}
+
+// TestSoftwareAdapter: left to choose, the engine prefers the CPU backend
+// to a software WebGPU adapter (SwiftShader), with a notice; asked for
+// WebGPU, it uses the adapter anyway. On a real GPU it takes WebGPU.
+func TestSoftwareAdapter(t *testing.T) {
+	t.Parallel()
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: browsertest.RepoFile("models")})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	gpuInfo := mustLoad(t, b, map[string]any{"model": "/models/stories260K/", "backend": "webgpu"})
+	if gpuInfo.Backend != "webgpu" || gpuInfo.Adapter == nil {
+		t.Fatalf("asked for WebGPU: %+v", gpuInfo)
+	}
+	b.MustRun(`engine.unload()`, nil)
+	auto := mustLoad(t, b, map[string]any{"model": "/models/stories260K/"})
+	t.Logf("adapter %+v; left to choose: backend %s, notice %q", *gpuInfo.Adapter, auto.Backend, auto.Notice)
+	if gpuInfo.Adapter.Fallback {
+		if auto.Backend != "cpu" || !strings.Contains(auto.Notice, "software renderer") {
+			t.Errorf("software adapter: backend %q, notice %q; want the CPU with a notice", auto.Backend, auto.Notice)
+		}
+	} else if auto.Backend != "webgpu" {
+		t.Errorf("hardware adapter: backend %q, want webgpu", auto.Backend)
+	}
 }
 
 // TestQuota: a model that does not fit the origin's storage quota fails

@@ -260,7 +260,10 @@ type backend struct {
 }
 
 // openBackend opens WebGPU unless the CPU was asked for; without WebGPU
-// it falls back to the CPU with a notice, unless WebGPU was asked for.
+// it falls back to the CPU with a notice, unless WebGPU was asked for. Left
+// to choose, it also takes the CPU when the only adapter is a software
+// renderer (SwiftShader), which runs the kernels far slower than the CPU
+// backend runs the model.
 func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 	cpuBackend := func(notice string) *backend {
 		return &backend{name: api.BackendCPU, b: cpu.New(1), notice: notice,
@@ -275,6 +278,11 @@ func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 			return nil, &api.Error{Code: api.CodeNoWebGPU, Message: err.Error(), Err: err}
 		}
 		return cpuBackend("WebGPU is not available (" + err.Error() + "); running on the CPU, which is much slower."), nil
+	}
+	if d.AdapterInfo.Fallback && o.Backend != api.BackendWebGPU {
+		name := d.AdapterInfo.Architecture
+		d.Close()
+		return cpuBackend("WebGPU runs on a software renderer here (" + name + "), slower than the CPU engine; running on the CPU. Ask for the webgpu backend to use it anyway."), nil
 	}
 	b, err := gpu.NewBackend(d, gpu.BackendOptions{})
 	if err != nil {
