@@ -32,7 +32,8 @@ type Backend struct {
 	pending []cmd
 	upload  []byte
 	rbuf    []byte
-	writes  bool // pending holds only writes so far
+	pair    *Buffer // staging for ReadI32F32
+	writes  bool    // pending holds only writes so far
 	progs   map[uint64][]*cachedProg
 	nprogs  int
 	tick    uint64

@@ -274,3 +274,44 @@ func (b *Backend) ReadI32(x model.Tensor, dst []int32) error {
 	}
 	return nil
 }
+
+// ReadI32F32 reads an I32 and an F32 tensor (the top-k ids and logits) in
+// one submit and one map: both are copied into a staging buffer by the
+// pending program, which is then read back once.
+func (b *Backend) ReadI32F32(ids model.Tensor, idsDst []int32, vals model.Tensor, valsDst []float32) error {
+	it, vt := tt(ids), tt(vals)
+	if len(idsDst) != it.numel() || len(valsDst) != vt.numel() {
+		return fmt.Errorf("gpu: ReadI32F32 of %d and %d values into %d and %d", it.numel(), vt.numel(), len(idsDst), len(valsDst))
+	}
+	ni, nv := uint64(4*len(idsDst)), uint64(4*len(valsDst))
+	if b.pair == nil || b.pair.Size() < ni+nv {
+		if b.pair != nil {
+			b.flushWrites()
+			if len(b.pending) > 0 {
+				if err := b.flush(nil, nil, 0); err != nil {
+					return err
+				}
+			}
+			b.pair.Destroy()
+			b.dropCaches()
+		}
+		buf, err := b.d.CreateBuffer("readback pair", max(ni+nv, 256), UsageStorage)
+		if err != nil {
+			return err
+		}
+		b.pair = buf
+	}
+	b.copyBytes(it.buf, 0, b.pair, 0, ni)
+	b.copyBytes(vt.buf, 0, b.pair, ni, nv)
+	raw := b.readBuf(int(ni + nv))
+	if err := b.flush(b.pair, raw, 0); err != nil {
+		return err
+	}
+	for i := range idsDst {
+		idsDst[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	for i := range valsDst {
+		valsDst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[int(ni)+4*i:]))
+	}
+	return nil
+}
