@@ -453,26 +453,38 @@ func TestAbort(t *testing.T) {
 	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
 	var res struct {
 		Before, After int
+		Pinged        bool
 		Finish        string
 		Usage         map[string]any
 	}
+	// Tokens the worker sent before it saw the stop may still sit in the
+	// page's queue, so "after" counts what the worker generated once it had
+	// the abort: a ping posted right behind the abort is answered when the
+	// worker reads its messages, which is when the abort takes effect.
 	b.MustRun(`(async () => {
-		let before = 0, after = 0, aborted = false, finish = "", usage = null;
+		let before = 0, after = 0, pinged = false, finish = "", usage = null;
+		const w = engine._conn.worker;
+		const onMsg = (ev) => {
+			const m = ev.data || {}, ch = m.data && m.data.choices && m.data.choices[0];
+			if (m.id === -7) pinged = true;
+			else if (m.type === "chunk" && ch && ch.text) { if (pinged) after++; else before++; }
+		};
+		w.addEventListener("message", onMsg);
 		const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true});
+		let seen = 0;
 		for await (const c of stream) {
 			const ch = c.choices[0];
 			if (ch.finish_reason) { finish = ch.finish_reason; usage = c.usage; continue; }
-			if (!ch.text) continue;
-			if (aborted) { after++; continue; }
-			if (++before === 5) { engine.abort(); aborted = true; }
+			if (ch.text && ++seen === 5) { engine.abort(); w.postMessage({id: -7, op: "init"}); }
 		}
-		return {before, after, finish, usage};
+		w.removeEventListener("message", onMsg);
+		return {before, after, finish, usage, pinged};
 	})()`, &res)
-	if res.Finish != "abort" || res.After > 1 {
-		t.Errorf("abort after %d tokens: %d more came, finish %q", res.Before, res.After, res.Finish)
+	if res.Finish != "abort" || res.After > 1 || !res.Pinged {
+		t.Errorf("abort: %d tokens before the worker saw it, %d after (pinged %v), finish %q", res.Before, res.After, res.Pinged, res.Finish)
 	}
-	if n := res.Usage["completion_tokens"].(float64); n < 5 || n > 6 {
-		t.Errorf("usage after abort %v", res.Usage)
+	if n := res.Usage["completion_tokens"].(float64); n != float64(res.Before+res.After) || n < 5 {
+		t.Errorf("usage after abort %v, %d+%d tokens streamed", res.Usage, res.Before, res.After)
 	}
 	if got := complete(t, b, map[string]any{"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}); got.Choices[0].FinishReason != "length" || got.Choices[0].Text != ", there was a little girl" {
 		t.Errorf("after abort: %+v", got)
