@@ -58,6 +58,7 @@ func main() {
 	flag.IntVar(&o.SynthLayers, "synthetic-layers", 0, "layers of the synthetic model (0: 16, or 1 on a software adapter)")
 	flag.IntVar(&o.Repeats, "repeats", 3, "runs per prompt length and engine (medians are reported)")
 	flag.StringVar(&o.Peer, "peer", "auto", "wllama: on, off, or auto (when npm is installed)")
+	flag.IntVar(&o.PeerThreads, "peer-threads", 0, "wllama's threads (0: one per CPU, or 1 when the load average is over the CPUs)")
 	flag.StringVar(&o.Browser, "browser", browsertest.Chromium(), "Chromium binary")
 	flag.Var(&flags, "chromium-flag", "extra Chromium flag, e.g. --enable-features=Vulkan (repeatable)")
 	flag.BoolVar(&o.Verbose, "v", false, "print every console message of the page")

@@ -25,6 +25,7 @@ type options struct {
 	SynthLayers int           // 0: 16 on a hardware adapter, 1 on a software one
 	Repeats     int           // runs per prompt length and engine
 	Peer        string        // "auto" (when npm is there), "on", "off"
+	PeerThreads int           // wllama's threads; 0: the CPUs, or 1 on a busy machine
 	Browser     string
 	Flags       []string // extra Chromium flags
 	Verbose     bool
@@ -43,7 +44,7 @@ type benchModel struct {
 // plan weights: a unit's share of the time left is its weight over the
 // weights left. The synthetic model is some tens of times a tiny one.
 const (
-	wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad     float64 = 3, 1, 1.5, 0.5
+	wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad     float64 = 3, 1, 1.5, 1
 	wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad float64 = 14, 6, 10, 2
 )
 
@@ -177,6 +178,14 @@ func run(ctx context.Context, o options) (*Report, error) {
 		}
 		list = append(list, &benchModel{name: synthName, gguf: path, synthetic: true, decode: decode})
 	}
+	peerThreads := o.PeerThreads
+	if peerThreads <= 0 {
+		peerThreads = runtime.NumCPU()
+		if l := load1(); peerDir != "" && peerThreads > 1 && l > float64(runtime.NumCPU()) {
+			peerThreads = 1
+			note("wllama runs on 1 thread: the load average (%.1f) is over the %d CPUs, and llama.cpp's threads wait for each other by spinning", l, runtime.NumCPU())
+		}
+	}
 	repeats := o.Repeats
 	if o.Short {
 		repeats = 1
@@ -238,7 +247,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 		}
 		if peerDir != "" {
 			for _, m := range group {
-				m.rep.Engines = append(m.rep.Engines, peer(br, page, m, repeats, ctxLen, share(wp)))
+				m.rep.Engines = append(m.rep.Engines, peer(br, page, m, repeats, ctxLen, peerThreads, share(wp)))
 			}
 		}
 		for i, e := range ours(br, page, group, each(wc), "cpu", repeats, ctxLen, share(wc*n)) {
@@ -410,7 +419,7 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 }
 
 // peer runs wllama on the model's GGUF file.
-func peer(br *browser, page string, m *benchModel, repeats, ctxLen int, budget time.Duration) *EngineReport {
+func peer(br *browser, page string, m *benchModel, repeats, ctxLen, threads int, budget time.Duration) *EngineReport {
 	e := &EngineReport{Engine: enginePeer}
 	if budget < 5*time.Second {
 		e.Error = "skipped: no time left in the budget"
@@ -420,7 +429,7 @@ func peer(br *browser, page string, m *benchModel, repeats, ctxLen int, budget t
 	for _, p := range m.prompts {
 		prompts = append(prompts, map[string]any{"len": p.Len, "texts": p.Texts})
 	}
-	cfg := map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "ctx": ctxLen, "threads": runtime.NumCPU(),
+	cfg := map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "ctx": ctxLen, "threads": threads,
 		"decode": m.decode, "repeats": repeats, "prompts": prompts, "logit_bias": m.bias, "budget_ms": budget.Milliseconds()}
 	logf("%s: wllama (budget %v)", m.name, budget.Round(time.Second))
 	var out struct {
@@ -540,4 +549,11 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// load1 is the 1-minute load average, 0 where /proc has none.
+func load1() float64 {
+	var v float64
+	fmt.Sscan(loadAvg(), &v)
+	return v
 }

@@ -194,11 +194,11 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 		if warm[n] {
 			continue
 		}
+		warm[n] = true
 		if timed.PrefillMs*float64(n)/float64(len(first)) > float64(time.Until(deadline).Milliseconds())/4 {
-			res.Notes = append(res.Notes, fmt.Sprintf("no warm-up run of a %d-token chunk: the time budget is short", n))
+			res.Notes = append(res.Notes, fmt.Sprintf("no warm-up run of a %d-token chunk (the time budget is short): the first run with one pays for compiling", n))
 			continue
 		}
-		warm[n] = true
 		if _, _, err := gen(pr.IDs[:n], 0); err != nil {
 			return nil, err
 		}
