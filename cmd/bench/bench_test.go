@@ -257,3 +257,17 @@ func TestShortRun(t *testing.T) {
 		t.Errorf("chart: %v", err)
 	}
 }
+
+func TestSummarizeSkips(t *testing.T) {
+	got := summarizeSkips([]string{
+		"prompt 512 run 1 skipped: about 9 s needed, 1 s left of the time budget",
+		"no warm-up run of a 128-token chunk",
+		"prompt 128 run 3 skipped: about 2 s needed, 1 s left of the time budget",
+		"prompt 512 run 2 skipped: about 9 s needed, 1 s left of the time budget",
+	}, 3)
+	want := []string{"no warm-up run of a 128-token chunk",
+		"runs skipped to keep within the time budget: 1 of 3 at prompt 128, 2 of 3 at prompt 512"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -254,7 +254,11 @@ func (r *Report) writeText(w io.Writer) {
 			}
 			row += num(e.DecodeBW) + "\t"
 			if pt := e.PerToken; pt != nil {
-				row += fmt.Sprintf("%.0f\t%.2f\t%.0f\t%.3f\t", pt.Dispatches, pt.Submits, pt.BytesRead, pt.EncodeMs)
+				enc := "-"
+				if pt.EncodeMs > 0 {
+					enc = fmt.Sprintf("%.3f", pt.EncodeMs)
+				}
+				row += fmt.Sprintf("%.0f\t%.2f\t%.0f\t%s\t", pt.Dispatches, pt.Submits, pt.BytesRead, enc)
 			} else {
 				row += "-\t-\t-\t-\t"
 			}
@@ -262,16 +266,16 @@ func (r *Report) writeText(w io.Writer) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nload (ms from createEngine to ready; raw = reading the same cached bytes alone):")
+	fmt.Fprintln(w, "\nload (ms from createEngine to ready, from the network and from Cache Storage; raw = reading the cached shards alone):")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tbytes\tnetwork\tcache\traw cache read\t")
+	fmt.Fprintln(tw, "model\tshard bytes\tbackend\tnetwork\tcache\traw cache read\t")
 	for _, m := range r.Models {
 		switch l := m.Load; {
 		case l == nil:
 		case l.Error != "":
 			fmt.Fprintf(tw, "%s\tfailed: %s\t\n", m.Name, firstLine(l.Error))
 		default:
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%.0f\t\n", m.Name, bytesText(l.Bytes), l.NetworkMs, num(l.CacheMs), l.RawCacheMs)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%.0f\t\n", m.Name, bytesText(l.Bytes), l.Backend, l.NetworkMs, num(l.CacheMs), l.RawCacheMs)
 		}
 	}
 	tw.Flush()

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,7 +261,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 	}
 	for _, m := range list {
 		for _, e := range m.rep.Engines {
-			for _, n := range e.Notes {
+			for _, n := range summarizeSkips(e.Notes, repeats) {
 				note("%s %s: %s", m.name, e.Engine, n)
 			}
 			if e.Error != "" {
@@ -491,6 +493,8 @@ func load(br *browser, page string, m *benchModel, budget time.Duration) *LoadRe
 		Cached  *once   `json:"cached"`
 		RawMs   float64 `json:"raw_ms"`
 		Bytes   int64   `json:"raw_bytes"`
+		Missing int     `json:"raw_missing"`
+		Shards  int     `json:"shards"`
 	}
 	arg := map[string]any{"model": "/models/" + m.name + "/", "budget_ms": budget.Milliseconds()}
 	if err := br.call(page, "bench.runLoad", arg, budget+3*time.Minute, &out); err != nil {
@@ -499,10 +503,13 @@ func load(br *browser, page string, m *benchModel, budget time.Duration) *LoadRe
 	}
 	l.Bytes, l.NetworkMs, l.RawCacheMs, l.Backend = out.Bytes, out.Network.Ms, out.RawMs, out.Network.Backend
 	l.Phases = map[string]any{"network": out.Network.Load}
+	if out.Missing > 0 {
+		l.Note = fmt.Sprintf("%d of %d shards were not in Cache Storage after the load from the network; ", out.Missing, out.Shards)
+	}
 	if out.Cached != nil {
 		l.CacheMs, l.Phases["cached"] = out.Cached.Ms, out.Cached.Load
 	} else {
-		l.Note = "the load from the cache was skipped: the load from the network took over half the time budget"
+		l.Note += "the load from the cache was skipped: the load from the network took over half the time budget"
 	}
 	return l
 }
@@ -556,4 +563,35 @@ func load1() float64 {
 	var v float64
 	fmt.Sscan(loadAvg(), &v)
 	return v
+}
+
+var skipNote = regexp.MustCompile(`^prompt (\d+) run \d+ skipped`)
+
+// summarizeSkips folds the notes of runs skipped for time into one line;
+// the report's JSON keeps each.
+func summarizeSkips(notes []string, repeats int) []string {
+	var out []string
+	count := map[int]int{}
+	var lens []int
+	for _, n := range notes {
+		m := skipNote.FindStringSubmatch(n)
+		if m == nil {
+			out = append(out, n)
+			continue
+		}
+		l, _ := strconv.Atoi(m[1])
+		if count[l] == 0 {
+			lens = append(lens, l)
+		}
+		count[l]++
+	}
+	if len(lens) > 0 {
+		sort.Ints(lens)
+		var parts []string
+		for _, l := range lens {
+			parts = append(parts, fmt.Sprintf("%d of %d at prompt %d", count[l], repeats, l))
+		}
+		out = append(out, "runs skipped to keep within the time budget: "+strings.Join(parts, ", "))
+	}
+	return out
 }
