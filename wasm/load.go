@@ -15,6 +15,7 @@ import (
 	"wasmllm/gpu"
 	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/tokenizer"
 	"wasmllm/wasm/api"
 )
 
@@ -46,6 +47,18 @@ type loadedModel struct {
 	info   map[string]any
 }
 
+// loadSource is what a successful load read before the shards. The worker
+// keeps it after a device loss, so that "reload" builds the same model
+// again with no network request: the manifest and tokenizer from here, the
+// shards from Cache Storage.
+type loadSource struct {
+	opts         loadOptions
+	manifestText string
+	m            *manifest.Manifest
+	tok          *tokenizer.Tokenizer
+}
+
+// unload frees the loaded model; the load source stays for reload.
 func (w *worker) unload() {
 	if w.loaded == nil {
 		return
@@ -57,12 +70,14 @@ func (w *worker) unload() {
 	runtime.GC()
 }
 
-// load runs the "load" message: open the backend, read and check the
-// manifest, check the storage quota, fetch the tokenizer, then download,
-// verify and cache the shards while their tensors are copied out, and build
-// the engine.
+// forget unloads the model and drops its load source and any loss.
+func (w *worker) forget() {
+	w.unload()
+	w.src, w.lost = nil, nil
+}
+
+// load runs the "load" message.
 func (w *worker) load(j job) (map[string]any, error) {
-	start := time.Now()
 	var o loadOptions
 	if err := json.Unmarshal([]byte(j.body), &o); err != nil {
 		return nil, api.Errorf(api.CodeBadRequest, "load options: %v", err)
@@ -75,7 +90,28 @@ func (w *worker) load(j job) (map[string]any, error) {
 	default:
 		return nil, api.Errorf(api.CodeBadRequest, `load options: backend %q: want "webgpu" or "cpu"`, o.Backend)
 	}
+	w.forget()
+	return w.build(j, o, nil)
+}
+
+// reload runs the "reload" message: it builds the last loaded model again
+// on a newly opened backend (after a device loss, or at any time), from the
+// load source kept in memory and the shards in Cache Storage.
+func (w *worker) reload(j job) (map[string]any, error) {
+	src := w.src
+	if src == nil {
+		return nil, api.Errorf(api.CodeNotLoaded, "nothing to reload: no model was loaded")
+	}
 	w.unload()
+	return w.build(j, src.opts, src)
+}
+
+// build opens the backend, reads and checks the manifest, checks the
+// storage quota, fetches the tokenizer, then downloads, verifies and caches
+// the shards while their tensors are copied out, and builds the engine.
+// With src (a reload), the manifest and tokenizer come from src instead.
+func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, error) {
+	start := time.Now()
 
 	ctx, cancel := context.WithCancel(j.ctx)
 	defer cancel()
@@ -111,14 +147,22 @@ func (w *worker) load(j job) (map[string]any, error) {
 		mark = time.Now()
 	}
 	phase("backend")
-	mv, err := await(loader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
-	if err != nil {
-		return nil, err
-	}
-	manifestText := mv.Get("text").String()
-	m, err := manifest.Parse([]byte(manifestText))
-	if err != nil {
-		return nil, &api.Error{Code: api.CodeBadModel, Message: o.Model + ": " + err.Error(), Err: err}
+	var (
+		manifestText      string
+		m                 *manifest.Manifest
+		manifestFromCache bool
+	)
+	if src != nil {
+		manifestText, m = src.manifestText, src.m
+	} else {
+		mv, err := await(loader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
+		if err != nil {
+			return nil, err
+		}
+		manifestText, manifestFromCache = mv.Get("text").String(), mv.Get("fromCache").Truthy()
+		if m, err = manifest.Parse([]byte(manifestText)); err != nil {
+			return nil, &api.Error{Code: api.CodeBadModel, Message: o.Model + ": " + err.Error(), Err: err}
+		}
 	}
 	plan, err := api.Check(m, be.limits, o.Context)
 	if err != nil {
@@ -131,22 +175,10 @@ func (w *worker) load(j job) (map[string]any, error) {
 	}
 	phase("quota")
 
-	names, err := api.TokenizerFiles(m)
-	if err != nil {
-		return nil, err
-	}
-	files := map[string][]byte{}
-	for _, name := range names {
-		v, err := await(loader.Call("file", o.Model, name, js.ValueOf(jsOpts)))
-		if err != nil {
-			return nil, err
-		}
-		b := make([]byte, v.Get("byteLength").Int())
-		js.CopyBytesToGo(b, v)
-		files[name] = b
-	}
-	tok, err := api.BuildTokenizer(m, files)
-	if err != nil {
+	var tok *tokenizer.Tokenizer
+	if src != nil {
+		tok = src.tok
+	} else if tok, err = fetchTokenizer(o.Model, m, jsOpts); err != nil {
 		return nil, err
 	}
 	phase("tokenizer")
@@ -231,12 +263,35 @@ func (w *worker) load(j job) (map[string]any, error) {
 			"phases_ms":           phases,
 			"network_bytes":       v8(dl, "networkBytes"),
 			"cached_bytes":        v8(dl, "cachedBytes"),
-			"manifest_from_cache": mv.Get("fromCache").Truthy(),
+			"manifest_from_cache": manifestFromCache,
 			"gpu_direct_bytes":    directBytes,
+			"reload":              src != nil,
 		},
 	}
 	w.loaded = &loadedModel{runner: &api.Runner{Engine: eng, Model: m.Name}, dev: be.dev, info: info}
+	w.src = &loadSource{opts: o, manifestText: manifestText, m: m, tok: tok}
+	w.lost = nil
 	return info, nil
+}
+
+// fetchTokenizer fetches the model's tokenizer files and builds the
+// tokenizer (nil for a model folder without one).
+func fetchTokenizer(model string, m *manifest.Manifest, jsOpts map[string]any) (*tokenizer.Tokenizer, error) {
+	names, err := api.TokenizerFiles(m)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, name := range names {
+		v, err := await(js.Global().Get("__wasmllmLoader").Call("file", model, name, js.ValueOf(jsOpts)))
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, v.Get("byteLength").Int())
+		js.CopyBytesToGo(b, v)
+		files[name] = b
+	}
+	return api.BuildTokenizer(m, files)
 }
 
 func v8(v js.Value, key string) int64 {

@@ -43,6 +43,8 @@ type worker struct {
 	ctx       context.Context
 	cancelAll context.CancelFunc
 	loaded    *loadedModel
+	src       *loadSource // what the last successful load read, for reload
+	lost      *api.Error  // the device loss that unloaded the model, until a reload or load
 }
 
 func newWorker() *worker {
@@ -93,14 +95,21 @@ func (w *worker) run(j job) {
 			return
 		}
 		postResult(j.id, info)
+	case "reload":
+		info, err := w.reload(j)
+		if err != nil {
+			postError(j.id, classify(err))
+			return
+		}
+		postResult(j.id, info)
 	case "chat", "completion":
 		w.generate(j)
 	case "unload":
-		w.unload()
+		w.forget()
 		postResult(j.id, map[string]any{})
 	case "info":
 		if w.loaded == nil {
-			postError(j.id, api.Errorf(api.CodeNotLoaded, "no model is loaded"))
+			postError(j.id, w.notLoaded())
 			return
 		}
 		postResult(j.id, w.loaded.info)
@@ -123,7 +132,7 @@ func (w *worker) generate(j job) {
 		return
 	}
 	if w.loaded == nil {
-		postError(j.id, api.Errorf(api.CodeNotLoaded, "no model is loaded"))
+		postError(j.id, w.notLoaded())
 		return
 	}
 	out, err := w.loaded.runner.Run(yieldCtx{j.ctx}, r, func(chunk any) error {
@@ -133,12 +142,25 @@ func (w *worker) generate(j job) {
 	if err != nil {
 		e := classify(err)
 		if e.Code == api.CodeDeviceLost {
+			// Everything on the device is gone: drop the model, keep what
+			// reload needs.
 			w.unload()
+			e.Message += "; the model was unloaded: call engine.reload() to load it again"
+			w.lost = e
 		}
 		postError(j.id, e)
 		return
 	}
 	postResult(j.id, map[string]any{"response": out, "timings": w.loaded.runner.Last})
+}
+
+// notLoaded is the error for a request with no model: the device loss
+// that unloaded it, if that is what happened, else not_loaded.
+func (w *worker) notLoaded() *api.Error {
+	if w.lost != nil {
+		return w.lost
+	}
+	return api.Errorf(api.CodeNotLoaded, "no model is loaded")
 }
 
 // yieldCtx lets the browser's event loop run whenever the engine checks for

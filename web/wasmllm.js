@@ -165,9 +165,10 @@ class Stream {
 
 /** A loaded model. Create one with createEngine. */
 export class Engine {
-	constructor(conn, info, model) {
+	constructor(conn, info, model, handlers) {
 		this._conn = conn;
 		this._model = model;
+		this._handlers = handlers || {};
 		/** backend, adapter, model config, context length, load statistics. */
 		this.info = info;
 		/** Timings of the last finished request (null before the first). */
@@ -202,6 +203,24 @@ export class Engine {
 	 */
 	abort() {
 		this._conn.abort();
+	}
+
+	/**
+	 * Loads the model again in the same worker, on a newly opened GPU device:
+	 * what to do after a request failed with code "device_lost". The
+	 * manifest and tokenizer come from the worker's memory and the shards
+	 * from Cache Storage, so it needs no network when caching is on.
+	 * Resolves to the new info (also this.info); the engine object stays the
+	 * same. onProgress and onNotice default to createEngine's.
+	 */
+	async reload(opts = {}) {
+		const h = this._handlers;
+		const onNotice = opts.onNotice || h.onNotice;
+		const info = await this._conn.call("reload", {}, { onProgress: opts.onProgress || h.onProgress, onNotice });
+		this.info = info;
+		this.stats = null;
+		if (info.notice && onNotice) onNotice(info.notice);
+		return info;
 	}
 
 	/** Frees the model and stops the worker. The engine is unusable after. */
@@ -250,7 +269,7 @@ export async function createEngine(opts) {
 		};
 		const info = await conn.call("load", { body: JSON.stringify(load) }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 		if (info.notice && opts.onNotice) opts.onNotice(info.notice);
-		return new Engine(conn, info, model);
+		return new Engine(conn, info, model, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 	} catch (e) {
 		conn.terminate(e);
 		throw e instanceof WasmLLMError ? e : new WasmLLMError("internal", String(e && e.message || e));

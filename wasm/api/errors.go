@@ -27,7 +27,7 @@ const (
 	CodeAborted         = "aborted"          // a load stopped by abort()
 	CodeNoChatTemplate  = "no_chat_template" // a chat request for a model without a template
 	CodeNoTokenizer     = "no_tokenizer"     // a text request for a model without a tokenizer
-	CodeDeviceLost      = "device_lost"      // the GPU device was lost; load again
+	CodeDeviceLost      = "device_lost"      // the GPU device was lost; reload
 	CodeNoWebGPU        = "no_webgpu"        // backend "webgpu" was asked for but is not available
 	CodeNotLoaded       = "not_loaded"       // a request before load or after unload
 	CodeInternal        = "internal"         // anything else: a bug, or a backend failure
@@ -96,7 +96,7 @@ func Classify(err error) *Error {
 		out.Code = CodeBadRequest
 	case errors.As(err, &dl):
 		out.Code = CodeDeviceLost
-		out.Details = map[string]any{"reason": dl.Reason}
+		out.Details = map[string]any{"reason": dl.Reason, "message": dl.Message}
 	case errors.As(err, &le):
 		out.Code = CodeModelTooLarge
 		out.Details = map[string]any{"limit": le.Limit, "need": le.Need, "have": le.Have, "object": le.Label}
