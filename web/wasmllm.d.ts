@@ -24,7 +24,7 @@ export type ErrorCode =
   | "aborted"          // a load stopped by its AbortSignal (requests end with finish_reason "abort" instead)
   | "no_chat_template" // chat.completions on a model without a chat template: use completions
   | "no_tokenizer"     // text on a model folder without a tokenizer: pass token ids
-  | "device_lost"      // the GPU device was lost; the engine unloads itself; create a new one
+  | "device_lost"      // the GPU device was lost (details: reason, message); the engine unloads itself: call engine.reload()
   | "no_webgpu"        // backend "webgpu" was asked for and WebGPU is not available
   | "not_loaded"       // a request after unload()
   | "internal";        // anything else (a bug, or a backend failure)
@@ -104,6 +104,8 @@ export interface EngineInfo {
     cached_bytes: number;    // shard bytes read from Cache Storage
     manifest_from_cache: boolean;
     gpu_direct_bytes: number; // bytes written from JavaScript straight into GPU buffers
+    /** This load was engine.reload(): manifest and tokenizer from the worker's memory. */
+    reload: boolean;
   };
 }
 
@@ -256,6 +258,32 @@ export interface Engine {
    * Requests sent after abort() run as usual.
    */
   abort(): void;
+  /**
+   * Loads the model again, in the same worker and engine object, on a newly
+   * opened GPU device; resolves to the new info (also engine.info).
+   *
+   * Device loss. When the browser loses the GPU device (a GPU process crash
+   * or reset, a driver update), the request
+   * running then, or the next one, fails with a WasmLLMError of code
+   * "device_lost" whose details.reason is the GPUDeviceLostInfo's reason
+   * ("unknown" for a crash) and details.message its message. Text streamed
+   * before the loss was computed before it and is correct; nothing after it
+   * is produced. The engine then frees the model; every request fails with
+   * "device_lost" until reload() succeeds. The page does not need to be
+   * reloaded.
+   *
+   * reload() takes the manifest and tokenizer from the worker's memory and
+   * the shards from Cache Storage, so it makes no network request when the
+   * model was cached (info.load.network_bytes === 0); with cache: false it
+   * downloads the shards again. It generates what the engine generated
+   * before the loss. It may be called at any time (a fresh device, an empty
+   * KV cache); requests sent meanwhile wait for it. Chromium blocks WebGPU
+   * for a while after repeated GPU crashes: reload() then fails with
+   * "no_webgpu" when backend "webgpu" was asked for, or, with backend unset,
+   * runs on the CPU with a notice. It fails with "not_loaded" after unload().
+   * onProgress and onNotice default to createEngine's.
+   */
+  reload(opts?: { onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
   /** Frees the model (GPU memory included) and stops the worker. */
   unload(): Promise<void>;
   /** Deletes this model's cached files; the loaded model keeps working. */
