@@ -31,7 +31,17 @@ import (
 // second recovery.
 func crashableBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) (*browsertest.Browser, func()) {
 	t.Helper()
-	dir := t.TempDir()
+	// Not t.TempDir: Chromium's restarted GPU process may still write to
+	// the profile when the test's directories are removed.
+	dir, err := os.MkdirTemp("", "wasmllm-crash-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 50 && os.RemoveAll(dir) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	b := browsertest.NewBrowser(t, append([]chromedp.ExecAllocatorOption{chromedp.UserDataDir(dir), chromedp.Flag("remote-debugging-port", "0"), remote.WebSocket}, extra...)...)
 	crash := func() {
 		t.Helper()

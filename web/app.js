@@ -27,6 +27,7 @@ const app = {
 	modelURL: "",
 	loadAbort: null,
 	generating: false,
+	lost: false, // the GPU device was lost: the engine must reload
 	stopPressed: false,
 	chunks: 0,
 	chunksAtStop: null,
@@ -186,6 +187,8 @@ async function load(name) {
 	if (app.loadAbort) app.loadAbort.abort();
 	const abort = new AbortController();
 	app.loadAbort = abort;
+	app.lost = false;
+	$("load").textContent = "Load";
 	const old = app.engine;
 	app.engine = app.conv = app.info = app.features = null;
 	if (old) await old.unload().catch(() => {});
@@ -318,7 +321,17 @@ async function send() {
 		err.textContent = `Error: ${e.message}${e.code ? ` (${e.code})` : ""}`;
 		li.appendChild(err);
 		app.history.push({ error: { code: e.code || "", message: e.message } });
-		if (e.code === "device_lost" || e.code === "not_loaded") {
+		if (e.code === "device_lost" && app.engine) {
+			// The worker freed the model; engine.reload() opens a new
+			// device and keeps this conversation.
+			const d = e.details || {};
+			err.textContent = `The GPU device was lost (${d.reason || "unknown"}: ${d.message || e.message}). ` +
+				"Press Reload model to load the model again on a new device; this chat is kept. (device_lost)";
+			err.scrollIntoView({ block: "end" });
+			app.lost = true;
+			$("load").textContent = "Reload model";
+			$("load").hidden = false;
+		} else if (e.code === "device_lost" || e.code === "not_loaded") {
 			// The worker dropped the model: it must be loaded again.
 			app.conv = null;
 			$("load").hidden = false;
@@ -326,9 +339,29 @@ async function send() {
 	} finally {
 		li.removeAttribute("aria-busy");
 		app.generating = false;
-		if (app.conv === conv) setStatus("ready");
+		if (app.lost) setStatus("error", "the GPU device was lost: press Reload model");
+		else if (app.conv === conv) setStatus("ready");
 		else if (!app.conv && !app.loadAbort) setStatus("error", "the model must be loaded again");
 		$("prompt").focus();
+	}
+}
+
+// reloadEngine loads the model again on a new GPU device after a loss.
+async function reloadEngine() {
+	const engine = app.engine;
+	$("load").hidden = true;
+	setStatus("loading", "reloading the model on a new GPU device");
+	try {
+		const info = await engine.reload({ onProgress: showProgress, onNotice: (msg) => showNotice(msg, "warn") });
+		if (app.engine !== engine) return;
+		app.lost = false;
+		app.info = info;
+		$("load").textContent = "Load";
+		loaded($("model").value);
+	} catch (e) {
+		if (app.engine !== engine) return;
+		setStatus("error", `reloading: ${e.message}${e.code ? ` (${e.code})` : ""}`);
+		$("load").hidden = false;
 	}
 }
 
@@ -388,7 +421,7 @@ async function start() {
 	$("stop").addEventListener("click", stop);
 	$("new-chat").addEventListener("click", newChat);
 	$("model").addEventListener("change", (e) => load(e.target.value));
-	$("load").addEventListener("click", () => load($("model").value));
+	$("load").addEventListener("click", () => app.lost ? reloadEngine() : load($("model").value));
 	registerServiceWorker();
 	setStatus("loading", "model list");
 	window.pageReady = true;

@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"wasmllm/internal/browsertest"
+)
+
+// crashableBrowser starts a browser that a second DevTools connection can
+// reach, and returns it with a function that crashes its GPU process
+// (Browser.crashGpuProcess, what chrome://gpucrash does), which loses every
+// WebGPU device in it. (wasm/lost_test.go has the same helper.)
+func crashableBrowser(t *testing.T) (*browsertest.Browser, func()) {
+	t.Helper()
+	// Not t.TempDir: Chromium's restarted GPU process may still write to
+	// the profile when the test's directories are removed.
+	dir, err := os.MkdirTemp("", "wasmllm-crash-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 50 && os.RemoveAll(dir) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	b := browsertest.NewBrowser(t, chromedp.UserDataDir(dir), chromedp.Flag("remote-debugging-port", "0"), remote.WebSocket)
+	crash := func() {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("DevToolsActivePort: %q", data)
+		}
+		actx, cancelAlloc := remote.NewAllocator(context.Background(), "ws://127.0.0.1:"+lines[0]+lines[1])
+		defer cancelAlloc()
+		ctx, cancel := chromedp.NewContext(actx)
+		defer cancel()
+		if err := chromedp.Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.FromContext(ctx).Browser.Call(ctx, "Browser.crashGpuProcess", nil, nil); err != nil {
+			t.Fatalf("Browser.crashGpuProcess: %v", err)
+		}
+	}
+	return b, crash
+}
+
+// TestChatPageDeviceLost crashes the GPU process while the page streams a
+// reply on WebGPU: the reply shows the device_lost error, the page offers
+// to reload the model, and after pressing the button (no page reload, no
+// download) the same message gets the same reply as before the crash.
+func TestChatPageDeviceLost(t *testing.T) {
+	skipShort(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: modelsDir(t)})
+	b, crash := crashableBrowser(t)
+	openPage(t, b, srv.URL+"/?model=stories260K&backend=webgpu")
+	s := settings{Temperature: 0, TopP: 1, TopK: 0, MinP: 0, RepetitionPenalty: 1, MaxTokens: 8, Seed: 1}
+	s.apply(t, b)
+	typeMessage(t, b, "Once upon a time")
+	want := waitReply(t, b, 1).Text
+
+	s.MaxTokens = 200
+	s.apply(t, b)
+	typeMessage(t, b, " One day")
+	if err := b.WaitFor(`wasmllmApp.chunks >= 2`, replyTimeout, nil); err != nil {
+		t.Fatal(err)
+	}
+	crash()
+	n := 2
+	if r := waitEntry(t, b, n); r.Error == nil {
+		// The reply ended before the crash reached it: the next one fails.
+		t.Logf("reply %d finished before the loss (%s)", n, r.FinishReason)
+		n++
+		typeMessage(t, b, " The end")
+	}
+	r := waitEntry(t, b, n)
+	if r.Error == nil || r.Error.Code != "device_lost" {
+		t.Fatalf("reply %d after the crash: %+v, want a device_lost error", n, r)
+	}
+	var page struct {
+		Error, Status, Button string
+		ButtonHidden          bool
+	}
+	b.MustRun(`({Error: [...document.querySelectorAll("[data-testid=assistant]")].at(-1).querySelector(".error")?.textContent ?? "",
+		Status: document.querySelector("[data-testid=status]").textContent + document.querySelector("[data-testid=status-detail]").textContent,
+		Button: document.querySelector("[data-testid=load]").textContent, ButtonHidden: document.querySelector("[data-testid=load]").hidden})`, &page)
+	t.Logf("after the crash: %+v", page)
+	if !strings.Contains(page.Error, "device_lost") || !strings.HasPrefix(page.Status, "error") || page.ButtonHidden || page.Button != "Reload model" {
+		t.Errorf("page after the crash %+v: want the error shown and a Reload model button", page)
+	}
+	screenshot(t, b, "device-lost.png")
+
+	logged := len(srv.Log())
+	if err := b.Click("[data-testid=load]"); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, b)
+	for _, l := range srv.Log()[logged:] {
+		if strings.Contains(l, "/models/") {
+			t.Errorf("request during the reload: %s", l)
+		}
+	}
+	var info struct {
+		Backend string `json:"backend"`
+		Load    struct {
+			Reload       bool  `json:"reload"`
+			NetworkBytes int64 `json:"network_bytes"`
+		} `json:"load"`
+	}
+	b.MustRun(`wasmllmApp.info`, &info)
+	if info.Backend != "webgpu" || !info.Load.Reload || info.Load.NetworkBytes != 0 {
+		t.Errorf("info after the reload %+v", info)
+	}
+	if err := b.Click("[data-testid=new-chat]"); err != nil {
+		t.Fatal(err)
+	}
+	s.MaxTokens = 8
+	s.apply(t, b)
+	typeMessage(t, b, "Once upon a time")
+	if got := waitReply(t, b, n+1).Text; got != want {
+		t.Errorf("after the reload %q, before the crash %q", got, want)
+	}
+}
+
+// waitEntry waits for the n-th history entry (1-based), a reply or an error.
+func waitEntry(t *testing.T, b *browsertest.Browser, n int) reply {
+	t.Helper()
+	var r reply
+	if err := b.WaitFor(fmt.Sprintf(`wasmllmApp.history.length >= %d && wasmllmApp.history[%d]`, n, n-1), replyTimeout, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
