@@ -263,14 +263,13 @@ export interface Engine {
    * opened GPU device; resolves to the new info (also engine.info).
    *
    * Device loss. When the browser loses the GPU device (a GPU process crash
-   * or reset, a driver update), the request
-   * running then, or the next one, fails with a WasmLLMError of code
-   * "device_lost" whose details.reason is the GPUDeviceLostInfo's reason
-   * ("unknown" for a crash) and details.message its message. Text streamed
-   * before the loss was computed before it and is correct; nothing after it
-   * is produced. The engine then frees the model; every request fails with
-   * "device_lost" until reload() succeeds. The page does not need to be
-   * reloaded.
+   * or reset, a driver update), the request running then, or the next one,
+   * fails with a WasmLLMError of code "device_lost" whose details.reason is
+   * the GPUDeviceLostInfo's reason ("unknown" for a crash) and
+   * details.message its message. Text streamed before the loss was computed
+   * before it and is correct; nothing after it is produced. The engine then
+   * frees the model; every request fails with "device_lost" until reload()
+   * succeeds. The page does not need to be reloaded.
    *
    * reload() takes the manifest and tokenizer from the worker's memory and
    * the shards from Cache Storage, so it makes no network request when the
