@@ -112,8 +112,12 @@ async function readShards(name, modelURL) {
 	const worker = async () => {
 		while (next < urls.length) {
 			const r = await cache.match(urls[next++]);
-			if (r) bytes += (await r.arrayBuffer()).byteLength;
-			else missing++;
+			if (!r) {
+				missing++;
+				continue;
+			}
+			const n = (await r.arrayBuffer()).byteLength; // not bytes += await: other readers add meanwhile
+			bytes += n;
 		}
 	};
 	await Promise.all([worker(), worker(), worker(), worker()]);

@@ -67,6 +67,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 	rep := &Report{Started: start.UTC().Format(time.RFC3339), Short: o.Short,
 		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
 	rep.LoadAvg[0] = loadAvg()
+	busy := load1() // before our own builds load the machine
 	note := func(format string, args ...any) {
 		s := fmt.Sprintf(format, args...)
 		logf("note: %s", s)
@@ -183,9 +184,9 @@ func run(ctx context.Context, o options) (*Report, error) {
 	peerThreads := o.PeerThreads
 	if peerThreads <= 0 {
 		peerThreads = runtime.NumCPU()
-		if l := load1(); peerDir != "" && peerThreads > 1 && l > float64(runtime.NumCPU()) {
+		if peerDir != "" && peerThreads > 1 && busy > float64(runtime.NumCPU()) {
 			peerThreads = 1
-			note("wllama runs on 1 thread: the load average (%.1f) is over the %d CPUs, and llama.cpp's threads wait for each other by spinning", l, runtime.NumCPU())
+			note("wllama runs on 1 thread: the load average (%.1f) was over the %d CPUs at the start, and llama.cpp's threads wait for each other by spinning", busy, runtime.NumCPU())
 		}
 	}
 	repeats := o.Repeats
