@@ -1,61 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 
 	"wasmllm/internal/browsertest"
 )
-
-// crashableBrowser starts a browser that a second DevTools connection can
-// reach, and returns it with a function that crashes its GPU process
-// (Browser.crashGpuProcess, what chrome://gpucrash does), which loses every
-// WebGPU device in it. (wasm/lost_test.go has the same helper.)
-func crashableBrowser(t *testing.T) (*browsertest.Browser, func()) {
-	t.Helper()
-	// Not t.TempDir: Chromium's restarted GPU process may still write to
-	// the profile when the test's directories are removed.
-	dir, err := os.MkdirTemp("", "wasmllm-crash-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 50 && os.RemoveAll(dir) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	b := browsertest.NewBrowser(t, chromedp.UserDataDir(dir), chromedp.Flag("remote-debugging-port", "0"), remote.WebSocket)
-	crash := func() {
-		t.Helper()
-		data, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		if len(lines) != 2 {
-			t.Fatalf("DevToolsActivePort: %q", data)
-		}
-		actx, cancelAlloc := remote.NewAllocator(context.Background(), "ws://127.0.0.1:"+lines[0]+lines[1])
-		defer cancelAlloc()
-		ctx, cancel := chromedp.NewContext(actx)
-		defer cancel()
-		if err := chromedp.Do(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := chromedp.FromContext(ctx).Browser.Call(ctx, "Browser.crashGpuProcess", nil, nil); err != nil {
-			t.Fatalf("Browser.crashGpuProcess: %v", err)
-		}
-	}
-	return b, crash
-}
 
 // TestChatPageDeviceLost crashes the GPU process while the page streams a
 // reply on WebGPU: the reply shows the device_lost error, the page offers
@@ -64,7 +15,7 @@ func crashableBrowser(t *testing.T) (*browsertest.Browser, func()) {
 func TestChatPageDeviceLost(t *testing.T) {
 	skipShort(t)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: modelsDir(t)})
-	b, crash := crashableBrowser(t)
+	b, crash := browsertest.NewCrashableBrowser(t)
 	openPage(t, b, srv.URL+"/?model=stories260K&backend=webgpu")
 	s := settings{Temperature: 0, TopP: 1, TopK: 0, MinP: 0, RepetitionPenalty: 1, MaxTokens: 8, Seed: 1}
 	s.apply(t, b)
