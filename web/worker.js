@@ -6,6 +6,7 @@
 //   {op: "init", wasm: URL}                  start the engine
 //   {id, op: "load", body: JSON}             load a model (loadOptions in wasm/load.go)
 //   {id, op: "chat" | "completion", body}    an OpenAI-shaped request (JSON)
+//   {id, op: "reload", body: JSON}           rebuild the last model on a new device (after device_lost)
 //   {id, op: "unload"} / {id, op: "info"}
 //   {op: "abort"}                            abort every load or request sent before it
 // The worker posts {id, type, data}:
