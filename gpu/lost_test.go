@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"wasmllm/engine"
+	"wasmllm/internal/golden"
 	"wasmllm/sampler"
 )
 
@@ -68,7 +69,7 @@ func loadLossModel(t *testing.T, path string) *lossModel {
 
 // lossRequests are a greedy request (argmax readback) and a seeded top-k
 // one (candidate readback), both ignoring EOS for a fixed length.
-func lossRequests(g *modelGolden) map[string]func() *engine.Request {
+func lossRequests(g *golden.File) map[string]func() *engine.Request {
 	greedy := sampler.DefaultParams()
 	greedy.Temperature, greedy.MaxTokens, greedy.IgnoreEOS = 0, len(g.Greedy), true
 	sampled := sampler.DefaultParams()
@@ -93,7 +94,7 @@ func (m *lossModel) generate(t *testing.T, req *engine.Request) []int32 {
 func TestDeviceLostGenerate(t *testing.T) {
 	for _, c := range lossCases {
 		t.Run(c.name, func(t *testing.T) {
-			g := readModelGolden(t, filepath.Join(goldenDir, c.model+".json"))
+			g := golden.Read(t, filepath.Join(goldenDir, c.model+".json"))
 			path := filepath.Join(goldenDir, g.Model)
 			reqs := lossRequests(g)
 			m := loadLossModel(t, path)

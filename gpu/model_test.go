@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
+	"wasmllm/internal/golden"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"
@@ -31,47 +31,14 @@ import (
 
 const goldenDir = "../testdata/golden"
 
-// modelGolden is one golden file (testdata/README.md).
-type modelGolden struct {
-	Model        string      `json:"model"`
-	Kind         string      `json:"kind"`
-	Tolerance    float64     `json:"tolerance"`
-	Tokens       []int32     `json:"tokens"`
-	Logits       [][]float32 `json:"logits"`
-	Greedy       []int32     `json:"greedy"`
-	GreedyLogits [][]float32 `json:"greedy_logits"`
-	name         string
-}
-
-func readModelGolden(t testing.TB, path string) *modelGolden {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g modelGolden
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	g.name = filepath.Base(path)
-	return &g
-}
-
 // exactGoldens returns the exact golden files to run.
-func exactGoldens(t *testing.T) []*modelGolden {
+func exactGoldens(t *testing.T) []*golden.File {
 	t.Helper()
-	files, err := filepath.Glob(goldenDir + "/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	long := os.Getenv("WASMLLM_LONG") == "1"
 	filter := os.Getenv("WASMLLM_GOLDEN")
-	var out []*modelGolden
-	for _, f := range files {
-		if strings.Contains(f, ".long.") && !long || !strings.Contains(filepath.Base(f), filter) {
-			continue
-		}
-		if g := readModelGolden(t, f); g.Kind == "exact" {
+	var out []*golden.File
+	for _, g := range golden.Files(t, goldenDir, "exact", long, true) {
+		if strings.Contains(g.Name, filter) {
 			out = append(out, g)
 		}
 	}
@@ -81,9 +48,9 @@ func exactGoldens(t *testing.T) []*modelGolden {
 	return out
 }
 
-func (g *modelGolden) weights(t testing.TB) *model.Weights {
+func goldenWeights(t testing.TB, g *golden.File) *model.Weights {
 	t.Helper()
-	f, err := loader.ReadGGUF(filepath.Join(goldenDir, g.Model))
+	f, err := loader.ReadGGUF(g.ModelPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,34 +100,6 @@ func freeModel(b model.Backend, m *model.Model) {
 			free(mlp.Router, mlp.GateUp, mlp.Down)
 		}
 	}
-}
-
-// relRowError is max|got-want| / max|want| (the golden rule) and the index
-// of the largest difference.
-func relRowError(got, want []float32) (float64, int) {
-	var maxW, maxD float64
-	worst := 0
-	for i := range want {
-		maxW = math.Max(maxW, math.Abs(float64(want[i])))
-		if d := math.Abs(float64(got[i]) - float64(want[i])); d > maxD || math.IsNaN(d) {
-			maxD, worst = d, i
-			if math.IsNaN(d) {
-				return math.Inf(1), i
-			}
-		}
-	}
-	return maxD / maxW, worst
-}
-
-// hostArgmax is the index of the row's maximum, ties to the lowest.
-func hostArgmax(row []float32) int32 {
-	best := 0
-	for i, v := range row {
-		if v > row[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }
 
 // goldenRun is one model on one backend with its own cache.
@@ -241,7 +180,7 @@ func (c *rowChecker) check(label string, got, want []float32) {
 	if len(got) != len(want) {
 		c.t.Fatalf("%s %s: %d logits, want %d", c.what, label, len(got), len(want))
 	}
-	e, i := relRowError(got, want)
+	e, i := golden.RowError(got, want)
 	c.rows++
 	c.worst = math.Max(c.worst, e)
 	if e > c.tol {
@@ -268,8 +207,8 @@ func TestModelGolden(t *testing.T) {
 	b := modelBackend(t)
 	start := time.Now()
 	for _, g := range exactGoldens(t) {
-		t.Run(g.name, func(t *testing.T) {
-			w := g.weights(t)
+		t.Run(g.Name, func(t *testing.T) {
+			w := goldenWeights(t, g)
 			gm, err := model.Build(b, w)
 			if err != nil {
 				t.Fatal(err)
@@ -287,7 +226,7 @@ func TestModelGolden(t *testing.T) {
 
 // checkModelGolden checks one golden file; maxBatch, when set, bounds the
 // tokens of one batch (the activations must fit the device's bindings).
-func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden, maxBatch int) {
+func checkModelGolden(t *testing.T, gm, cm *model.Model, g *golden.File, maxBatch int) {
 	T := len(g.Tokens)
 	capacity := T + len(g.Greedy) + 1
 	gr := newGoldenRun(t, gm, capacity, "gpu")
@@ -310,7 +249,7 @@ func checkModelGolden(t *testing.T, gm, cm *model.Model, g *modelGolden, maxBatc
 	var decoded [][]float32 // the GPU's logits after each greedy step
 	grow, crow := gpuRows[T-1], cpuRows[T-1]
 	for step := range g.Greedy {
-		gid, cid := hostArgmax(grow), hostArgmax(crow)
+		gid, cid := golden.Argmax(grow), golden.Argmax(crow)
 		gotIDs, cpuIDs = append(gotIDs, gid), append(cpuIDs, cid)
 		if gid != g.Greedy[step] || cid != gid {
 			t.Fatalf("greedy step %d: gpu id %d, cpu id %d, golden %d (ids so far gpu %v cpu %v)", step, gid, cid, g.Greedy[step], gotIDs, cpuIDs)
@@ -396,7 +335,7 @@ func TestModelEngine(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(name, f) {
 				t.Skip("WASMLLM_GOLDEN")
 			}
-			g := readModelGolden(t, filepath.Join(goldenDir, name+".json"))
+			g := golden.Read(t, filepath.Join(goldenDir, name+".json"))
 			path := filepath.Join(goldenDir, g.Model)
 			opts := engine.LoadOptions{Options: engine.Options{Context: 64}}
 			ge, err := engine.Load(path, b, opts)
@@ -491,8 +430,8 @@ func TestModelSplitBinding(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(c.name, f) {
 				t.Skip("WASMLLM_GOLDEN")
 			}
-			g := readModelGolden(t, filepath.Join(goldenDir, c.name+".json"))
-			w := g.weights(t)
+			g := golden.Read(t, filepath.Join(goldenDir, c.name+".json"))
+			w := goldenWeights(t, g)
 			gm, err := model.Build(b, w)
 			if err != nil {
 				t.Fatal(err)
