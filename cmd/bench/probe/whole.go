@@ -238,7 +238,7 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 		pt := total.perToken(steps)
 		res.PerToken = &pt
 		if c.EncodeSteps > 0 && time.Until(deadline) > 0 {
-			if err := encodeTime(m, gb, c.Prompts[0].IDs, c.EncodeSteps, res.PerToken); err != nil {
+			if err := encodeTime(m, gb, c.Prompts[0].IDs, c.EncodeSteps, c.Context, res.PerToken); err != nil {
 				return nil, err
 			}
 		}
@@ -246,10 +246,12 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 	return res, nil
 }
 
-// encodeTime runs a decode loop outside the engine to split a step's time
-// into the Go side (Forward and Argmax only record commands) and the rest.
-func encodeTime(m *model.Model, b *gpu.Backend, prompt []int32, steps int, pt *result.PerToken) error {
-	cache, err := m.NewCache(len(prompt) + steps + 1)
+// encodeTime runs a decode loop outside the engine, on a cache of the
+// engine's capacity (decode attention's work follows the capacity), to
+// split a step's time into the Go side (Forward and Argmax only record
+// commands) and the rest.
+func encodeTime(m *model.Model, b *gpu.Backend, prompt []int32, steps, capacity int, pt *result.PerToken) error {
+	cache, err := m.NewCache(capacity)
 	if err != nil {
 		return err
 	}
