@@ -7,7 +7,7 @@ QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run generate test test-native test-browser testdata bench fuzz convert dist clean
+.PHONY: all wasm run generate test test-native test-browser testdata bench bench-go fuzz convert dist clean
 
 all: test
 
@@ -46,10 +46,15 @@ $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./cmd/wasmexec
 
-# bench: CPU decode benchmarks (tok/s) on the test models, and the sampler against argmax.
+# bench: roofline probes, hot kernels, every test model and a synthetic Llama-3.2-1B-shaped q4 model on WebGPU, our CPU engine and wllama, in headless Chromium (build/bench/).
 bench:
+	$(GO) run ./cmd/bench
+
+# bench-go: native Go benchmarks: CPU decode tok/s on the test models, the sampler against argmax, tokenizer encode speed.
+bench-go:
 	$(GO) test -run XXX -bench . -benchtime 3x ./model/
 	$(GO) test -run XXX -bench . ./sampler/
+	$(GO) test -run XXX -bench Encode ./tokenizer/
 
 # fuzz: a short run of every fuzz target (parsers, tokenizer, manifest).
 fuzz:
