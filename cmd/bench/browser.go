@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/chromium"
 )
 
 // browser is one headless Chromium (WebGPU on SwiftShader here, or on the
@@ -25,7 +25,7 @@ type browser struct {
 	cancel  func()
 	verbose bool
 	crashed chan struct{}
-	log     *tail
+	log     *chromium.TailBuffer
 }
 
 // startBrowser starts Chromium with a fresh profile in profileDir, so Cache
@@ -34,17 +34,10 @@ func startBrowser(ctx context.Context, exe, profileDir string, extra []string, v
 	if _, err := os.Stat(exe); err != nil {
 		return nil, fmt.Errorf("no Chromium at %s (set -browser or WASMLLM_CHROMIUM): %w", exe, err)
 	}
-	b := &browser{verbose: verbose, crashed: make(chan struct{}), log: &tail{max: 16 << 10}}
+	b := &browser{verbose: verbose, crashed: make(chan struct{}), log: &chromium.TailBuffer{Max: 16 << 10}}
 	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(exe), chromedp.UserDataDir(profileDir),
-		chromedp.CombinedOutput(b.log)}, browsertest.ChromiumFlags...)
-	for _, f := range extra {
-		name, val, ok := strings.Cut(strings.TrimLeft(f, "-"), "=")
-		if ok {
-			opts = append(opts, chromedp.Flag(name, val))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
+		chromedp.CombinedOutput(b.log)}, chromium.Flags...)
+	opts = append(opts, chromium.ExtraFlags(extra)...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	var once sync.Once
 	tctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
@@ -58,7 +51,7 @@ func startBrowser(ctx context.Context, exe, profileDir string, extra []string, v
 	// response for DevTools: models are large, so turn it off.
 	if _, err := chromedp.Call(tctx, network.Disable, cdp.Empty{}); err != nil {
 		b.cancel()
-		return nil, fmt.Errorf("starting %s: %w%s", exe, err, b.log.suffix())
+		return nil, fmt.Errorf("starting %s: %w%s", exe, err, suffix(b.log))
 	}
 	go b.console()
 	return b, nil
@@ -89,7 +82,7 @@ func (b *browser) open(url string) error {
 	err := chromedp.Do(ctx, chromedp.Navigate(url),
 		chromedp.Poll[chromedp.Void]("window.pageReady === true", chromedp.WithPollingTimeout(time.Minute)))
 	if err != nil {
-		return fmt.Errorf("opening %s: %w%s", url, err, b.log.suffix())
+		return fmt.Errorf("opening %s: %w%s", url, err, suffix(b.log))
 	}
 	return nil
 }
@@ -123,13 +116,13 @@ func (b *browser) call(pageURL, fn string, arg any, timeout time.Duration, out a
 	select {
 	case r = <-ch:
 	case <-b.crashed:
-		return errors.New("the page crashed (renderer process died)" + b.log.suffix())
+		return errors.New("the page crashed (renderer process died)" + suffix(b.log))
 	}
 	if r.err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: no answer within %v", fn, timeout)
 		}
-		return fmt.Errorf("%s: %w%s", fn, r.err, b.log.suffix())
+		return fmt.Errorf("%s: %w%s", fn, r.err, suffix(b.log))
 	}
 	var res struct {
 		OK    bool            `json:"ok"`
@@ -148,28 +141,9 @@ func (b *browser) call(pageURL, fn string, arg any, timeout time.Duration, out a
 	return json.Unmarshal(res.Value, out)
 }
 
-// tail keeps the last max bytes of Chromium's own output.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
 // suffix is the output's tail, for an error message.
-func (t *tail) suffix() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s := strings.TrimSpace(string(t.buf)); s != "" {
+func suffix(t *chromium.TailBuffer) string {
+	if s := strings.TrimSpace(t.String()); s != "" {
 		return "\nChromium output (tail):\n" + s
 	}
 	return ""

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -18,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"wasmllm/internal/chromium"
 )
 
 // The page reports through these CDP bindings. Runtime.bindingCalled events
@@ -26,24 +27,6 @@ const (
 	writeBinding = "__wasmexec_write"
 	exitBinding  = "__wasmexec_exit"
 )
-
-// chromiumFlags are the verified flags for headless WebGPU on SwiftShader.
-var chromiumFlags = []chromedp.ExecAllocatorOption{
-	chromedp.Headless,
-	chromedp.NoSandbox,
-	chromedp.NoFirstRun,
-	chromedp.NoDefaultBrowserCheck,
-	chromedp.Flag("enable-unsafe-webgpu", true),
-	chromedp.Flag("disable-background-networking", true),
-	chromedp.Flag("disable-component-update", true),
-	chromedp.Flag("disable-sync", true),
-	chromedp.Flag("disable-quic", true),
-	chromedp.Flag("disable-extensions", true),
-	chromedp.Flag("disable-dev-shm-usage", true),
-	chromedp.Flag("disable-background-timer-throttling", true),
-	chromedp.Flag("disable-renderer-backgrounding", true),
-	chromedp.Flag("disable-hang-monitor", true),
-}
 
 // outcome is how a run ended: the program's exit code, or an error.
 type outcome struct {
@@ -73,7 +56,7 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 	}
 	defer stopServer()
 
-	browserLog := &tailBuffer{max: 16 << 10}
+	browserLog := &chromium.TailBuffer{Max: 16 << 10}
 	var logOut io.Writer = browserLog
 	if cfg.verbose {
 		logOut = io.MultiWriter(browserLog, os.Stderr)
@@ -81,15 +64,8 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(cfg.browser),
 		chromedp.CombinedOutput(logOut),
-	}, chromiumFlags...)
-	for _, f := range cfg.extraFlags {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(f, "-"), "=")
-		if hasVal {
-			opts = append(opts, chromedp.Flag(name, val))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
+	}, chromium.Flags...)
+	opts = append(opts, chromium.ExtraFlags(cfg.extraFlags)...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	defer cancelAlloc()
 
@@ -228,33 +204,10 @@ func (o *outputs) write(payload string) error {
 	return err
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
-}
-
 // withLog appends the tail of Chromium's own output to err.
-func withLog(err error, log *tailBuffer) error {
+func withLog(err error, log *chromium.TailBuffer) error {
 	if s := strings.TrimSpace(log.String()); s != "" {
-		return fmt.Errorf("%w\nChromium output (last %d bytes):\n%s", err, log.max, s)
+		return fmt.Errorf("%w\nChromium output (last %d bytes):\n%s", err, log.Max, s)
 	}
 	return err
 }

@@ -150,15 +150,6 @@ func TestOutputsWrite(t *testing.T) {
 	}
 }
 
-func TestTailBuffer(t *testing.T) {
-	b := &tailBuffer{max: 4}
-	io.WriteString(b, "abc")
-	io.WriteString(b, "defg")
-	if b.String() != "defg" {
-		t.Errorf("tail = %q", b.String())
-	}
-}
-
 func mustWrite(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

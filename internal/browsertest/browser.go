@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"wasmllm/internal/chromium"
 )
 
 // NoWebGPU is an extra option for NewBrowser: a browser without a WebGPU
@@ -20,28 +22,9 @@ var NoWebGPU chromedp.ExecAllocatorOption = func(a *chromedp.ExecAllocator) {
 	chromedp.Flag("disable-features", "WebGPU")(a)
 }
 
-// ChromiumFlags are the flags for headless Chromium with WebGPU on
-// SwiftShader (the same as cmd/wasmexec's).
-var ChromiumFlags = []chromedp.ExecAllocatorOption{
-	chromedp.Headless,
-	chromedp.NoSandbox,
-	chromedp.NoFirstRun,
-	chromedp.NoDefaultBrowserCheck,
-	chromedp.Flag("enable-unsafe-webgpu", true),
-	chromedp.Flag("disable-background-networking", true),
-	chromedp.Flag("disable-component-update", true),
-	chromedp.Flag("disable-sync", true),
-	chromedp.Flag("disable-quic", true),
-	chromedp.Flag("disable-extensions", true),
-	chromedp.Flag("disable-dev-shm-usage", true),
-	chromedp.Flag("disable-background-timer-throttling", true),
-	chromedp.Flag("disable-renderer-backgrounding", true),
-	chromedp.Flag("disable-hang-monitor", true),
-}
-
-// Chromium is the browser binary; WASMLLM_CHROMIUM overrides it.
+// Chromium is the browser binary (see chromium.Path).
 func Chromium() string {
-	if p := os.Getenv("WASMLLM_CHROMIUM"); p != "" {
+	if p := chromium.Path(); p != "" {
 		return p
 	}
 	return "/usr/bin/chromium"
@@ -58,14 +41,14 @@ type Browser struct {
 }
 
 // NewBrowser starts Chromium with a fresh profile (so Cache Storage starts
-// empty), with ChromiumFlags and then extra. The test is skipped when
+// empty), with chromium.Flags and then extra. The test is skipped when
 // Chromium is missing.
 func NewBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	if _, err := os.Stat(Chromium()); err != nil {
 		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
 	}
-	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, ChromiumFlags...)
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, chromium.Flags...)
 	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
