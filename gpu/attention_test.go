@@ -385,22 +385,36 @@ func TestAttentionBadInput(t *testing.T) {
 // BenchmarkAttentionDecode is one layer's decode attention of a Llama-3-8B
 // shape (H=32, Hk=8, Dh=128) at contexts of 1k and 4k; SetBytes counts the
 // keys and values read, so MB/s is the KV bandwidth. The add/ctx=N cases
-// are the baseline: shaders/test_add.wgsl reading the same bytes.
+// are the baseline: shaders/test_add.wgsl reading the same bytes. The
+// pos=P/cap=S cases decode at position P in a cache of capacity S: their
+// time should follow P, not S.
 func BenchmarkAttentionDecode(bm *testing.B) {
 	const H, Hk, Dh = 32, 8, 128
 	for _, ctx := range []int{1024, 4096} {
 		for _, dt := range []loader.DType{loader.F32, loader.F16} {
 			bm.Run(fmt.Sprintf("%s/ctx=%d", dt, ctx), func(bm *testing.B) {
-				benchDecode(bm, dt, ctx, H, Hk, Dh)
+				benchDecode(bm, dt, ctx-1, ctx, H, Hk, Dh)
 			})
 		}
 		bm.Run(fmt.Sprintf("add/ctx=%d", ctx), func(bm *testing.B) {
 			benchAdd(bm, 2*ctx*Hk*Dh*4)
 		})
 	}
+	for _, pos := range []int{10, 1000} {
+		for _, capacity := range []int{64, 1024, 4096} {
+			if pos >= capacity {
+				continue
+			}
+			bm.Run(fmt.Sprintf("F32/pos=%d/cap=%d", pos, capacity), func(bm *testing.B) {
+				benchDecode(bm, loader.F32, pos, capacity, H, Hk, Dh)
+			})
+		}
+	}
 }
 
-func benchDecode(bm *testing.B, dt loader.DType, ctx, H, Hk, Dh int) {
+// benchDecode times one-token decode steps at position pos of a cache of
+// capacity ctx whose positions [0, pos] hold keys and values.
+func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, H, Hk, Dh int) {
 	d := device(bm)
 	b, err := NewBackend(d, BackendOptions{})
 	if err != nil {
@@ -413,7 +427,7 @@ func benchDecode(bm *testing.B, dt loader.DType, ctx, H, Hk, Dh int) {
 	defer b.FreeKVCache(cache)
 	C := (H + 2*Hk) * Dh
 	r := rand.New(rand.NewPCG(1, 2))
-	// Fill the layer directly; the timed step writes the last position.
+	// Fill the layer directly; the timed step writes position pos.
 	c := cache.(*kvCache)
 	for _, buf := range []*Buffer{c.k[0], c.v[0]} {
 		vals := randF32(r, ctx*Hk*Dh)
@@ -432,7 +446,7 @@ func benchDecode(bm *testing.B, dt loader.DType, ctx, H, Hk, Dh int) {
 	q, p, o := b.NewF32(1, C), b.NewI32(1), b.NewF32(1, H*Dh)
 	defer func() { b.Free(q); b.Free(p); b.Free(o) }()
 	b.WriteF32(q, randF32(r, C))
-	b.WriteI32(p, []int32{int32(ctx - 1)})
+	b.WriteI32(p, []int32{int32(pos)})
 	dst := make([]float32, H*Dh)
 	b.Attention(o, q, p, cache, 0) // compile and record before timing
 	if err := b.ReadF32(o, dst); err != nil {
@@ -442,7 +456,7 @@ func benchDecode(bm *testing.B, dt loader.DType, ctx, H, Hk, Dh int) {
 	if dt == loader.F16 {
 		elt = 2
 	}
-	bm.SetBytes(2 * int64(ctx*Hk*Dh) * elt)
+	bm.SetBytes(2 * int64((pos+1)*Hk*Dh) * elt)
 	before := d.Stats()
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {
