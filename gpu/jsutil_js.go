@@ -4,61 +4,16 @@ package gpu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall/js"
+	"wasmllm/internal/jsutil"
 )
 
-// await blocks until the promise p settles. It must not be called from a
-// js.Func callback: the promise can only settle once control is back in the
-// browser's event loop.
-func await(ctx context.Context, p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	onOK := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{v: arg(a, 0)}
-		return nil
-	})
-	onErr := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{err: errors.New(jsErrorText(arg(a, 0)))}
-		return nil
-	})
-	defer onOK.Release()
-	defer onErr.Release()
-	p.Call("then", onOK, onErr)
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		return js.Undefined(), ctx.Err()
-	}
-}
+func await(ctx context.Context, p js.Value) (js.Value, error) { return jsutil.Await(ctx, p) }
 
-func arg(a []js.Value, i int) js.Value {
-	if i < len(a) {
-		return a[i]
-	}
-	return js.Undefined()
-}
+func arg(a []js.Value, i int) js.Value { return jsutil.Arg(a, i) }
 
-// jsErrorText returns an Error's message, or the value as a string.
-func jsErrorText(v js.Value) string {
-	if v.Type() == js.TypeObject {
-		if m := v.Get("message"); m.Type() == js.TypeString {
-			if n := v.Get("name"); n.Type() == js.TypeString && n.String() != "Error" {
-				return n.String() + ": " + m.String()
-			}
-			return m.String()
-		}
-	}
-	if v.IsUndefined() || v.IsNull() {
-		return "(no message)"
-	}
-	return v.Call("toString").String()
-}
+func jsErrorText(v js.Value) string { return jsutil.ErrorText(v) }
 
 // try runs f and turns a JavaScript exception (a js.Error panic) into an error.
 func try(op string, f func()) (err error) {

@@ -3,9 +3,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"syscall/js"
+	"wasmllm/internal/jsutil"
 
 	"wasmllm/gpu"
 	"wasmllm/wasm/api"
@@ -15,24 +17,7 @@ import (
 // not be called from inside a js.Func callback. A rejection with a
 // LoaderError (web/loader.js) keeps its code and details.
 func await(p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	ok := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{v: arg(a, 0)}
-		return nil
-	})
-	fail := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{err: jsError(arg(a, 0))}
-		return nil
-	})
-	defer ok.Release()
-	defer fail.Release()
-	p.Call("then", ok, fail)
-	r := <-ch
-	return r.v, r.err
+	return jsutil.AwaitWith(context.Background(), p, jsError)
 }
 
 // yieldEventLoop lets pending browser events (such as an abort message)

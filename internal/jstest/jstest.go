@@ -5,9 +5,11 @@
 package jstest
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"syscall/js"
+	"wasmllm/internal/jsutil"
 )
 
 // FetchError reports a file that the runner did not serve.
@@ -52,23 +54,4 @@ func ReadFile(name string) ([]byte, error) {
 }
 
 // await blocks until p settles.
-func await(p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	onOK := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{v: a[0]}
-		return nil
-	})
-	onErr := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{err: js.Error{Value: a[0]}}
-		return nil
-	})
-	defer onOK.Release()
-	defer onErr.Release()
-	p.Call("then", onOK, onErr)
-	r := <-ch
-	return r.v, r.err
-}
+func await(p js.Value) (js.Value, error) { return jsutil.Await(context.Background(), p) }

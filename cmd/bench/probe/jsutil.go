@@ -4,55 +4,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall/js"
+	"wasmllm/internal/jsutil"
 )
 
-// await blocks until the promise p settles; never call it from a js.Func.
-func await(ctx context.Context, p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	onOK := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{v: arg(a, 0)}
-		return nil
-	})
-	onErr := js.FuncOf(func(_ js.Value, a []js.Value) any {
-		ch <- result{err: errors.New(errorText(arg(a, 0)))}
-		return nil
-	})
-	defer onOK.Release()
-	defer onErr.Release()
-	p.Call("then", onOK, onErr)
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		return js.Undefined(), ctx.Err()
-	}
-}
+func await(ctx context.Context, p js.Value) (js.Value, error) { return jsutil.Await(ctx, p) }
 
-func arg(a []js.Value, i int) js.Value {
-	if i < len(a) {
-		return a[i]
-	}
-	return js.Undefined()
-}
+func arg(a []js.Value, i int) js.Value { return jsutil.Arg(a, i) }
 
-func errorText(v js.Value) string {
-	if v.Type() == js.TypeObject {
-		if m := v.Get("message"); m.Type() == js.TypeString {
-			return m.String()
-		}
-	}
-	if v.IsUndefined() || v.IsNull() {
-		return "(no message)"
-	}
-	return v.Call("toString").String()
-}
+func errorText(v js.Value) string { return jsutil.ErrorText(v) }
 
 // fetchBytes GETs url from the page's server.
 func fetchBytes(ctx context.Context, url string) ([]byte, error) {
