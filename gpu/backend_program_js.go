@@ -2,7 +2,10 @@
 
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 type cmdKind uint8
 
@@ -111,7 +114,7 @@ func (b *Backend) program() (*Program, error) {
 	h := hashCmds(b.pending)
 	b.tick++
 	for _, cp := range b.progs[h] {
-		if equalCmds(cp.cmds, b.pending) {
+		if slices.Equal(cp.cmds, b.pending) {
 			cp.used = b.tick
 			return cp.prog, nil
 		}
@@ -207,16 +210,4 @@ func hashCmds(cs []cmd) uint64 {
 		mix(c.srcOff ^ c.dstOff<<20 ^ c.n<<40 ^ uint64(c.up))
 	}
 	return h
-}
-
-func equalCmds(a, b []cmd) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"wasmllm/loader"
@@ -100,7 +101,7 @@ func (w *Weights) Check() error {
 		if err != nil {
 			return err
 		}
-		if !equalShape(t.Shape, shape) {
+		if !slices.Equal(t.Shape, shape) {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name + " shape", Offset: -1,
 				Err: fmt.Errorf("%w: got %v, want %v", loader.ErrCorrupt, t.Shape, shape)}
 		}
@@ -116,18 +117,6 @@ func (w *Weights) Check() error {
 			Err: fmt.Errorf("%w: %d elements, want %d", loader.ErrCorrupt, t.NumElements(), Dh/2)}
 	}
 	return nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // concatRows stacks tensors with equal column counts into one (ΣN, K)

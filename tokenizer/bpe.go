@@ -35,49 +35,11 @@ func newMergeItem(rank, pos, id int32) mergeItem {
 
 func (it mergeItem) pos() int32 { return int32(uint32(it.key)) }
 
-// mergeHeap is a binary min-heap ordered by rank, then position: the
-// lowest-ranked pair merges first, the leftmost one among equals.
-type mergeHeap []mergeItem
+// before orders merges by rank, then position: the lowest-ranked pair
+// merges first, the leftmost one among equals.
+func (it mergeItem) before(o mergeItem) bool { return it.key < o.key }
 
-func (h mergeHeap) less(i, j int) bool { return h[i].key < h[j].key }
-
-func (h *mergeHeap) push(it mergeItem) {
-	*h = append(*h, it)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-}
-
-func (h *mergeHeap) pop() mergeItem {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
-		}
-		if !q.less(m, i) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	*h = q
-	return top
-}
+type mergeHeap = heapOf[mergeItem]
 
 // encodeWord appends the BPE tokens of one pre-tokenized word. Bytes with no
 // token (byteID -1) are dropped, as Hugging Face does without unk_token.

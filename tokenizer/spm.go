@@ -44,51 +44,13 @@ type spmItem struct {
 	size        int32
 }
 
-// spmHeap is a max-heap on score; among equal scores the leftmost pair
-// comes first, as in llama.cpp's llm_bigram_spm comparator.
-type spmHeap []spmItem
-
-func (h spmHeap) less(i, j int) bool {
-	return h[i].score > h[j].score || (h[i].score == h[j].score && h[i].left < h[j].left)
+// before orders bigrams by score, highest first; among equal scores the
+// leftmost pair comes first, as in llama.cpp's llm_bigram_spm comparator.
+func (it spmItem) before(o spmItem) bool {
+	return it.score > o.score || (it.score == o.score && it.left < o.left)
 }
 
-func (h *spmHeap) push(it spmItem) {
-	*h = append(*h, it)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-}
-
-func (h *spmHeap) pop() spmItem {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
-		}
-		if !q.less(m, i) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	*h = q
-	return top
-}
+type spmHeap = heapOf[spmItem]
 
 // utf8SeqLen is llama.cpp's unicode_len_utf8: the sequence length implied
 // by a lead byte, with no validation.

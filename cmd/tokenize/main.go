@@ -21,10 +21,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
+	"wasmllm/engine"
 
-	"wasmllm/loader"
 	"wasmllm/tokenizer"
 )
 
@@ -87,31 +85,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
-// load opens a tokenizer by the kind of file PATH names.
-func load(path string) (*tokenizer.Tokenizer, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() || filepath.Ext(path) == ".json" {
-		return tokenizer.FromHFDir(path)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if bytes.HasPrefix(data, []byte("GGUF")) {
-		g, err := loader.ParseGGUF(path, data)
-		if err != nil {
-			return nil, err
-		}
-		return tokenizer.FromGGUF(g)
-	}
-	if strings.HasSuffix(path, ".bin") {
-		return tokenizer.FromLlama2C(data, 0)
-	}
-	return nil, fmt.Errorf("%s: not a tokenizer.json, GGUF or tokenizer.bin", path)
-}
+// load opens a tokenizer.json (or its folder), a GGUF file's vocabulary,
+// or a llama2.c tokenizer.bin.
+func load(path string) (*tokenizer.Tokenizer, error) { return engine.LoadTokenizer(path, 0) }
 
 // strict decodes one JSON object into v, rejecting unknown fields.
 func strict(line []byte, v any) error {
