@@ -70,6 +70,7 @@ type kvCache struct {
 	headDim                   int
 	dtype                     loader.DType
 	k, v                      []*Buffer
+	splits                    int       // NS of the decode kernel, fixed at creation
 	part                      *Buffer   // flash-decoding partials, grown on demand
 	old                       []*Buffer // outgrown partials, still bound by cached programs
 	freed                     bool
@@ -130,7 +131,8 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 	if per > lim {
 		return nil, fail(name, per, lim, nil)
 	}
-	c := &kvCache{b: b, layers: layers, capacity: capacity, kvHeads: kvHeads, headDim: headDim, dtype: dt}
+	c := &kvCache{b: b, layers: layers, capacity: capacity, kvHeads: kvHeads, headDim: headDim, dtype: dt,
+		splits: b.decodeSplits(capacity)}
 	var done uint64
 	for l := 0; l < layers; l++ {
 		for _, kv := range []struct {
@@ -200,6 +202,19 @@ const decodeMaxT = 4
 
 // decodeChunk is CH in attention_decode.wgsl.
 const decodeChunk = 64
+
+// maxDecodeSplits bounds NS, the fixed number of workgroups that share the
+// keys of one (kv head batch, token) in the decode kernel: enough, with
+// the Hk (or more) head batches, to fill a GPU (8 kv heads × 32 = 256
+// workgroups a token), while a step at a short position launches few that
+// only exit.
+const maxDecodeSplits = 32
+
+// decodeSplits is NS for a cache of capacity positions: one split per
+// 64-key chunk up to maxDecodeSplits.
+func (b *Backend) decodeSplits(capacity int) int {
+	return max(1, min((capacity+decodeChunk-1)/decodeChunk, maxDecodeSplits))
+}
 
 // Attention implements model.Backend.
 func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer int) {
@@ -287,11 +302,11 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bo
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	qb := decodeBatch(G)
-	nc := (c.capacity + decodeChunk - 1) / decodeChunk
-	if nc > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
+	ns := c.splits
+	if ns > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
 		return false
 	}
-	rows := uint64(T) * uint64(H) * uint64(nc)
+	rows := uint64(T) * uint64(H) * uint64(ns)
 	need := rows * uint64(Dh/4+1) * 16
 	lim := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
 	if need > lim {
@@ -321,9 +336,9 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bo
 	}
 	scale := f32bits(float32(1 / math.Sqrt(float64(Dh))))
 	stats := uint32(rows * uint64(Dh/4))
-	b.dispatch(kp, Params{uint32(C / 4), uint32(H), uint32(G), uint32(c.capacity), uint32(nc), scale, stats, uint32(G / qb)},
-		nc, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
-	b.dispatch(kr, Params{uint32(H), uint32(c.capacity), uint32(nc), stats},
+	b.dispatch(kp, Params{uint32(C / 4), uint32(H), uint32(G), uint32(c.capacity), uint32(ns), scale, stats, uint32(G / qb)},
+		ns, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
+	b.dispatch(kr, Params{uint32(H), uint32(c.capacity), uint32(ns), stats},
 		H, T, 1, bind{buf: c.part}, p.whole(), o.whole())
 	return true
 }
