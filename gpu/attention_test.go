@@ -29,6 +29,19 @@ type attnRef struct {
 	pos        model.Tensor
 	lastT      int
 	gotW, want []float32
+	// recorded, when set, runs after Attention has recorded its commands
+	// and before they are submitted.
+	recorded func()
+}
+
+// setSplits fixes the decode kernel's NS for this cache (0: the backend's
+// choice for its capacity).
+func (a *attnRef) setSplits(ns int) {
+	c := a.cache.(*kvCache)
+	if ns == 0 {
+		ns = a.b.decodeSplits(c.capacity)
+	}
+	c.splits = ns
 }
 
 func newAttnRef(t testing.TB, b *Backend, dt loader.DType, H, Hk, Dh, S int, seed uint64) *attnRef {
@@ -75,6 +88,9 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	b.WriteF32(q, qv)
 	b.WriteI32(p, pos)
 	b.Attention(out, q, p, a.cache, 1)
+	if a.recorded != nil {
+		a.recorded()
+	}
 	got = make([]float32, T*a.H*a.Dh)
 	if err := b.ReadF32(out, got); err != nil {
 		t.Fatal(err)
@@ -156,19 +172,21 @@ func checkClose(t testing.TB, what string, got, want []float32, tol float64) flo
 const attnTol = 1e-4 // relative to the largest output, as backendtest
 
 // TestAttentionChunkBoundary decodes at positions around the 64-key chunk
-// boundaries of the flash-decoding kernel, after a prefill.
+// boundaries of the flash-decoding kernel, after a prefill, with 1 to 4
+// splits: one split's online softmax crosses every boundary.
 func TestAttentionChunkBoundary(t *testing.T) {
 	b := newTestBackend(t, Options{})
 	// H/Hk = 16 and 12 take two batches of query heads per kv head.
-	for _, sh := range [][3]int{{8, 2, 32}, {4, 4, 64}, {16, 1, 16}, {24, 2, 32}} {
+	for i, sh := range [][3]int{{8, 2, 32}, {4, 4, 64}, {16, 1, 16}, {24, 2, 32}} {
 		H, Hk, Dh := sh[0], sh[1], sh[2]
 		a := newAttnRef(t, b, loader.F32, H, Hk, Dh, 200, 1)
+		a.setSplits([]int{4, 1, 2, 3}[i])
 		// Batches fill the positions the single steps skip: 0-61, 67-125, 131-190.
 		a.step(t, 0, 62, false)
 		for _, span := range [][3]int{{62, 67, 126}, {126, 131, 191}} { // single steps [a, b), then a batch to c
 			for p := span[0]; p < span[1]; p++ {
 				got, want, _ := a.step(t, p, 1, true)
-				checkClose(t, fmt.Sprintf("decode H=%d Hk=%d Dh=%d at %d", H, Hk, Dh, p), got, want, attnTol)
+				checkClose(t, fmt.Sprintf("decode H=%d Hk=%d Dh=%d NS=%d at %d", H, Hk, Dh, [4]int{4, 1, 2, 3}[i], p), got, want, attnTol)
 			}
 			a.step(t, span[1], span[2]-span[1], false)
 		}
@@ -178,8 +196,9 @@ func TestAttentionChunkBoundary(t *testing.T) {
 	}
 }
 
-// TestAttentionLongContext decodes past 64 chunks, so that every thread of
-// the reduce kernel folds several chunks, in f32 and f16.
+// TestAttentionLongContext decodes past 64 chunks, so that every split
+// folds several chunks and every thread of the reduce kernel folds several
+// splits, in f32 and f16, with the backend's NS and with 3 and 32 splits.
 func TestAttentionLongContext(t *testing.T) {
 	b := newTestBackend(t, Options{})
 	for _, c := range []struct {
@@ -189,8 +208,11 @@ func TestAttentionLongContext(t *testing.T) {
 		a := newAttnRef(t, b, c.dt, c.H, c.Hk, c.Dh, 4200, 6)
 		a.fill(t, 4133)
 		for _, st := range [][2]int{{4133, 1}, {4134, 2}, {4136, 1}, {4137, 9}} {
-			got, want, _ := a.step(t, st[0], st[1], false)
-			checkClose(t, fmt.Sprintf("%s H=%d Hk=%d Dh=%d T=%d at %d", c.dt, c.H, c.Hk, c.Dh, st[1], st[0]), got, want, attnTol)
+			for _, ns := range []int{0, 3, 32} {
+				a.setSplits(ns)
+				got, want, _ := a.step(t, st[0], st[1], false)
+				checkClose(t, fmt.Sprintf("%s H=%d Hk=%d Dh=%d T=%d at %d, NS=%d", c.dt, c.H, c.Hk, c.Dh, st[1], st[0], a.cache.(*kvCache).splits), got, want, attnTol)
+			}
 		}
 	}
 }
@@ -288,16 +310,115 @@ func TestAttentionF16(t *testing.T) {
 // TestAttentionDecodeFallback lowers the binding limit below the decode
 // partials, so a one-token step takes the prefill kernel.
 func TestAttentionDecodeFallback(t *testing.T) {
-	const S = 1024 // K buffer 16 KiB; partials of H=64, Dh=4: 32 KiB
+	// K buffer 16 KiB; partials of H=1024, Dh=4: 32 KiB a split.
+	const S = 1024
 	b := newTestBackend(t, Options{MaxStorageBufferBindingSize: 24 << 10})
-	a := newAttnRef(t, b, loader.F32, 64, 1, 4, S, 5)
-	for s := 0; s < 192; s += 16 {
-		a.step(t, s, 16, false)
-	}
+	a := newAttnRef(t, b, loader.F32, 1024, 1, 4, S, 5)
+	a.fill(t, 192)
 	got, want, _ := a.step(t, 192, 1, false)
 	checkClose(t, "decode by the prefill kernel", got, want, attnTol)
 	if c := a.cache.(*kvCache); c.part != nil {
 		t.Errorf("partials of %d bytes allocated over a 24 KiB binding limit", c.part.size)
+	}
+}
+
+// TestAttentionDecodeWork decodes at position 10 in caches of 64 and 4096
+// positions, and at 1000 and 4000 in the larger, and checks what the step
+// costs: the partial kernel's dispatch is recorded with NS splits (at most
+// maxDecodeSplits whatever the capacity) and, in the stats the splits
+// write (cleared before the step), only the splits that hold keys did key
+// work: min(NS, chunks up to the position), pos+1 keys in all.
+func TestAttentionDecodeWork(t *testing.T) {
+	const H, Hk, Dh = 8, 2, 32 // G=4: QB=4, one batch per kv head
+	b := newTestBackend(t, Options{})
+	type work struct{ groups, active, chunks, keys int }
+	measure := func(a *attnRef, pos int) work {
+		t.Helper()
+		c := a.cache.(*kvCache)
+		var w work
+		a.recorded = func() {
+			var seen int
+			for _, cm := range b.pending {
+				if cm.kind != cmdDispatch || cm.k.key.file != "attention_decode.wgsl" {
+					continue
+				}
+				seen++
+				switch cm.k.key.entry {
+				case "partial":
+					if cm.x != c.splits || cm.y != Hk || cm.z != 1 {
+						t.Errorf("cap %d: partial dispatch (%d, %d, %d), want (%d, %d, 1)", c.capacity, cm.x, cm.y, cm.z, c.splits, Hk)
+					}
+					w.groups = cm.x * cm.y * cm.z
+				case "reduce":
+					if cm.x != H || cm.y != 1 || cm.z != 1 {
+						t.Errorf("cap %d: reduce dispatch (%d, %d, %d), want (%d, 1, 1)", c.capacity, cm.x, cm.y, cm.z, H)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("cap %d: %d decode dispatches recorded, want partial and reduce", c.capacity, seen)
+			}
+		}
+		defer func() { a.recorded = nil }()
+		ns := c.splits
+		stats := H * ns * Dh / 4 // in vec4, as Params.stats
+		if err := b.d.WriteBuffer(c.part, 0, make([]byte, c.part.size)); err != nil {
+			t.Fatal(err)
+		}
+		got, want, _ := a.step(t, pos, 1, true)
+		checkClose(t, fmt.Sprintf("cap %d NS %d at %d", c.capacity, ns, pos), got, want, attnTol)
+		raw := make([]byte, H*ns*16)
+		if err := b.d.ReadBuffer(c.part, uint64(stats*16), raw); err != nil {
+			t.Fatal(err)
+		}
+		st := bytesF32(raw) // (H, NS) (m, l, chunks, keys)
+		for h := 0; h < H; h++ {
+			var active, chunks, keys int
+			for s := 0; s < ns; s++ {
+				if n := int(st[(h*ns+s)*4+2]); n > 0 {
+					active++
+					chunks += n
+					keys += int(st[(h*ns+s)*4+3])
+				}
+			}
+			if h == 0 {
+				w.active, w.chunks, w.keys = active, chunks, keys
+			} else if active != w.active || chunks != w.chunks || keys != w.keys {
+				t.Errorf("cap %d at %d: head %d did %d splits, %d chunks, %d keys; head 0 %d, %d, %d",
+					c.capacity, pos, h, active, chunks, keys, w.active, w.chunks, w.keys)
+			}
+		}
+		t.Logf("cap %d NS %d at %d: %d workgroups, %d of them with keys: %d chunks, %d keys a query head",
+			c.capacity, ns, pos, w.groups, w.active*Hk, w.chunks, w.keys)
+		return w
+	}
+	small := newAttnRef(t, b, loader.F32, H, Hk, Dh, 64, 8)
+	small.fill(t, 10)
+	small.step(t, 10, 1, true) // allocates the partials
+	ref := measure(small, 10)
+	if ref != (work{groups: Hk, active: 1, chunks: 1, keys: 11}) {
+		t.Errorf("cap 64 at 10: %+v", ref)
+	}
+	for _, ns := range []int{0, maxDecodeSplits} {
+		large := newAttnRef(t, b, loader.F32, H, Hk, Dh, 4096, 9)
+		large.setSplits(ns)
+		ns = large.cache.(*kvCache).splits
+		if ns > maxDecodeSplits {
+			t.Errorf("NS %d for 4096 positions, over %d", ns, maxDecodeSplits)
+		}
+		large.fill(t, 4000)
+		large.step(t, 10, 1, true)
+		for _, pos := range []int{10, 1000, 4000} {
+			w := measure(large, pos)
+			chunks := pos/decodeChunk + 1
+			want := work{groups: ns * Hk, active: min(ns, chunks), chunks: chunks, keys: pos + 1}
+			if w != want {
+				t.Errorf("cap 4096 NS %d at %d: %+v, want %+v", ns, pos, w, want)
+			}
+			if pos == 10 && (w.active != ref.active || w.chunks != ref.chunks || w.keys != ref.keys) {
+				t.Errorf("cap 4096 at 10 did %+v of key work; cap 64 %+v", w, ref)
+			}
+		}
 	}
 }
 
@@ -393,7 +514,7 @@ func BenchmarkAttentionDecode(bm *testing.B) {
 	for _, ctx := range []int{1024, 4096} {
 		for _, dt := range []loader.DType{loader.F32, loader.F16} {
 			bm.Run(fmt.Sprintf("%s/ctx=%d", dt, ctx), func(bm *testing.B) {
-				benchDecode(bm, dt, ctx-1, ctx, H, Hk, Dh)
+				benchDecode(bm, dt, ctx-1, ctx, 0, H, Hk, Dh)
 			})
 		}
 		bm.Run(fmt.Sprintf("add/ctx=%d", ctx), func(bm *testing.B) {
@@ -406,15 +527,29 @@ func BenchmarkAttentionDecode(bm *testing.B) {
 				continue
 			}
 			bm.Run(fmt.Sprintf("F32/pos=%d/cap=%d", pos, capacity), func(bm *testing.B) {
-				benchDecode(bm, loader.F32, pos, capacity, H, Hk, Dh)
+				benchDecode(bm, loader.F32, pos, capacity, 0, H, Hk, Dh)
+			})
+		}
+	}
+}
+
+// BenchmarkAttentionDecodeSplits decodes the shape of
+// BenchmarkAttentionDecode in a 4096-position cache at short and long
+// positions with NS from 1 to 32 splits: the data behind maxDecodeSplits.
+func BenchmarkAttentionDecodeSplits(bm *testing.B) {
+	for _, pos := range []int{10, 1000, 4000} {
+		for _, ns := range []int{1, 2, 4, 8, 16, 32} {
+			bm.Run(fmt.Sprintf("pos=%d/ns=%d", pos, ns), func(bm *testing.B) {
+				benchDecode(bm, loader.F32, pos, 4096, ns, 32, 8, 128)
 			})
 		}
 	}
 }
 
 // benchDecode times one-token decode steps at position pos of a cache of
-// capacity ctx whose positions [0, pos] hold keys and values.
-func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, H, Hk, Dh int) {
+// capacity ctx whose positions [0, pos] hold keys and values, in splits
+// workgroups per kv head batch (0: the backend's choice).
+func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, H, Hk, Dh int) {
 	d := device(bm)
 	b, err := NewBackend(d, BackendOptions{})
 	if err != nil {
@@ -425,6 +560,9 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, H, Hk, Dh int) {
 		bm.Fatal(err)
 	}
 	defer b.FreeKVCache(cache)
+	if splits > 0 {
+		cache.(*kvCache).splits = splits
+	}
 	C := (H + 2*Hk) * Dh
 	r := rand.New(rand.NewPCG(1, 2))
 	// Fill the layer directly; the timed step writes position pos.

@@ -204,16 +204,27 @@ const decodeMaxT = 4
 const decodeChunk = 64
 
 // maxDecodeSplits bounds NS, the fixed number of workgroups that share the
-// keys of one (kv head batch, token) in the decode kernel: enough, with
-// the Hk (or more) head batches, to fill a GPU (8 kv heads × 32 = 256
+// keys of one (kv head batch, token) in the decode kernel: on a GPU enough,
+// with the Hk (or more) head batches, to fill it (8 kv heads × 32 = 256
 // workgroups a token), while a step at a short position launches few that
-// only exit.
-const maxDecodeSplits = 32
+// only exit. A CPU adapter (SwiftShader) pays tens of microseconds for
+// every workgroup of a kernel with barriers, even one that exits at once,
+// and has a few cores to fill: there 4 (BenchmarkAttentionDecode, Llama-3-8B
+// heads: 1 to 4 splits are level at positions 1000 and 4000, 32 are 1.3x
+// slower there and 2x slower at position 10).
+const (
+	maxDecodeSplits         = 32
+	maxDecodeSplitsFallback = 4
+)
 
 // decodeSplits is NS for a cache of capacity positions: one split per
-// 64-key chunk up to maxDecodeSplits.
+// 64-key chunk up to the adapter's bound.
 func (b *Backend) decodeSplits(capacity int) int {
-	return max(1, min((capacity+decodeChunk-1)/decodeChunk, maxDecodeSplits))
+	most := maxDecodeSplits
+	if b.d.AdapterInfo.Fallback {
+		most = maxDecodeSplitsFallback
+	}
+	return max(1, min((capacity+decodeChunk-1)/decodeChunk, most))
 }
 
 // Attention implements model.Backend.
