@@ -131,9 +131,18 @@ func (w *worker) generate(j job) {
 		postError(j.id, classify(err))
 		return
 	}
+	n, perr := processorCount(j.msg)
+	if perr != nil {
+		postError(j.id, perr)
+		return
+	}
 	if w.loaded == nil {
 		postError(j.id, w.notLoaded())
 		return
+	}
+	if n > 0 {
+		r.Engine.Params.Processors = append(r.Engine.Params.Processors, &pageProcessors{ctx: j.ctx, id: j.id})
+		defer js.Global().Call("__wasmllmProcessEnd", j.id)
 	}
 	out, err := w.loaded.runner.Run(yieldCtx{j.ctx}, r, func(chunk any) error {
 		post(j.id, "chunk", chunk)

@@ -14,7 +14,7 @@
 
 /** Error codes of WasmLLMError. */
 export type ErrorCode =
-  | "bad_request"      // a malformed request or parameter (details.param names it)
+  | "bad_request"      // a malformed request or parameter (details.param names it), or a logits processor's failure (see LogitsProcessor)
   | "bad_model"        // manifest, tensor table or tokenizer that does not parse (details: file, field, offset)
   | "model_too_large"  // a tensor, the KV cache or the whole model exceeds the device or the wasm heap (details: what, limit, need, have, over)
   | "quota_exceeded"   // the shards do not fit the origin's storage quota (details: need, available, short)
@@ -119,6 +119,44 @@ export interface Timings {
   decode_tokens_per_s: number;
 }
 
+/**
+ * A custom logits processor: it gets the full row of next-token logits (one
+ * per vocabulary entry) and the ids generated so far in this request (empty
+ * for the first token; one more per step; prompt not included), and either
+ * changes the row in place and returns nothing, or returns an array of the
+ * same length whose values replace the row (copied in, so an array kept
+ * across calls stays usable). It may be async. Set a logit to -Infinity to
+ * ban a token; add to it to favour one.
+ *
+ * Where it runs: in the sampler's order, after allowed_token_ids,
+ * bad_words, logit_bias and min_tokens (so those are already in the row),
+ * and before the penalties, temperature, min_p, top_k and top_p, as vLLM's
+ * custom processors do. The processors run in the page, because functions
+ * cannot be sent to the engine's worker.
+ *
+ * Cost: one round trip between the worker and the page per token, with the
+ * full row (4 bytes times the vocabulary: about 600 KB for Qwen3's 151,936)
+ * transferred each way (no structured clone; one copy in and out of the
+ * wasm heap in the worker). On WebGPU such a request also reads the whole
+ * row back from the GPU every token, where greedy and top_k requests
+ * without processors read only a few candidates. The
+ * engine waits for the page: a processor that never settles holds the
+ * request until engine.abort(), which ends it at once with finish_reason
+ * "abort" (the processor's late result is ignored).
+ *
+ * Errors: a processor that throws (or rejects, or returns something that is
+ * not an array of the row's length) ends the request with a WasmLLMError of
+ * code "bad_request", details {param: "logits_processors", index, reason:
+ * "processor_error"}, index being its position in the list. A NaN or
+ * +Infinity left in the row ends it with code "bad_request", details
+ * {param: "logits_processors", index, token, reason: "invalid_logit"}, and
+ * the sampler's message ("sampler: logit T is NaN (written by
+ * logits_processors[I])"). Every token at -Infinity ends it with
+ * "bad_request" (the sampler's "every token is masked").
+ */
+export type LogitsProcessor = (logits: Float32Array, outputIds: readonly number[]) =>
+  void | ArrayLike<number> | Promise<void | ArrayLike<number>>;
+
 /** Sampling parameters: vLLM's, with its defaults. */
 export interface SamplingParams {
   temperature?: number;          // default 1; 0 is greedy
@@ -142,6 +180,11 @@ export interface SamplingParams {
   max_tokens?: number | null;
   /** "error" (default): a prompt that does not fit fails with context_overflow; "truncate": drop the oldest turns (chat) or tokens. */
   context_overflow?: "error" | "truncate";
+  /**
+   * Custom logits processors, run in this page, in order, once per
+   * generated token (see LogitsProcessor). A wasmllm extension; not JSON.
+   */
+  logits_processors?: LogitsProcessor[];
   /** Accepted for OpenAI clients: model and user are ignored, n must be 1. */
   model?: string;
   user?: string;

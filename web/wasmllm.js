@@ -78,6 +78,9 @@ class Connection {
 		case "chunk":
 			if (p.onChunk) p.onChunk(m.data);
 			break;
+		case "process":
+			this.process(m.id, p.processors || [], m.data);
+			break;
 		case "result":
 			this.pending.delete(m.id);
 			p.resolve(m.data);
@@ -87,6 +90,16 @@ class Connection {
 			p.reject(toError(m.data));
 			break;
 		}
+	}
+
+	// process runs a request's logits processors on one token's row and
+	// transfers the row back to the worker.
+	async process(id, fns, data) {
+		const logits = data.logits;
+		const answer = await runProcessors(fns, logits, data.output);
+		if (this.dead) return;
+		const transfer = logits.buffer.byteLength ? [logits.buffer] : [];
+		this.worker.postMessage(Object.assign({ id, op: "processed", logits }, answer), transfer);
 	}
 
 	fail(err) {
@@ -113,6 +126,41 @@ class Connection {
 		this.worker.terminate();
 		this.fail(err || new WasmLLMError("not_loaded", "the engine was unloaded"));
 	}
+}
+
+// runProcessors runs fns in order on logits (in place, or by copying a
+// returned array into it) and checks each one's output. It resolves to {}
+// on success, {error} when a processor threw or returned a bad value, or
+// {invalid} when one wrote NaN or +Infinity.
+async function runProcessors(fns, logits, output) {
+	const n = logits.length;
+	const ids = Object.freeze(Array.from(output));
+	for (let i = 0; i < fns.length; i++) {
+		const fail = (why) => ({ error: { code: "bad_request", message: `logits_processors[${i}] ${why}`,
+			details: { param: "logits_processors", index: i, reason: "processor_error" } } });
+		let ret;
+		try {
+			ret = await fns[i](logits, ids);
+		} catch (e) {
+			return fail(`threw: ${e && e.message || e}`);
+		}
+		if (logits.length !== n) return fail("detached the logits buffer");
+		if (ret != null && ret !== logits) {
+			if (typeof ret !== "object" || ret.length !== n) {
+				return fail(`returned ${typeof ret === "object" ? `${ret.length} values` : typeof ret}, want nothing or ${n} logits`);
+			}
+			try {
+				logits.set(ret);
+			} catch (e) {
+				return fail(`returned an array that cannot be read: ${e && e.message || e}`);
+			}
+		}
+		for (let k = 0; k < n; k++) {
+			const v = logits[k];
+			if (v !== v || v === Infinity) return { invalid: { index: i, token: k, value: v !== v ? "NaN" : "Infinity" } };
+		}
+	}
+	return {};
 }
 
 // Stream is the async iterable a streaming create() resolves to.
@@ -179,19 +227,31 @@ export class Engine {
 
 	_create(op, req) {
 		if (!req || typeof req !== "object") return Promise.reject(new WasmLLMError("bad_request", "create() needs a request object"));
+		let processors = [];
+		if ("logits_processors" in req) {
+			const lp = req.logits_processors;
+			if (lp != null && (!Array.isArray(lp) || lp.some((f) => typeof f !== "function"))) {
+				return Promise.reject(new WasmLLMError("bad_request", "request: logits_processors must be an array of functions",
+					{ param: "logits_processors" }));
+			}
+			processors = lp ? lp.slice() : [];
+			req = Object.assign({}, req);
+			delete req.logits_processors;
+		}
 		let body;
 		try {
 			body = JSON.stringify(req);
 		} catch (e) {
 			return Promise.reject(new WasmLLMError("bad_request", `the request is not JSON: ${e.message}`));
 		}
+		const fields = { body, processors: processors.length };
 		const done = (data) => {
 			if (data && data.timings) this.stats = data.timings;
 			return data ? data.response : null;
 		};
-		if (!req.stream) return this._conn.call(op, { body }).then(done);
+		if (!req.stream) return this._conn.call(op, fields, { processors }).then(done);
 		const stream = new Stream();
-		this._conn.call(op, { body }, { onChunk: (c) => stream.push(c) }).then(
+		this._conn.call(op, fields, { processors, onChunk: (c) => stream.push(c) }).then(
 			(data) => { done(data); stream.end(); },
 			(err) => stream.end(err));
 		return Promise.resolve(stream);

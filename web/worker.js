@@ -5,14 +5,26 @@
 // Protocol. The page posts {id, op, ...}:
 //   {op: "init", wasm: URL}                  start the engine
 //   {id, op: "load", body: JSON}             load a model (loadOptions in wasm/load.go)
-//   {id, op: "chat" | "completion", body}    an OpenAI-shaped request (JSON)
+//   {id, op: "chat" | "completion", body, processors: N}
+//                                            an OpenAI-shaped request (JSON); N > 0: the
+//                                            page holds N logits_processors for it
 //   {id, op: "reload", body: JSON}           rebuild the last model on a new device (after device_lost)
 //   {id, op: "unload"} / {id, op: "info"}
 //   {op: "abort"}                            abort every load or request sent before it
+//   {id, op: "processed", logits, error?, invalid?}
+//                                            the answer to a "process" message: logits is the
+//                                            row's Float32Array, transferred back; error
+//                                            {code, message, details} when a processor threw
+//                                            (or returned a bad value); invalid {index, token,
+//                                            value} when processor index wrote NaN or +Inf
 // The worker posts {id, type, data}:
 //   type "progress"  data {bytes, total, shards_done, shards_total, rate}
 //   type "notice"    data {message}
 //   type "chunk"     data: a chat.completion.chunk or text_completion chunk
+//   type "process"   data {logits: Float32Array, output: Int32Array}, both transferred:
+//                    run the request's logits_processors on the full row (vocabulary
+//                    size) given the tokens generated so far, and answer "processed".
+//                    Once per token; the engine waits for the answer (abort ends the wait)
 //   type "result"    data: the operation's result (ends the id)
 //   type "error"     data {code, message, details} (ends the id)
 //   type "fatal"     data {code, message}: the engine stopped; every id ends
@@ -52,6 +64,46 @@ self.__wasmllmYield = () => new Promise((resolve) => {
 	yieldChannel.port2.postMessage(0);
 });
 
+// Logits processors (wasm/processor.go). Per request, the row's buffer goes
+// to the page and back by transfer, and is reused for the next token; the
+// Go side copies the row into it, then awaits __wasmllmProcess.
+const rows = new Map(); // request id -> {buf, waiter}
+const rowState = (id) => {
+	let s = rows.get(id);
+	if (!s) rows.set(id, s = { buf: null, waiter: null });
+	return s;
+};
+self.__wasmllmProcessBuffer = (id, bytes) => {
+	const s = rowState(id);
+	if (!s.buf || s.buf.byteLength !== bytes) s.buf = new ArrayBuffer(bytes);
+	return new Uint8Array(s.buf);
+};
+// Resolves to {logits: Uint8Array} or {invalid}; rejects with the error
+// the page sent.
+self.__wasmllmProcess = (id, output) => new Promise((resolve, reject) => {
+	const s = rowState(id);
+	const buf = s.buf;
+	s.buf = null;
+	s.waiter = { resolve, reject };
+	self.postMessage({ id, type: "process", data: { logits: new Float32Array(buf), output: new Int32Array(output.buffer) } },
+		[buf, output.buffer]);
+});
+// After an abort the Go side stops waiting: a late answer settles nothing.
+self.__wasmllmProcessDrop = (id) => { rowState(id).waiter = null; };
+self.__wasmllmProcessEnd = (id) => { rows.delete(id); };
+const processed = (m) => {
+	const s = rows.get(m.id);
+	if (!s || !s.waiter) return;
+	const w = s.waiter;
+	s.waiter = null;
+	const row = m.logits instanceof Float32Array ? m.logits : null;
+	if (row) s.buf = row.buffer;
+	if (m.error) w.reject(m.error);
+	else if (m.invalid) w.resolve({ invalid: m.invalid });
+	else if (!row) w.reject({ code: "internal", message: "logits_processors: the page sent no row back" });
+	else w.resolve({ logits: new Uint8Array(row.buffer, row.byteOffset, row.byteLength) });
+};
+
 // The loader functions the Go side awaits.
 self.__wasmllmLoader = {
 	manifest: (model, opts) => WasmLLMLoader.manifest(model, opts),
@@ -88,6 +140,10 @@ async function boot(wasmURL) {
 
 self.onmessage = async (ev) => {
 	const m = ev.data || {};
+	if (m.op === "processed") {
+		processed(m);
+		return;
+	}
 	if (m.op === "init") {
 		try {
 			if (!booting) booting = boot(m.wasm);
@@ -107,5 +163,5 @@ self.onmessage = async (ev) => {
 		self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: "the engine has stopped" } });
 		return;
 	}
-	handle({ id: m.id || 0, op: m.op, body: m.body || "" });
+	handle({ id: m.id || 0, op: m.op, body: m.body || "", processors: m.processors || 0 });
 };
