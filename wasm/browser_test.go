@@ -451,35 +451,7 @@ func TestAbort(t *testing.T) {
 	b := browsertest.NewBrowser(t)
 	b.Open(fs.URL + "/test.html")
 	mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
-	var res struct {
-		Before, After int
-		Pinged        bool
-		Finish        string
-		Usage         map[string]any
-	}
-	// Tokens the worker sent before it saw the stop may still sit in the
-	// page's queue, so "after" counts what the worker generated once it had
-	// the abort: a ping posted right behind the abort is answered when the
-	// worker reads its messages, which is when the abort takes effect.
-	b.MustRun(`(async () => {
-		let before = 0, after = 0, pinged = false, finish = "", usage = null;
-		const w = engine._conn.worker;
-		const onMsg = (ev) => {
-			const m = ev.data || {}, ch = m.data && m.data.choices && m.data.choices[0];
-			if (m.id === -7) pinged = true;
-			else if (m.type === "chunk" && ch && ch.text) { if (pinged) after++; else before++; }
-		};
-		w.addEventListener("message", onMsg);
-		const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true});
-		let seen = 0;
-		for await (const c of stream) {
-			const ch = c.choices[0];
-			if (ch.finish_reason) { finish = ch.finish_reason; usage = c.usage; continue; }
-			if (ch.text && ++seen === 5) { engine.abort(); w.postMessage({id: -7, op: "init"}); }
-		}
-		w.removeEventListener("message", onMsg);
-		return {before, after, finish, usage, pinged};
-	})()`, &res)
+	res := abortStream(t, b, "")
 	if res.Finish != "abort" || res.After > 1 || !res.Pinged {
 		t.Errorf("abort: %d tokens before the worker saw it, %d after (pinged %v), finish %q", res.Before, res.After, res.Pinged, res.Finish)
 	}
@@ -676,4 +648,45 @@ func TestQuota(t *testing.T) {
 	if info := mustLoad(t, b, opts); info.Load.CachedBytes != total {
 		t.Errorf("cached load %+v", info.Load)
 	}
+}
+
+// abortCount is what abortStream saw: tokens streamed before and after the
+// worker read the abort, and how the request ended.
+type abortCount struct {
+	Before, After int
+	Pinged        bool
+	Finish        string
+	Usage         map[string]any
+}
+
+// abortStream streams a long greedy completion (its request extended by
+// the JavaScript object fields extra, e.g. "logits_processors: [f]") and
+// aborts it at the fifth token. Tokens the worker sent before it saw the
+// stop may still sit in the page's queue, so After counts what the worker
+// generated once it had the abort: a ping posted right behind the abort is
+// answered when the worker reads its messages, which is when the abort
+// takes effect.
+func abortStream(t *testing.T, b *browsertest.Browser, extra string) abortCount {
+	t.Helper()
+	var res abortCount
+	b.MustRun(`(async () => {
+		let before = 0, after = 0, pinged = false, finish = "", usage = null;
+		const w = engine._conn.worker;
+		const onMsg = (ev) => {
+			const m = ev.data || {}, ch = m.data && m.data.choices && m.data.choices[0];
+			if (m.id === -7) pinged = true;
+			else if (m.type === "chunk" && ch && ch.text) { if (pinged) after++; else before++; }
+		};
+		w.addEventListener("message", onMsg);
+		const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true, `+extra+`});
+		let seen = 0;
+		for await (const c of stream) {
+			const ch = c.choices[0];
+			if (ch.finish_reason) { finish = ch.finish_reason; usage = c.usage; continue; }
+			if (ch.text && ++seen === 5) { engine.abort(); w.postMessage({id: -7, op: "init"}); }
+		}
+		w.removeEventListener("message", onMsg);
+		return {before, after, finish, usage, pinged};
+	})()`, &res)
+	return res
 }

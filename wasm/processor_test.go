@@ -278,32 +278,7 @@ func TestLogitsProcessors(t *testing.T) {
 		}
 		// A processor-slowed stream stops within one token of abort(), as
 		// TestAbort counts it.
-		var res struct {
-			Before, After int
-			Pinged        bool
-			Finish        string
-			Usage         map[string]any
-		}
-		b.MustRun(`(async () => {
-			let before = 0, after = 0, pinged = false, finish = "", usage = null;
-			const w = engine._conn.worker;
-			const onMsg = (ev) => {
-				const m = ev.data || {}, ch = m.data && m.data.choices && m.data.choices[0];
-				if (m.id === -7) pinged = true;
-				else if (m.type === "chunk" && ch && ch.text) { if (pinged) after++; else before++; }
-			};
-			w.addEventListener("message", onMsg);
-			const slow = () => new Promise((r) => setTimeout(r, 20));
-			const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true, logits_processors: [slow]});
-			let seen = 0;
-			for await (const c of stream) {
-				const ch = c.choices[0];
-				if (ch.finish_reason) { finish = ch.finish_reason; usage = c.usage; continue; }
-				if (ch.text && ++seen === 5) { engine.abort(); w.postMessage({id: -7, op: "init"}); }
-			}
-			w.removeEventListener("message", onMsg);
-			return {before, after, finish, usage, pinged};
-		})()`, &res)
+		res := abortStream(t, b, "logits_processors: [() => new Promise((r) => setTimeout(r, 20))]")
 		if res.Finish != "abort" || res.After > 1 || !res.Pinged || res.Usage["completion_tokens"] != float64(res.Before+res.After) {
 			t.Errorf("abort of a slowed stream: %+v", res)
 		}
