@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -522,12 +523,39 @@ func conv[T any](b []byte, size int, f func([]byte) T) []T {
 // Tensor returns the named tensor: from ReadGGUF or ParseGGUF its Data
 // references the file's bytes; from OpenGGUF it is read from the file.
 func (g *GGUF) Tensor(name string) (*Tensor, error) {
-	for i := range g.Tensors {
-		if g.Tensors[i].Name == name {
-			return g.ReadTensor(i)
-		}
+	i, err := g.find(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, &FormatError{File: g.File, Field: "tensor " + name, Offset: -1, Err: ErrNotFound}
+	return g.ReadTensor(i)
+}
+
+// LazyTensor returns the named tensor unread: nil Data and a Load that
+// reads it as ReadTensor does.
+func (g *GGUF) LazyTensor(name string) (*Tensor, error) {
+	i, err := g.find(name)
+	if err != nil {
+		return nil, err
+	}
+	t := g.TensorAt(i)
+	t.Data = nil
+	t.Load = func() ([]byte, error) {
+		r, err := g.ReadTensor(i)
+		if err != nil {
+			return nil, err
+		}
+		return r.Data, nil
+	}
+	return t, nil
+}
+
+// find returns the index of the named tensor in Tensors.
+func (g *GGUF) find(name string) (int, error) {
+	i := slices.IndexFunc(g.Tensors, func(t TensorInfo) bool { return t.Name == name })
+	if i < 0 {
+		return -1, &FormatError{File: g.File, Field: "tensor " + name, Offset: -1, Err: ErrNotFound}
+	}
+	return i, nil
 }
 
 // TensorAt returns the i-th tensor of a GGUF from ReadGGUF or ParseGGUF, its

@@ -213,6 +213,23 @@ func (s *Safetensors) Tensor(name string) (*Tensor, error) {
 	return &Tensor{Name: name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: data}, nil
 }
 
+// LazyTensor returns the named tensor unread: nil Data and a Load that
+// reads it as Tensor does.
+func (s *Safetensors) LazyTensor(name string) (*Tensor, error) {
+	i, ok := s.byName[name]
+	if !ok {
+		return nil, &FormatError{File: s.Path, Field: "tensor " + name, Offset: -1, Err: ErrNotFound}
+	}
+	ti := s.Tensors[i]
+	return &Tensor{Name: name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Load: func() ([]byte, error) {
+		t, err := s.Tensor(name)
+		if err != nil {
+			return nil, err
+		}
+		return t.Data, nil
+	}}, nil
+}
+
 // jsonOffset returns the byte offset of a JSON decoding error, shifted by
 // base, or -1 when the error carries none.
 func jsonOffset(err error, base int64) int64 {

@@ -10,6 +10,35 @@ type Tensor struct {
 	DType DType
 	Shape []int
 	Data  []byte
+	// Load reads the data when Data is nil: a tensor left in its file
+	// until it is needed. Each call reads anew.
+	Load func() ([]byte, error)
+}
+
+// Lazy reports whether the data is left to Load.
+func (t *Tensor) Lazy() bool { return t.Data == nil && t.Load != nil }
+
+// Size is the number of data bytes that Shape and DType call for.
+func (t *Tensor) Size() (int, error) { return t.DType.Size(t.NumElements()) }
+
+// Bytes returns the data: Data, or for a lazy tensor what Load reads,
+// checked against Shape and DType.
+func (t *Tensor) Bytes() ([]byte, error) {
+	if !t.Lazy() {
+		return t.Data, nil
+	}
+	want, err := t.Size()
+	if err != nil {
+		return nil, err
+	}
+	b, err := t.Load()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != want {
+		return nil, fmt.Errorf("%w: tensor %s %v %s needs %d bytes, loaded %d", ErrCorrupt, t.Name, t.Shape, t.DType, want, len(b))
+	}
+	return b, nil
 }
 
 // NumElements is the product of Shape.
@@ -39,19 +68,24 @@ func (t *Tensor) Rows() int {
 	return t.NumElements() / c
 }
 
-// F32 dequantises the whole tensor to float32.
+// F32 dequantises the whole tensor to float32, loading a lazy one.
 func (t *Tensor) F32() ([]float32, error) {
+	data, err := t.Bytes()
+	if err != nil {
+		return nil, err
+	}
 	out := make([]float32, t.NumElements())
-	if err := Dequantize(t.DType, t.Data, out); err != nil {
+	if err := Dequantize(t.DType, data, out); err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", t.Name, err)
 	}
 	return out, nil
 }
 
-// CheckSize verifies that len(Data) matches Shape and DType.
+// CheckSize verifies that len(Data) matches Shape and DType; for a lazy
+// tensor, that Shape and DType give a size (Bytes checks the loaded data).
 func (t *Tensor) CheckSize() error {
-	want, err := t.DType.Size(t.NumElements())
-	if err != nil {
+	want, err := t.Size()
+	if err != nil || t.Lazy() {
 		return err
 	}
 	if len(t.Data) != want {

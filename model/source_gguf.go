@@ -9,7 +9,10 @@ import (
 // FromGGUF maps a parsed GGUF file of architecture llama, qwen3 or qwen3moe
 // onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
-func FromGGUF(g *loader.GGUF) (*Weights, error) {
+func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g) }
+
+// fromGGUF reads the Config from g's metadata and the tensors from src.
+func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
 	arch, ok := g.String("general.architecture")
 	if !ok {
 		return nil, &loader.FormatError{File: g.File, Field: "metadata general.architecture", Offset: -1, Err: loader.ErrNotFound}
@@ -83,7 +86,7 @@ func FromGGUF(g *loader.GGUF) (*Weights, error) {
 	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
 		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
 	}
-	return fromGGUFNames(g.File, c, g)
+	return fromGGUFNames(g.File, c, src)
 }
 
 // ggufNamed is a source of tensors under llama.cpp's GGUF names.

@@ -116,20 +116,30 @@ type tensorSource interface {
 
 // FromHF maps a Hugging Face folder's config and tensors onto canonical weights.
 func FromHF(dir string) (*Weights, error) {
+	c, st, err := openHF(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return fromHFTensors(dir, *c, st)
+}
+
+// openHF reads dir's config.json and opens its safetensors files.
+func openHF(dir string) (*Config, *loader.Safetensors, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	data, err := os.ReadFile(cfgPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := ParseHFConfig(cfgPath, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := loader.OpenSafetensors(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return fromHFTensors(dir, *c, st)
+	return c, st, nil
 }
 
 func fromHFTensors(dir string, c Config, st tensorSource) (*Weights, error) {
@@ -240,16 +250,6 @@ func fromHFTensors(dir string, c Config, st tensorSource) (*Weights, error) {
 		return nil, err
 	}
 	return w, nil
-}
-
-// stackExperts stacks E matrices (N, K) into one (E, N, K) tensor.
-func stackExperts(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
-	t, err := concatRows(name, parts...)
-	if err != nil {
-		return nil, err
-	}
-	t.Shape = []int{len(parts), parts[0].Rows(), parts[0].Cols()}
-	return t, nil
 }
 
 func init() { loaders[FormatHF] = FromHF }

@@ -33,7 +33,9 @@ const (
 	NameDownExps   = "blk.%d.ffn_down_exps.weight"    // (E, D, F)
 )
 
-// Weights is a model's config and its canonical tensors on the host.
+// Weights is a model's config and its canonical tensors on the host. From
+// FromGGUFLazy and FromHFLazy the tensors are lazy: their data is read when
+// loaded (see loader.Tensor.Load).
 type Weights struct {
 	Config  Config
 	Tensors map[string]*loader.Tensor
@@ -117,70 +119,4 @@ func (w *Weights) Check() error {
 			Err: fmt.Errorf("%w: %d elements, want %d", loader.ErrCorrupt, t.NumElements(), Dh/2)}
 	}
 	return nil
-}
-
-// concatRows stacks tensors with equal column counts into one (ΣN, K)
-// tensor. Block-quantised rows are self-contained, so rows of one dtype
-// concatenate byte for byte; mixed dtypes are widened to F32 losslessly.
-func concatRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
-	dt := parts[0].DType
-	cols := parts[0].Cols()
-	rows := 0
-	for _, p := range parts {
-		if p.Cols() != cols {
-			return nil, fmt.Errorf("merging %s: %s has %d columns, %s has %d", name, parts[0].Name, cols, p.Name, p.Cols())
-		}
-		if p.DType != dt {
-			dt = loader.F32
-		}
-		rows += p.Rows()
-	}
-	var data []byte
-	for _, p := range parts {
-		b := p.Data
-		if p.DType != dt {
-			f, err := p.F32()
-			if err != nil {
-				return nil, err
-			}
-			b = f32Bytes(f)
-		}
-		data = append(data, b...)
-	}
-	return &loader.Tensor{Name: name, DType: dt, Shape: []int{rows, cols}, Data: data}, nil
-}
-
-// interleaveExperts merges per-expert matrices a (E, N1, K) and b (E, N2, K)
-// into (E, N1+N2, K), expert by expert.
-func interleaveExperts(name string, a, b *loader.Tensor) (*loader.Tensor, error) {
-	if len(a.Shape) != 3 || len(b.Shape) != 3 || a.Shape[0] != b.Shape[0] || a.Shape[2] != b.Shape[2] {
-		return nil, fmt.Errorf("merging %s: shapes %v and %v", name, a.Shape, b.Shape)
-	}
-	if a.DType != b.DType {
-		fa, err := widen(a)
-		if err != nil {
-			return nil, err
-		}
-		fb, err := widen(b)
-		if err != nil {
-			return nil, err
-		}
-		a, b = fa, fb
-	}
-	E := a.Shape[0]
-	sa, sb := len(a.Data)/E, len(b.Data)/E
-	data := make([]byte, 0, len(a.Data)+len(b.Data))
-	for e := 0; e < E; e++ {
-		data = append(data, a.Data[e*sa:(e+1)*sa]...)
-		data = append(data, b.Data[e*sb:(e+1)*sb]...)
-	}
-	return &loader.Tensor{Name: name, DType: a.DType, Shape: []int{E, a.Shape[1] + b.Shape[1], a.Shape[2]}, Data: data}, nil
-}
-
-func widen(t *loader.Tensor) (*loader.Tensor, error) {
-	f, err := t.F32()
-	if err != nil {
-		return nil, err
-	}
-	return &loader.Tensor{Name: t.Name, DType: loader.F32, Shape: t.Shape, Data: f32Bytes(f)}, nil
 }

@@ -17,6 +17,20 @@ import (
 func bf16Folder(t *testing.T, name string) string {
 	t.Helper()
 	srcDir := filepath.Join(testdata, "hf", name)
+	return rewriteHF(t, srcDir, nil, func(x *loader.Tensor) []*loader.Tensor {
+		b, err := loader.Quantize(loader.BF16, f32(t, x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*loader.Tensor{{Name: x.Name, DType: loader.BF16, Shape: x.Shape, Data: b}}
+	})
+}
+
+// rewriteHF writes a copy of the Hugging Face folder srcDir as one
+// model.safetensors holding what each tensor maps to, with config.json
+// edited by cfg when it is not nil.
+func rewriteHF(t *testing.T, srcDir string, cfg func(map[string]any), mapTensor func(*loader.Tensor) []*loader.Tensor) string {
+	t.Helper()
 	st, err := loader.OpenSafetensors(srcDir)
 	if err != nil {
 		t.Fatal(err)
@@ -29,12 +43,10 @@ func bf16Folder(t *testing.T, name string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := loader.Quantize(loader.BF16, f32(t, x))
-		if err != nil {
-			t.Fatal(err)
+		for _, y := range mapTensor(x) {
+			header[y.Name] = map[string]any{"dtype": y.DType.String(), "shape": y.Shape, "data_offsets": []int{len(data), len(data) + len(y.Data)}}
+			data = append(data, y.Data...)
 		}
-		header[n] = map[string]any{"dtype": "BF16", "shape": x.Shape, "data_offsets": []int{len(data), len(data) + len(b)}}
-		data = append(data, b...)
 	}
 	h, _ := json.Marshal(header)
 	for len(h)%8 != 0 {
@@ -44,7 +56,7 @@ func bf16Folder(t *testing.T, name string) string {
 	binary.Write(&file, binary.LittleEndian, uint64(len(h)))
 	file.Write(h)
 	file.Write(data)
-	dir := filepath.Join(t.TempDir(), name)
+	dir := filepath.Join(t.TempDir(), filepath.Base(srcDir))
 	os.MkdirAll(dir, 0o755)
 	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), file.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -53,6 +65,14 @@ func bf16Folder(t *testing.T, name string) string {
 		b, err := os.ReadFile(filepath.Join(srcDir, f))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f == "config.json" && cfg != nil {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			cfg(m)
+			b, _ = json.Marshal(m)
 		}
 		os.WriteFile(filepath.Join(dir, f), b, 0o644)
 	}

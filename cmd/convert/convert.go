@@ -41,6 +41,12 @@ func convert(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 	defer src.close()
+	return convertSource(ctx, o, src)
+}
+
+// convertSource writes src as a model folder at o.out, loading one tensor
+// at a time and letting it go once written.
+func convertSource(ctx context.Context, o options, src *source) (*report, error) {
 	w := src.w
 	c := &w.Config
 	tok, err := sourceTokenizer(src, o.tokenizer)
@@ -58,7 +64,11 @@ func convert(ctx context.Context, o options) (*report, error) {
 		if plans[i], err = planTensor(o.quant, c, t, src.parts[name]); err != nil {
 			return nil, &TensorError{File: o.in, Tensor: name, Element: -1, Err: err}
 		}
-		total += int64(len(t.Data))
+		n, err := t.Size()
+		if err != nil {
+			return nil, &TensorError{File: o.in, Tensor: name, Element: -1, Err: err}
+		}
+		total += int64(n)
 	}
 	specJSON, err := json.Marshal(tok.spec)
 	if err != nil {
@@ -97,7 +107,10 @@ func convert(ctx context.Context, o options) (*report, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	for i, name := range names {
-		t := w.Tensors[name]
+		t, err := load(o.in, w.Tensors[name])
+		if err != nil {
+			return nil, err
+		}
 		out, st, err := encodeTensor(ctx, o.in, t, plans[i], workers, func(n int64) {
 			if bar != nil {
 				bar.Add64(n)
@@ -124,6 +137,18 @@ func convert(ctx context.Context, o options) (*report, error) {
 	}
 	r.Shards = len(m.Shards)
 	return r, nil
+}
+
+// load returns t with its data read, if it is lazy.
+func load(file string, t *loader.Tensor) (*loader.Tensor, error) {
+	if !t.Lazy() {
+		return t, nil
+	}
+	data, err := t.Bytes()
+	if err != nil {
+		return nil, &TensorError{File: file, Tensor: t.Name, Element: -1, Err: err}
+	}
+	return &loader.Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: data}, nil
 }
 
 // orderedNames lists w's tensors in forward-pass order, and fails on any

@@ -90,6 +90,51 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("truncated safetensors", func(t *testing.T) {
+		dir := copyHF(t, "tiny-qwen3")
+		file := filepath.Join(dir, "model.safetensors")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(file, data[:len(data)/2], 0o644)
+		err = convertFails(t, options{in: dir, out: out()})
+		var fe *loader.FormatError
+		if !errors.As(err, &fe) || fe.File != file || fe.Offset < 0 || !errors.Is(err, loader.ErrTruncated) {
+			t.Errorf("want a FormatError naming %s and an offset, got %#v", file, err)
+		}
+	})
+
+	// A file cut short after it was opened fails when a tensor is loaded,
+	// after shards have been written; the error names the first byte
+	// missing.
+	t.Run("cut while converting", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(testdata, "models", "tiny-qwen3moe-f32.gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gguf := filepath.Join(t.TempDir(), "m.gguf")
+		os.WriteFile(gguf, data, 0o644)
+		hf := copyHF(t, "tiny-qwen3moe")
+		for _, c := range []struct{ in, file string }{{gguf, gguf}, {hf, filepath.Join(hf, "model.safetensors")}} {
+			st, err := os.Stat(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := st.Size() / 2
+			err = convertFails(t, options{in: c.in, out: out(), writing: func() {
+				if err := os.Truncate(c.file, cut); err != nil {
+					t.Fatal(err)
+				}
+			}})
+			var te *TensorError
+			var fe *loader.FormatError
+			if !errors.As(err, &te) || te.File != c.in || !errors.As(err, &fe) || fe.File != c.file || fe.Offset < cut || !errors.Is(err, loader.ErrTruncated) {
+				t.Errorf("want a TensorError for %s holding a FormatError naming %s and an offset past %d, got %#v", c.in, c.file, cut, err)
+			}
+		}
+	})
+
 	t.Run("NaN weight", func(t *testing.T) {
 		path := rewriteGGUF(t, f32Model, "blk.1.ffn_down.weight", 1000, float32(math.NaN()), nil)
 		err := convertFails(t, options{in: path, out: out()})
@@ -168,4 +213,11 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("Q2_K: got %v, want ErrUnsupported", err)
 		}
 	})
+}
+
+// copyHF copies testdata/hf/<name> into a temporary folder, its tensors in
+// one model.safetensors.
+func copyHF(t *testing.T, name string) string {
+	t.Helper()
+	return rewriteHF(t, filepath.Join(testdata, "hf", name), nil, func(x *loader.Tensor) []*loader.Tensor { return []*loader.Tensor{x} })
 }

@@ -21,9 +21,10 @@ type source struct {
 	close func() error
 }
 
-// openSource loads path through package model: a GGUF file (read tensor by
-// tensor), a Hugging Face folder, a llama2.c checkpoint or a converted
-// folder (whose planar tensors are turned back into ggml blocks, losslessly).
+// openSource opens path through package model: a GGUF file or a Hugging
+// Face folder, whose tensors stay in their files until loaded (lazy), or a
+// llama2.c checkpoint or a converted folder, read whole (the latter's planar
+// tensors turned back into ggml blocks, losslessly).
 func openSource(path string) (*source, error) {
 	f, err := model.DetectFormat(path)
 	if err != nil {
@@ -37,11 +38,15 @@ func openSource(path string) (*source, error) {
 			return nil, err
 		}
 		s.gguf, s.close = g, g.Close
-		if s.w, err = model.FromGGUF(g); err != nil {
+		if s.w, err = model.FromGGUFLazy(g); err != nil {
 			g.Close()
 			return nil, err
 		}
 		s.parts = ggufParts(g, &s.w.Config)
+	case model.FormatHF:
+		if s.w, s.close, err = model.FromHFLazy(path); err != nil {
+			return nil, err
+		}
 	case model.FormatManifest:
 		if s.man, err = manifest.Read(path); err != nil {
 			return nil, err

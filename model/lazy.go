@@ -1,0 +1,31 @@
+package model
+
+import "wasmllm/loader"
+
+// FromGGUFLazy is FromGGUF with every tensor left in g's file: its Data is
+// nil and its Load reads it (a merged tensor's Load reads and merges its
+// parts), so that a caller going tensor by tensor holds one at a time. g
+// must stay open while tensors are loaded.
+func FromGGUFLazy(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, lazyGGUF{g}) }
+
+// FromHFLazy is FromHF with the tensors left in the safetensors files, as
+// FromGGUFLazy leaves them; close releases the files.
+func FromHFLazy(dir string) (w *Weights, close func() error, err error) {
+	c, st, err := openHF(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w, err = fromHFTensors(dir, *c, lazySafetensors{st}); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return w, st.Close, nil
+}
+
+type lazyGGUF struct{ *loader.GGUF }
+
+func (g lazyGGUF) Tensor(name string) (*loader.Tensor, error) { return g.LazyTensor(name) }
+
+type lazySafetensors struct{ *loader.Safetensors }
+
+func (s lazySafetensors) Tensor(name string) (*loader.Tensor, error) { return s.LazyTensor(name) }

@@ -1,0 +1,109 @@
+package model
+
+import (
+	"fmt"
+
+	"wasmllm/loader"
+)
+
+// concatRows stacks tensors with equal column counts into one (ΣN, K)
+// tensor. Block-quantised rows are self-contained, so rows of one dtype
+// concatenate byte for byte; mixed dtypes are widened to F32 losslessly.
+func concatRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
+	dt := parts[0].DType
+	cols := parts[0].Cols()
+	rows := 0
+	for _, p := range parts {
+		if p.Cols() != cols {
+			return nil, fmt.Errorf("merging %s: %s has %d columns, %s has %d", name, parts[0].Name, cols, p.Name, p.Cols())
+		}
+		if p.DType != dt {
+			dt = loader.F32
+		}
+		rows += p.Rows()
+	}
+	t := &loader.Tensor{Name: name, DType: dt, Shape: []int{rows, cols}}
+	return merged(t, parts, func() ([]byte, error) {
+		size, _ := t.Size()
+		data := make([]byte, 0, size)
+		for _, p := range parts {
+			b, err := partBytes(p, dt)
+			if err != nil {
+				return nil, err
+			}
+			data = append(data, b...)
+		}
+		return data, nil
+	})
+}
+
+// interleaveExperts merges per-expert matrices a (E, N1, K) and b (E, N2, K)
+// into (E, N1+N2, K), expert by expert.
+func interleaveExperts(name string, a, b *loader.Tensor) (*loader.Tensor, error) {
+	if len(a.Shape) != 3 || len(b.Shape) != 3 || a.Shape[0] != b.Shape[0] || a.Shape[2] != b.Shape[2] {
+		return nil, fmt.Errorf("merging %s: shapes %v and %v", name, a.Shape, b.Shape)
+	}
+	dt := a.DType
+	if b.DType != dt {
+		dt = loader.F32
+	}
+	E := a.Shape[0]
+	t := &loader.Tensor{Name: name, DType: dt, Shape: []int{E, a.Shape[1] + b.Shape[1], a.Shape[2]}}
+	return merged(t, []*loader.Tensor{a, b}, func() ([]byte, error) {
+		ad, err := partBytes(a, dt)
+		if err != nil {
+			return nil, err
+		}
+		bd, err := partBytes(b, dt)
+		if err != nil {
+			return nil, err
+		}
+		sa, sb := len(ad)/E, len(bd)/E
+		data := make([]byte, 0, len(ad)+len(bd))
+		for e := 0; e < E; e++ {
+			data = append(data, ad[e*sa:(e+1)*sa]...)
+			data = append(data, bd[e*sb:(e+1)*sb]...)
+		}
+		return data, nil
+	})
+}
+
+// stackExperts stacks E matrices (N, K) into one (E, N, K) tensor.
+func stackExperts(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+	t, err := concatRows(name, parts...)
+	if err != nil {
+		return nil, err
+	}
+	t.Shape = []int{len(parts), parts[0].Rows(), parts[0].Cols()}
+	return t, nil
+}
+
+// merged gives t the data that load assembles from parts: read now when
+// every part is in memory, or left to t.Load when any part is lazy, so that
+// a merge of tensors still in their files reads nothing until it is loaded.
+func merged(t *loader.Tensor, parts []*loader.Tensor, load func() ([]byte, error)) (*loader.Tensor, error) {
+	for _, p := range parts {
+		if p.Lazy() {
+			t.Load = load
+			return t, nil
+		}
+	}
+	data, err := load()
+	if err != nil {
+		return nil, err
+	}
+	t.Data = data
+	return t, nil
+}
+
+// partBytes returns p's data as dt: as stored, or widened to F32.
+func partBytes(p *loader.Tensor, dt loader.DType) ([]byte, error) {
+	if p.DType == dt {
+		return p.Bytes()
+	}
+	f, err := p.F32()
+	if err != nil {
+		return nil, err
+	}
+	return f32Bytes(f), nil
+}

@@ -1,0 +1,89 @@
+package model
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"wasmllm/loader"
+)
+
+// testTensor makes a tensor of type d, in memory, or lazy (counting its
+// loads in *loads) when loads is non-nil.
+func testTensor(t *testing.T, name string, d loader.DType, shape []int, seed float32, loads *int) *loader.Tensor {
+	t.Helper()
+	x := &loader.Tensor{Name: name, DType: d, Shape: shape}
+	f := make([]float32, x.NumElements())
+	for i := range f {
+		f[i] = seed + float32(i%7)*0.25
+	}
+	data, err := loader.Quantize(d, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads == nil {
+		x.Data = data
+		return x
+	}
+	x.Load = func() ([]byte, error) { *loads++; return data, nil }
+	return x
+}
+
+// TestMergeLazy checks that a merge with a lazy part is lazy, reads nothing
+// until loaded, and loads what the merge of the same parts in memory holds,
+// for one dtype and for mixed dtypes (widened to F32).
+func TestMergeLazy(t *testing.T) {
+	type merge func(parts []*loader.Tensor) (*loader.Tensor, error)
+	concat := func(parts []*loader.Tensor) (*loader.Tensor, error) { return concatRows("m", parts...) }
+	inter := func(parts []*loader.Tensor) (*loader.Tensor, error) {
+		return interleaveExperts("m", parts[0], parts[1])
+	}
+	stack := func(parts []*loader.Tensor) (*loader.Tensor, error) { return stackExperts("m", parts) }
+	cases := []struct {
+		name   string
+		m      merge
+		dtypes []loader.DType
+		shapes [][]int
+	}{
+		{"concat", concat, []loader.DType{loader.Q8_0, loader.Q8_0, loader.Q8_0}, [][]int{{4, 32}, {2, 32}, {2, 32}}},
+		{"concat mixed", concat, []loader.DType{loader.Q4_0, loader.F16, loader.F32}, [][]int{{4, 32}, {2, 32}, {2, 32}}},
+		{"interleave", inter, []loader.DType{loader.F16, loader.F16}, [][]int{{3, 2, 32}, {3, 2, 32}}},
+		{"interleave mixed", inter, []loader.DType{loader.Q4_0, loader.Q8_0}, [][]int{{3, 2, 32}, {3, 1, 32}}},
+		{"stack", stack, []loader.DType{loader.BF16, loader.BF16}, [][]int{{2, 32}, {2, 32}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var inMem, mixed []*loader.Tensor
+			loads := 0
+			for i, d := range c.dtypes {
+				inMem = append(inMem, testTensor(t, "p", d, c.shapes[i], float32(i), nil))
+				var counter *int
+				if i%2 == 1 {
+					counter = &loads
+				}
+				mixed = append(mixed, testTensor(t, "p", d, c.shapes[i], float32(i), counter))
+			}
+			want, err := c.m(inMem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.m(mixed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.Lazy() || !got.Lazy() || loads != 0 {
+				t.Fatalf("in memory: lazy %v; with a lazy part: lazy %v after %d loads", want.Lazy(), got.Lazy(), loads)
+			}
+			if err := want.CheckSize(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := got.Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DType != want.DType || !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(b, want.Data) || loads == 0 {
+				t.Errorf("lazy merge %s %v, %d bytes after %d loads; want %s %v, %d bytes", got.DType, got.Shape, len(b), loads, want.DType, want.Shape, len(want.Data))
+			}
+		})
+	}
+}
