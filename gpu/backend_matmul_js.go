@@ -82,30 +82,39 @@ func (b *Backend) MatMul(out, x, w model.Tensor) {
 // tb tokens per workgroup.
 type gemvShape struct{ wg, r, tb int }
 
-// gemvShapeFor picks the GEMV's workgroup. On a GPU, enough threads for one
-// pass over a row (one 16-byte chunk per thread per row) where possible; on a
-// CPU adapter (SwiftShader), which runs a workgroup's subgroups in turn and
-// pays for each barrier, one subgroup looping over K: 3x faster there.
+// gemvShapeFor picks the GEMV's workgroup (see gemvWG): r rows and tb
+// tokens of K/gemvChunk chunks each.
 func (b *Backend) gemvShapeFor(dt loader.DType, T, K int, cpu bool) gemvShape {
-	chunks := K / gemvChunk(dt)
-	s := gemvShape{wg: 32, r: 8, tb: min(T, gemvMaxTB)}
-	for s.wg < chunks && s.wg < 256 {
-		s.wg *= 2
-	}
+	s := gemvShape{r: 8, tb: min(T, gemvMaxTB)}
 	if s.tb > 2 {
 		s.r = 4
 	}
-	// the shared-memory reduction holds r*tb*wg floats without subgroups
-	for s.r*s.tb*s.wg*4 > min(16384, b.d.Limits.MaxComputeWorkgroupStorageSize) && s.wg > 32 {
-		s.wg /= 2
-	}
-	if lim := b.d.Limits.MaxComputeInvocationsPerWorkgroup; lim > 0 && s.wg > lim {
-		s.wg = lim
-	}
-	if cpu {
-		s.wg = max(4, b.d.Features.SubgroupMaxSize)
-	}
+	s.wg = b.gemvWG(K/gemvChunk(dt), s.r*s.tb, cpu)
 	return s
+}
+
+// gemvWG picks the threads of a GEMV-like workgroup (matmul_gemv,
+// moe_gemv) whose threads share `chunks` chunk loads and reduce nv sums. On a
+// GPU, enough threads for one pass over the chunks (one 16-byte chunk per
+// thread) where possible; on a CPU adapter (SwiftShader), which runs a
+// workgroup's subgroups in turn and pays for each barrier, one subgroup
+// looping over them: 3x faster there.
+func (b *Backend) gemvWG(chunks, nv int, cpu bool) int {
+	if cpu {
+		return max(4, b.d.Features.SubgroupMaxSize)
+	}
+	wg := 32
+	for wg < chunks && wg < 256 {
+		wg *= 2
+	}
+	// the shared-memory reduction holds nv*wg floats without subgroups
+	for nv*wg*4 > min(16384, b.d.Limits.MaxComputeWorkgroupStorageSize) && wg > 32 {
+		wg /= 2
+	}
+	if lim := b.d.Limits.MaxComputeInvocationsPerWorkgroup; lim > 0 && wg > lim {
+		wg = lim
+	}
+	return wg
 }
 
 func (b *Backend) gemv(o, xt, wt *tensor, T, N, K int) {

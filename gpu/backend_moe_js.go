@@ -11,12 +11,12 @@ import (
 
 // Limits and tile sizes of the MoE kernels (shaders/moe_*.wgsl).
 const (
-	moeMaxE     = 4096 // experts: moe_route ranks each against all
-	moeMaxA     = 64   // MAX_A of moe_route
-	moeGemvRows = 8    // R of moe_gemv
-	moeTileRows = 32   // RT of moe_gemm
-	moeTileT    = 16   // TT of moe_gemm: entries per tile
-	moeChunkT   = 512  // tokens per chunk: bounds the scratch buffers
+	moeMaxE        = 4096 // experts: moe_route ranks each against all
+	moeMaxA        = 64   // MAX_A of moe_route
+	moeGemvMaxRows = 16   // MAXR of moe_gemv
+	moeTileRows    = 32   // RT of moe_gemm
+	moeTileT       = 16   // TT of moe_gemm: entries per tile
+	moeChunkT      = 512  // tokens per chunk: bounds the scratch buffers
 	// moeDecodeMaxT is the most tokens a chunk runs through the
 	// per-token GEMV path; larger chunks group tokens by expert.
 	moeDecodeMaxT = 4
@@ -31,6 +31,9 @@ type moeState struct {
 	// moeChunkT; a negative decodeMaxT sends every chunk down the tiled
 	// path (tests force each path with them).
 	decodeMaxT, chunkT int
+	// gemvShape, when nonzero, replaces the adapter's kind in the choice of
+	// the moe_gemv workgroups: 1 picks GPU shapes, 2 CPU shapes (tests).
+	gemvShape int
 }
 
 // MoE implements model.Backend. Routing, expert selection and the expert
@@ -83,7 +86,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil || counts == nil)) {
 		return
 	}
-	dense := b.moeKernel("moe_gemv.wgsl", "dense", wtype(rt.dtype), 6, 5)
+	dense, dr := b.moeGemvKernel("dense", rt.dtype, D)
 	route, err := b.kernel(kernelKey{file: "moe_route.wgsl", entry: "main"}, 3, 1, 2)
 	if err != nil {
 		b.fail(err)
@@ -98,13 +101,13 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 		nt := min(chunk, T-t0)
 		for _, p := range rt.parts {
 			b.dispatch(dense, Params{uint32(D), uint32(p.rows), uint32(p.row0), 0, 0, uint32(t0), 0, 0, uint32(E)},
-				moeCeil(p.rows, moeGemvRows), nt, 1,
+				moeCeil(p.rows, dr), nt, 1,
 				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), bind{buf: b.dummy}, bind{buf: b.dummy}, bind{buf: logits})
 		}
 		b.dispatch(route, Params{uint32(E), uint32(A), normU, uint32(nt)}, nt, 1, 1,
 			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
 		if nt <= decodeMax {
-			b.moeDecode(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act)
+			b.moeDecode(sh, t0, nt, o, xt, gt, dt, ids, wts, act)
 		} else {
 			b.moeTiled(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act, y, order, tiles, counts)
 		}
@@ -167,13 +170,13 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 // gate_up+SiluMul GEMV over the A chosen experts, then the down GEMV that
 // also sums the experts' outputs with their weights. Both run once per part
 // of the expert tensors; parts after the first add to out.
-func (b *Backend) moeDecode(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act *Buffer) {
+func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, wts, act *Buffer) {
 	D, F, A := sh.D, sh.F, sh.A
-	gu := b.moeKernel("moe_gemv.wgsl", "gate_up", ew, 6, 5)
-	dn := b.moeKernel("moe_gemv.wgsl", "down", ew, 6, 5)
+	gu, gr := b.moeGemvKernel("gate_up", gt.dtype, D)
+	dn, dr := b.moeGemvKernel("down", dt.dtype, A*F)
 	for _, p := range gt.parts {
 		b.dispatch(gu, Params{uint32(D), uint32(2 * F), uint32(p.row0 / (2 * F)), uint32(p.rows / (2 * F)), uint32(A), uint32(t0), uint32(F)},
-			moeCeil(F, moeGemvRows/2), A, nt,
+			moeCeil(F, gr/2), A, nt,
 			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: ids}, bind{buf: wts}, bind{buf: act})
 	}
 	for i, p := range dt.parts {
@@ -182,7 +185,7 @@ func (b *Backend) moeDecode(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, id
 			acc = 1
 		}
 		b.dispatch(dn, Params{uint32(F), uint32(D), uint32(p.row0 / D), uint32(p.rows / D), uint32(A), uint32(t0), uint32(F), acc},
-			moeCeil(D, moeGemvRows), nt, 1,
+			moeCeil(D, dr), nt, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: ids}, bind{buf: wts}, o.whole())
 	}
 }
@@ -239,6 +242,35 @@ func moeChunk(dt loader.DType) int {
 // moeMaxTiles bounds the tiles of n entries over E experts: every expert's
 // list ends in at most one partial tile.
 func moeMaxTiles(n, E int) int { return moeCeil(n, moeTileT) + min(E, n) }
+
+// moeGemvKernel returns entry of moe_gemv.wgsl for weights of dtype dt
+// whose workgroups stride over n values (K, or A*F for down), and its rows
+// per workgroup. WG is picked as for matmul_gemv. A CPU adapter takes 16
+// rows (its workgroups cost even when short: 1.2x faster than 8 there); GPUs
+// 8, for more workgroups (the down GEMV has only D/R per token) and fewer
+// registers.
+func (b *Backend) moeGemvKernel(entry string, dt loader.DType, n int) (*kernel, int) {
+	cpu := b.d.AdapterInfo.Fallback
+	if s := b.ops.moe.gemvShape; s != 0 {
+		cpu = s == 2
+	}
+	r := 8
+	if cpu {
+		r = moeGemvMaxRows
+	}
+	wg := b.gemvWG(n/moeChunk(dt), r, cpu)
+	onesg := 0.0
+	if f := b.d.Features; f.Subgroups && wg <= f.SubgroupMinSize {
+		onesg = 1
+	}
+	k, err := b.kernel(kernelKey{file: "moe_gemv.wgsl", entry: entry, consts: [4]constant{
+		{"WTYPE", float64(wtype(dt))}, {"WG", float64(wg)}, {"R", float64(r)}, {"ONESG", onesg}}}, 6, 5)
+	if err != nil {
+		b.fail(err)
+		return nil, r
+	}
+	return k, r
+}
 
 // moeKernel returns an MoE kernel for weight type wt.
 func (b *Backend) moeKernel(file, entry string, wt, nbind int, writable ...int) *kernel {

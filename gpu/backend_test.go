@@ -33,3 +33,17 @@ func TestBackendConformance(t *testing.T) {
 	t.Logf("adapter %+v, subgroups %v, f16 %v", b.d.AdapterInfo, b.d.Features.Subgroups, b.d.Features.ShaderF16)
 	backendtest.Run(t, b, backendtest.Options{Short: true, Only: os.Getenv("WASMLLM_OPS")})
 }
+
+// TestBackendConformanceNoSubgroups runs the ops whose kernels have a
+// subgroup path (MatMul, MoE) again without subgroups.
+func TestBackendConformanceNoSubgroups(t *testing.T) {
+	b := newTestBackend(t, Options{DisableFeatures: []string{"subgroups"}})
+	if b.d.Features.Subgroups {
+		t.Fatal("subgroups were not disabled")
+	}
+	only := os.Getenv("WASMLLM_OPS")
+	if only == "" {
+		only = "MatMul,MoE"
+	}
+	backendtest.Run(t, b, backendtest.Options{Short: true, Only: only})
+}

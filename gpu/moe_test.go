@@ -146,7 +146,7 @@ func TestMoEPaths(t *testing.T) {
 	for _, c := range []struct {
 		file, name string
 		want       int
-	}{{"moe_gemv.wgsl", "R", moeGemvRows}, {"moe_gemm.wgsl", "RT", moeTileRows}, {"moe_gemm.wgsl", "TT", moeTileT}, {"moe_route.wgsl", "MAX_A", moeMaxA}} {
+	}{{"moe_gemv.wgsl", "MAXR", moeGemvMaxRows}, {"moe_gemm.wgsl", "RT", moeTileRows}, {"moe_gemm.wgsl", "TT", moeTileT}, {"moe_route.wgsl", "MAX_A", moeMaxA}} {
 		if got := wgslConst(t, c.file, c.name); got != c.want {
 			t.Fatalf("%s: %s = %d; the backend assumes %d", c.file, c.name, got, c.want)
 		}
@@ -227,6 +227,44 @@ func TestMoESplitExperts(t *testing.T) {
 				c.run(t, b, fmt.Sprintf("%s split %d+%d parts T=%d %s", dt, gp, dp, T, p.name), xv)
 			}
 		}
+	}
+}
+
+// TestMoEGemvShapes runs the decode path (moe_gemv) for every expert dtype
+// with the GPU's and the CPU adapter's workgroup shapes, with and without
+// subgroups, the expert tensors split into parts; the router is q8 so that
+// its GEMV widens bytes.
+func TestMoEGemvShapes(t *testing.T) {
+	for _, sub := range []bool{true, false} {
+		name, opts := "subgroups", Options{}
+		if !sub {
+			name, opts = "nosubgroups", Options{DisableFeatures: []string{"subgroups"}}
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, dt := range []loader.DType{loader.F32, loader.F16, loader.Q8, loader.Q4} {
+				D, E, F, A := 128, 16, 96, 4
+				rowBytes, _ := weightRowBytes(dt, D)
+				opts.MaxStorageBufferBindingSize = uint64(5 * 2 * F * rowBytes) // five experts of gate_up
+				b := newTestBackend(t, opts)
+				if !sub && b.d.Features.Subgroups {
+					t.Fatal("subgroups were not disabled")
+				}
+				r := rand.New(rand.NewPCG(26, 1))
+				c := newMoECase(t, b, r, dt, D, E, F, A, true)
+				rw, rf := moeWeight(t, r, loader.Q8, E, D)
+				c.router, c.rf = mustUpload(t, b, rw), rf
+				if gp, dp := len(tt(c.gu).parts), len(tt(c.dn).parts); gp < 2 || dp < 2 {
+					t.Fatalf("%s: gate_up in %d parts, down in %d: not split", dt, gp, dp)
+				}
+				b.ops.moe.decodeMaxT = 1 << 20
+				for _, shape := range []int{1, 2} {
+					b.ops.moe.gemvShape = shape
+					for _, T := range []int{1, 4} {
+						c.run(t, b, fmt.Sprintf("%s %s shape %d T=%d", name, dt, shape, T), randVec(r, T*D, 1))
+					}
+				}
+			}
+		})
 	}
 }
 

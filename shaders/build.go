@@ -13,8 +13,12 @@ type Features struct {
 
 // Build returns the complete WGSL of a kernel file: enable directives for
 // the features in use, the file with its `//#if NAME`, `//#else` and
-// `//#endif` sections resolved (NAME is SUBGROUPS or F16), then common.wgsl.
-// Lines are kept in place, so compile errors point at the file's own lines.
+// `//#endif` sections resolved, then common.wgsl, resolved likewise. NAME is
+// SUBGROUPS or F16, or a name the kernel file sets with a `//#define NAME`
+// line (common.wgsl's optional sections, e.g. GEMV: helpers that read the
+// kernel's own bindings); a name common.wgsl tests that the file does not
+// define is false there. Lines are kept in place, so compile errors point at
+// the file's own lines.
 func Build(file string, f Features) (string, error) {
 	src, err := Source(file)
 	if err != nil {
@@ -24,8 +28,24 @@ func Build(file string, f Features) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	body, err := preprocess(file, src, map[string]bool{"SUBGROUPS": f.Subgroups, "F16": f.F16})
+	flags := map[string]bool{"SUBGROUPS": f.Subgroups, "F16": f.F16}
+	for _, l := range strings.Split(src, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(l), "//#define "); ok {
+			flags[strings.TrimSpace(name)] = true
+		}
+	}
+	body, err := preprocess(file, src, flags)
 	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(common, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(l), "//#if "); ok {
+			if _, set := flags[strings.TrimSpace(name)]; !set {
+				flags[strings.TrimSpace(name)] = false
+			}
+		}
+	}
+	if common, err = preprocess("common.wgsl", common, flags); err != nil {
 		return "", err
 	}
 	var enable string
@@ -46,6 +66,8 @@ func preprocess(file, src string, flags map[string]bool) (string, error) {
 		t := strings.TrimSpace(l)
 		top := stack[len(stack)-1]
 		switch {
+		case strings.HasPrefix(t, "//#define "):
+			lines[i] = ""
 		case strings.HasPrefix(t, "//#if "):
 			name := strings.TrimSpace(strings.TrimPrefix(t, "//#if "))
 			v, ok := flags[name]

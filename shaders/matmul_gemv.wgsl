@@ -12,6 +12,7 @@
 // other shapes to the GEMM). On GPUs WG covers a row in one pass; on CPU
 // adapters the Go side picks one subgroup per workgroup instead.
 
+//#define GEMV
 override WTYPE: u32 = 3u;
 override WG: u32 = 64u; // threads per workgroup, a power of two
 override R: u32 = 4u;   // weight rows per workgroup, at most MAXR
@@ -44,30 +45,6 @@ struct Params {
 
 var<workgroup> red: array<f32, RED>;
 
-// Quantised values are widened without int-to-float conversions (an eighth
-// of the FMA rate on some GPUs): the bits are placed at the top of an f32
-// mantissa under exponent 0, giving 1 + q/16 for a nibble and 1 + u/256 for
-// a byte u = q + 128. A dot product over them is Σx + Σqx/16 (or /256), from
-// which the chunk's Σ(q-8)x (or Σqx) follows with the chunk's Σx, losing
-// about two bits to cancellation (the tests hold 1e-5 of the row maximum).
-const MM_ONE: u32 = 0x3F800000u;
-
-// mm_q4lo and mm_q4hi give 1 + q/16 for the low and high nibbles of w's
-// four bytes.
-fn mm_q4lo(w: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(w << 19u, w << 11u, w << 3u, w >> 5u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
-}
-fn mm_q4hi(w: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(w << 15u, w << 7u, w >> 1u, w >> 9u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
-}
-// mm_q8 gives 1 + u/256 for w's four bytes, where u = q + 128 (w's sign
-// bits already flipped by the caller).
-fn mm_q8(w: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(w << 15u, w << 7u, w >> 1u, w >> 9u) & vec4<u32>(0x007F8000u)) | vec4<u32>(MM_ONE));
-}
-fn mm_half4(a: u32, b: u32) -> vec4<f32> {
-    return vec4<f32>(unpack2x16float(a), unpack2x16float(b));
-}
 fn mm_scale(s: u32) -> f32 {
     return half_of(scales[s >> 1u], s);
 }
@@ -99,69 +76,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var r = 0u; r < R; r++) {
             wv[r] = w[roff[r] + c];
         }
-        if (WTYPE == WTYPE_Q4) {
-            // one chunk is one group: word j holds elements 4j..4j+3 (low
-            // nibbles) and 16+4j..16+4j+3 (high); value = scale * (q - 8)
-            var sc: array<f32, MAXR>;
+        var sc: array<f32, MAXR>;
+        if (WTYPE == WTYPE_Q4 || WTYPE == WTYPE_Q8) {
+            // one scale per q4 chunk, per two q8 chunks
+            let sh = select(0u, 1u, WTYPE == WTYPE_Q8);
             for (var r = 0u; r < R; r++) {
-                sc[r] = mm_scale(roff[r] + c);
+                sc[r] = mm_scale((roff[r] + c) >> sh);
             }
-            for (var t = 0u; t < TB; t++) {
-                let o = toff[t] + c * 8u;
-                let x0 = x[o];
-                let x1 = x[o + 1u];
-                let x2 = x[o + 2u];
-                let x3 = x[o + 3u];
-                let x4 = x[o + 4u];
-                let x5 = x[o + 5u];
-                let x6 = x[o + 6u];
-                let x7 = x[o + 7u];
-                // Σ(q-8)x = 16 Σ(1+q/16)x - 24 Σx
-                let xsum = 24.0 * dot((x0 + x1) + (x2 + x3) + (x4 + x5) + (x6 + x7), vec4<f32>(1.0));
-                for (var r = 0u; r < R; r++) {
-                    let q = wv[r];
-                    let d = dot(mm_q4lo(q.x), x0) + dot(mm_q4hi(q.x), x4)
-                          + dot(mm_q4lo(q.y), x1) + dot(mm_q4hi(q.y), x5)
-                          + dot(mm_q4lo(q.z), x2) + dot(mm_q4hi(q.z), x6)
-                          + dot(mm_q4lo(q.w), x3) + dot(mm_q4hi(q.w), x7);
-                    acc[t * MAXR + r] += sc[r] * (16.0 * d - xsum);
-                }
-            }
-        } else if (WTYPE == WTYPE_Q8) {
-            // half a group: 16 int8, one scale per two chunks
-            var sc: array<f32, MAXR>;
+        }
+        for (var t = 0u; t < TB; t++) {
+            let xc = mm_x(toff[t] + c * mm_xpc(WTYPE));
             for (var r = 0u; r < R; r++) {
-                sc[r] = mm_scale((roff[r] + c) >> 1u);
-            }
-            for (var t = 0u; t < TB; t++) {
-                let o = toff[t] + c * 4u;
-                let x0 = x[o];
-                let x1 = x[o + 1u];
-                let x2 = x[o + 2u];
-                let x3 = x[o + 3u];
-                // Σqx = 256 Σ(1+u/256)x - 384 Σx
-                let xsum = 384.0 * dot((x0 + x1) + (x2 + x3), vec4<f32>(1.0));
-                for (var r = 0u; r < R; r++) {
-                    let q = wv[r] ^ vec4<u32>(0x80808080u);
-                    let d = dot(mm_q8(q.x), x0) + dot(mm_q8(q.y), x1) + dot(mm_q8(q.z), x2) + dot(mm_q8(q.w), x3);
-                    acc[t * MAXR + r] += sc[r] * (256.0 * d - xsum);
-                }
-            }
-        } else if (WTYPE == WTYPE_F16) {
-            for (var t = 0u; t < TB; t++) {
-                let o = toff[t] + c * 2u;
-                let x0 = x[o];
-                let x1 = x[o + 1u];
-                for (var r = 0u; r < R; r++) {
-                    let q = wv[r];
-                    acc[t * MAXR + r] += dot(mm_half4(q.x, q.y), x0) + dot(mm_half4(q.z, q.w), x1);
-                }
-            }
-        } else {
-            for (var t = 0u; t < TB; t++) {
-                let x0 = x[toff[t] + c];
-                for (var r = 0u; r < R; r++) {
-                    acc[t * MAXR + r] += dot(bitcast<vec4<f32>>(wv[r]), x0);
+                let d = mm_dot(WTYPE, wv[r], xc);
+                if (WTYPE == WTYPE_Q4 || WTYPE == WTYPE_Q8) {
+                    acc[t * MAXR + r] += sc[r] * (d - xc.off);
+                } else {
+                    acc[t * MAXR + r] += d;
                 }
             }
         }

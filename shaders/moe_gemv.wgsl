@@ -1,10 +1,13 @@
 // moe_gemv: the MoE's matrix-vector kernels, for the router and for decode
 // (few tokens), reading the chosen experts and their weights from the route
-// buffers, so a step needs no readback. Each workgroup computes R rows of one
-// matrix against one activation row: its threads stride over the rows in
-// 16-byte chunks (4 f32, 8 f16, 16 q8 or 32 q4 values: one load, one scale),
-// each chunk's activations loaded once for the R rows, then reduce through
-// workgroup memory in two steps.
+// buffers, so a step needs no readback. Each workgroup computes R rows
+// against one activation row, on matmul_gemv's pattern: its WG threads
+// stride over the rows in 16-byte chunks (4 f32, 8 f16, 16 q8 or 32 q4
+// values: one load, one scale, widened by mm_dot from common.wgsl), each
+// chunk's activations loaded once for the R rows; the partial sums are
+// reduced with subgroupAdd and one shared-memory step (a shared-memory tree
+// without subgroups). The Go side picks WG as for matmul_gemv: one pass over
+// a row on GPUs, one subgroup looping over it on CPU adapters.
 //
 // Entry dense: out[t, row0 + r] = w[r] · x[t0 + t] for the rows of one part
 // of a plain (N, K) weight (the router); grid (ceil(rows/R), nt).
@@ -12,13 +15,28 @@
 // i0..i0+R/2, act[t*A + a, i] = silu(W[e, i] · x) * (W[e, F + i] · x);
 // grid (ceil(F/(R/2)), A, nt). Experts outside this part are skipped.
 // Entry down: out[t0 + t, n] (+)= Σ_a wts[t, a] * (W[e_a, n] · act[t*A + a]);
-// grid (ceil(D/R), nt). The first part writes, later parts add.
+// grid (ceil(D/R), nt). The threads stride over the A experts' chunks as one
+// sequence, so a short row (small F) still keeps them busy; experts outside
+// this part are skipped. The first part writes, later parts add.
 // WTYPE: the weight dtype (see common.wgsl).
 
+//#define GEMV
 override WTYPE: u32 = 0u;
-override WG: u32 = 64u; // threads per workgroup: a multiple of 8, at least 8*R
+override WG: u32 = 64u; // threads per workgroup, a power of two
+// ONESG = 1 promises that the workgroup is one subgroup (WG at most the
+// adapter's smallest subgroup): the reduction is then subgroupAdd alone.
+override ONESG: u32 = 0u;
 
-const R: u32 = 8u; // rows per workgroup
+override R: u32 = 8u; // rows per workgroup, even, at most MAXR
+
+const MAXR: u32 = 16u;
+
+//#if SUBGROUPS
+// one slot per subgroup (subgroups have at least 4 invocations) per row
+override RED: u32 = R * (WG / 4u);
+//#else
+override RED: u32 = R * WG;
+//#endif
 
 struct Params {
     k: u32,    // K: row length, a multiple of the chunk (4 f32, 8 f16, 32 q8 and q4)
@@ -40,172 +58,194 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;    // dense: (nt, E); gate_up: act (nt*A, F); down: (T, D) f32
 @group(0) @binding(6) var<uniform> p: Params;
 
-var<workgroup> red: array<f32, R * WG>;
-var<workgroup> red2: array<f32, R * 8u>;
+var<workgroup> red: array<f32, RED>;
+var<private> nsg: u32; // subgroups in the workgroup, set by reduce
+var<private> tot: array<f32, MAXR>; // the totals, set by reduce when ONESG = 1
 
-// xpc is the activation vec4s a chunk multiplies; cpr the chunks in a row.
-fn xpc() -> u32 {
-    switch WTYPE {
-        case 0u: { return 1u; }
-        case 1u: { return 2u; }
-        case 2u: { return 4u; }
-        default: { return 8u; }
-    }
-}
+// cpr is the chunks in a row.
 fn cpr() -> u32 {
-    return p.k / (4u * xpc());
+    return p.k / (4u * mm_xpc(WTYPE));
 }
 
-// Xc holds one chunk's activations (the first xpc() vectors).
-struct Xc {
-    v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
-    v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>,
-}
-
-// xload reads chunk c's activations from the row starting at vec4 xr,
-// scaled by sc.
-fn xload(xr: u32, c: u32, sc: f32) -> Xc {
-    let o = xr + c * xpc();
-    var v: Xc;
-    v.v0 = x[o] * sc;
-    if (WTYPE != WTYPE_F32) {
-        v.v1 = x[o + 1u] * sc;
-    }
-    if (WTYPE == WTYPE_Q8 || WTYPE == WTYPE_Q4) {
-        v.v2 = x[o + 2u] * sc;
-        v.v3 = x[o + 3u] * sc;
-    }
+// wdot is the dot product of chunk i of w (counted over the part) with v.
+fn wdot(i: u32, v: MmX) -> f32 {
+    let d = mm_dot(WTYPE, w[i], v);
     if (WTYPE == WTYPE_Q4) {
-        v.v4 = x[o + 4u] * sc;
-        v.v5 = x[o + 5u] * sc;
-        v.v6 = x[o + 6u] * sc;
-        v.v7 = x[o + 7u] * sc;
+        return half_of(s[i >> 1u], i) * (d - v.off);
     }
-    return v;
+    if (WTYPE == WTYPE_Q8) {
+        return half_of(s[i >> 2u], i >> 1u) * (d - v.off);
+    }
+    return d;
 }
 
-// cdot is the dot product of chunk c of part-local row `row` with v.
-fn cdot(row: u32, c: u32, v: Xc) -> f32 {
-    let i = row * cpr() + c;
-    let q = w[i];
-    switch WTYPE {
-        case 0u: {
-            return dot(bitcast<vec4<f32>>(q), v.v0);
-        }
-        case 1u: {
-            return dot(vec4<f32>(unpack2x16float(q.x), unpack2x16float(q.y)), v.v0)
-                 + dot(vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)), v.v1);
-        }
-        case 2u: {
-            let d = dot(i8x4(q.x), v.v0) + dot(i8x4(q.y), v.v1) + dot(i8x4(q.z), v.v2) + dot(i8x4(q.w), v.v3);
-            return d * half_of(s[i / 4u], i / 2u);
-        }
-        default: {
-            let d = dot(q4_lo(q.x), v.v0) + dot(q4_lo(q.y), v.v1) + dot(q4_lo(q.z), v.v2) + dot(q4_lo(q.w), v.v3)
-                  + dot(q4_hi(q.x), v.v4) + dot(q4_hi(q.y), v.v5) + dot(q4_hi(q.z), v.v6) + dot(q4_hi(q.w), v.v7);
-            return d * half_of(s[i / 2u], i);
+// rows_dot returns the dot products of the rows starting at chunks roff
+// with the activation row starting at vec4 xr, this thread's share.
+fn rows_dot(roff: array<u32, MAXR>, xr: u32, lid: u32) -> array<f32, MAXR> {
+    var acc: array<f32, MAXR>;
+    for (var c = lid; c < cpr(); c += WG) {
+        let v = mm_x(xr + c * mm_xpc(WTYPE));
+        for (var r = 0u; r < R; r++) {
+            acc[r] += wdot(roff[r] + c, v);
         }
     }
+    return acc;
 }
 
-// reduce sums each of the R accumulators over the workgroup in two steps:
-// afterwards red2[8r .. 8r+7] holds row r's eight partial sums.
-fn reduce(acc: array<f32, R>, lid: u32) {
+// reduce sums each of the R accumulators over the workgroup; afterwards
+// total(r) is row r's sum, in every thread.
+fn reduce(acc: array<f32, MAXR>, lid: u32, sg_lane: u32, sg_size: u32) {
+//#if SUBGROUPS
+    // Subgroups are taken to be runs of consecutive local indices, as on
+    // every GPU we know of; slot lid / sg_size is then the subgroup's own.
+    if (ONESG == 1u) {
+        for (var r = 0u; r < R; r++) {
+            tot[r] = subgroupAdd(acc[r]);
+        }
+        return;
+    }
+    nsg = (WG + sg_size - 1u) / sg_size;
+    let slot = lid / sg_size;
+    for (var r = 0u; r < R; r++) {
+        let t = subgroupAdd(acc[r]);
+        if (sg_lane == 0u) {
+            red[r * (WG / 4u) + slot] = t;
+        }
+    }
+    workgroupBarrier();
+//#else
     for (var r = 0u; r < R; r++) {
         red[r * WG + lid] = acc[r];
     }
     workgroupBarrier();
-    let l = WG / 8u;
-    if (lid < R * 8u) {
-        let base = (lid / 8u) * WG + (lid % 8u) * l;
-        var sum = 0.0;
-        for (var j = 0u; j < l; j++) {
-            sum += red[base + j];
+    for (var h = WG / 2u; h > 0u; h >>= 1u) {
+        if (lid < h) {
+            for (var r = 0u; r < R; r++) {
+                red[r * WG + lid] += red[r * WG + lid + h];
+            }
         }
-        red2[lid] = sum;
+        workgroupBarrier();
     }
-    workgroupBarrier();
+//#endif
 }
 
-// total is row r's sum, after reduce.
 fn total(r: u32) -> f32 {
-    var tot = 0.0;
-    for (var c = 0u; c < 8u; c++) {
-        tot += red2[r * 8u + c];
+//#if SUBGROUPS
+    if (ONESG == 1u) {
+        return tot[r];
     }
-    return tot;
+    var t = 0.0;
+    for (var i = 0u; i < nsg; i++) {
+        t += red[r * (WG / 4u) + i];
+    }
+    return t;
+//#else
+    return red[r * WG];
+//#endif
 }
 
 @compute @workgroup_size(WG)
-fn dense(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn dense(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32
+//#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) sg_size: u32
+//#endif
+        ) {
     let t = wg.y;
     let r0 = wg.x * R;
-    let xr = (p.t0 + t) * (p.k / 4u);
-    var acc: array<f32, R>;
-    for (var c = lid; c < cpr(); c += WG) {
-        let v = xload(xr, c, 1.0);
-        for (var r = 0u; r < R; r++) {
-            acc[r] += cdot(min(r0 + r, p.n - 1u), c, v);
-        }
+    var roff: array<u32, MAXR>;
+    for (var r = 0u; r < R; r++) {
+        roff[r] = min(r0 + r, p.n - 1u) * cpr();
     }
-    reduce(acc, lid);
-    if (lid < R && r0 + lid < p.n) {
-        out[t * p.ldo + p.e0 + r0 + lid] = total(lid);
+    let acc = rows_dot(roff, (p.t0 + t) * (p.k / 4u), lid);
+//#if SUBGROUPS
+    reduce(acc, lid, sg_lane, sg_size);
+//#else
+    reduce(acc, lid, 0u, 1u);
+//#endif
+    for (var r = lid; r < R && r0 + r < p.n; r += WG) {
+        out[t * p.ldo + p.e0 + r0 + r] = total(r);
     }
 }
 
 @compute @workgroup_size(WG)
-fn gate_up(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn gate_up(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32
+//#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) sg_size: u32
+//#endif
+        ) {
     let sel = wg.z * p.a + wg.y;
     let e = ids[sel];
     if (e < p.e0 || e >= p.e0 + p.ne) {
-        return;
+        return; // the whole workgroup
     }
     let h = R / 2u;
     let i0 = wg.x * h;
     let base = (e - p.e0) * p.n;
-    let xr = (p.t0 + wg.z) * (p.k / 4u);
-    var acc: array<f32, R>;
-    for (var c = lid; c < cpr(); c += WG) {
-        let v = xload(xr, c, 1.0);
-        for (var r = 0u; r < R; r++) {
-            let i = min(i0 + r % h, p.f - 1u);
-            acc[r] += cdot(base + select(i, p.f + i, r >= h), c, v);
-        }
+    var roff: array<u32, MAXR>; // rows i0.. of the gate, then the same of up
+    for (var r = 0u; r < R; r++) {
+        let i = min(i0 + r % h, p.f - 1u);
+        roff[r] = (base + select(i, p.f + i, r >= h)) * cpr();
     }
-    reduce(acc, lid);
-    if (lid < h && i0 + lid < p.f) {
-        out[sel * p.f + i0 + lid] = silu(total(lid)) * total(h + lid);
+    let acc = rows_dot(roff, (p.t0 + wg.z) * (p.k / 4u), lid);
+//#if SUBGROUPS
+    reduce(acc, lid, sg_lane, sg_size);
+//#else
+    reduce(acc, lid, 0u, 1u);
+//#endif
+    for (var i = lid; i < h && i0 + i < p.f; i += WG) {
+        out[sel * p.f + i0 + i] = silu(total(i)) * total(h + i);
     }
 }
 
 @compute @workgroup_size(WG)
-fn down(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn down(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32
+//#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) sg_size: u32
+//#endif
+        ) {
     let t = wg.y;
     let n0 = wg.x * R;
     let nc = cpr();
-    var acc: array<f32, R>;
-    for (var idx = lid; idx < p.a * nc; idx += WG) {
-        let a = idx / nc;
-        let c = idx % nc;
+    var roff: array<u32, MAXR>; // rows n0.. of an expert
+    for (var r = 0u; r < R; r++) {
+        roff[r] = min(n0 + r, p.n - 1u) * nc;
+    }
+    // this thread's items are lid, lid + WG, ... of the A*nc chunks, item
+    // a*nc + c being chunk c of slot a: stepped without divisions
+    var a = lid / nc;
+    var c = lid % nc;
+    let da = WG / nc;
+    let dc = WG % nc;
+    var acc: array<f32, MAXR>;
+    while (a < p.a) {
         let sel = t * p.a + a;
         let e = ids[sel];
-        if (e < p.e0 || e >= p.e0 + p.ne) {
-            continue;
+        if (e >= p.e0 && e < p.e0 + p.ne) {
+            let v = mm_x(sel * (p.k / 4u) + c * mm_xpc(WTYPE));
+            let wt = wts[sel];
+            let base = (e - p.e0) * p.n * nc + c;
+            for (var r = 0u; r < R; r++) {
+                acc[r] += wt * wdot(base + roff[r], v);
+            }
         }
-        let v = xload(sel * (p.k / 4u), c, wts[sel]);
-        let base = (e - p.e0) * p.n;
-        for (var r = 0u; r < R; r++) {
-            acc[r] += cdot(base + min(n0 + r, p.n - 1u), c, v);
+        a += da;
+        c += dc;
+        if (c >= nc) {
+            c -= nc;
+            a += 1u;
         }
     }
-    reduce(acc, lid);
-    if (lid < R && n0 + lid < p.n) {
-        let o = (p.t0 + t) * p.n + n0 + lid;
+//#if SUBGROUPS
+    reduce(acc, lid, sg_lane, sg_size);
+//#else
+    reduce(acc, lid, 0u, 1u);
+//#endif
+    for (var r = lid; r < R && n0 + r < p.n; r += WG) {
+        let o = (p.t0 + t) * p.n + n0 + r;
         if (p.acc == 1u) {
-            out[o] += total(lid);
+            out[o] += total(r);
         } else {
-            out[o] = total(lid);
+            out[o] = total(r);
         }
     }
 }
