@@ -70,26 +70,6 @@ func mustUpload(t testing.TB, b *Backend, w *loader.Tensor) model.Tensor {
 	return x
 }
 
-// closeTo fails when max|got-want| exceeds tol × max|want|.
-func closeTo(t testing.TB, what string, got, want []float32, tol float64) {
-	t.Helper()
-	var maxW, maxD float64
-	worst := 0
-	for i := range want {
-		maxW = math.Max(maxW, math.Abs(float64(want[i])))
-		d := math.Abs(float64(got[i]) - float64(want[i]))
-		if math.IsNaN(d) {
-			d = math.Inf(1)
-		}
-		if d > maxD {
-			maxD, worst = d, i
-		}
-	}
-	if maxD > tol*math.Max(maxW, 1e-6) {
-		t.Errorf("%s: index %d: got %v want %v (error %.3g of max %.3g)", what, worst, got[worst], want[worst], maxD, maxW)
-	}
-}
-
 // moeCase is one MoE layer on a backend with its reference weights.
 type moeCase struct {
 	D, E, F, A     int
@@ -124,7 +104,7 @@ func (c *moeCase) run(t testing.TB, b *Backend, what string, xv []float32) {
 	}
 	want := make([]float32, T*c.D)
 	cpu.MoE(want, xv, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm)
-	closeTo(t, what, got, want, 1e-4)
+	checkClose(t, what, got, want, 1e-4)
 }
 
 // moePaths are the settings of moeState that force each path.
@@ -194,7 +174,7 @@ func TestMoEDecodeReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		cpu.MoE(want, xv, c.rf, c.guf, c.dnf, 1, c.D, c.E, c.F, c.A, c.norm)
-		closeTo(t, fmt.Sprintf("step %d", step), got, want, 1e-4)
+		checkClose(t, fmt.Sprintf("step %d", step), got, want, 1e-4)
 	}
 	if n := b.Stats().ProgramBuilds - builds; n != 0 {
 		t.Errorf("%d programs recorded after the first step, want 0", n)
