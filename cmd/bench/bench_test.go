@@ -150,7 +150,7 @@ func TestWriteSynthetic(t *testing.T) {
 func TestRatios(t *testing.T) {
 	r := &Report{Prompts: []int{16, 128}, Headline: 128, Roofline: result.Roofline{ReadGBps: 10, FMAGFLOPs: 100},
 		Kernels: []result.Kernel{{Name: "gemv_q4", Ratio: 0.5, Unit: "GB/s", Rate: 5}}}
-	gpu := &EngineReport{Engine: engineGPU, ActiveBytes: 1e9, KVBytesPerPos: 1e6, Runs: []result.Run{
+	gpu := &EngineReport{Engine: engineGPU, WeightBytes: 3 << 30, ActiveBytes: 1e9, KVBytesPerPos: 1e6, Runs: []result.Run{
 		{Prompt: 16, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000},
 		{Prompt: 128, PrefillMs: 400, DecodeTokens: 10, DecodeMs: 2000},
 		{Prompt: 128, PrefillMs: 800, DecodeTokens: 10, DecodeMs: 4000},
@@ -181,6 +181,9 @@ func TestRatios(t *testing.T) {
 		if !strings.Contains(txt.String(), "\nratio "+name+" ") {
 			t.Errorf("no ratio line for %s in\n%s", name, txt.String())
 		}
+	}
+	if !strings.Contains(txt.String(), "w bound/t") || !strings.Contains(txt.String(), "3.00 GiB  953.7 MiB") {
+		t.Errorf("no weight bytes bound and read per token in\n%s", txt.String())
 	}
 	var svg strings.Builder
 	if err := r.writeChart(&svg); err != nil {
@@ -269,5 +272,29 @@ func TestSummarizeSkips(t *testing.T) {
 		"runs skipped to keep within the time budget: 1 of 3 at prompt 128, 2 of 3 at prompt 512"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRerender: -render rewrites the text and chart of a kept bench.json
+// without running anything, the same as the run wrote them.
+func TestRerender(t *testing.T) {
+	src := filepath.Join("..", "..", "bench", "results", "swiftshader-2cpu.json")
+	out := t.TempDir()
+	if err := rerender(src, out); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "bench", "results", "swiftshader-2cpu.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("re-rendered bench.txt differs from bench/results/swiftshader-2cpu.txt:\n%s", got)
+	}
+	if err := rerender(filepath.Join(out, "missing.json"), out); err == nil {
+		t.Error("a missing bench.json gave no error")
 	}
 }

@@ -62,7 +62,15 @@ func main() {
 	flag.StringVar(&o.Browser, "browser", browsertest.Chromium(), "Chromium binary")
 	flag.Var(&flags, "chromium-flag", "extra Chromium flag, e.g. --enable-features=Vulkan (repeatable)")
 	flag.BoolVar(&o.Verbose, "v", false, "print every console message of the page")
+	render := flag.String("render", "", "run nothing: rewrite bench.txt and the chart in -out from this bench.json")
 	flag.Parse()
+	if *render != "" {
+		if err := rerender(*render, o.Out); err != nil {
+			logf("%v", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.Flags = flags
 	switch o.Peer {
 	case "auto", "on", "off":

@@ -234,7 +234,7 @@ func (r *Report) writeText(w io.Writer) {
 	for _, l := range r.Prompts {
 		head += fmt.Sprintf("dec%d\t", l)
 	}
-	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\treadB/t\tenc ms/t\t")
+	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\treadB/t\tenc ms/t\tw bound/t\tw read/t\t")
 	for _, m := range r.Models {
 		for i, e := range m.Engines {
 			name := ""
@@ -261,6 +261,13 @@ func (r *Report) writeText(w io.Writer) {
 				row += fmt.Sprintf("%.0f\t%.2f\t%.0f\t%s\t", pt.Dispatches, pt.Submits, pt.BytesRead, enc)
 			} else {
 				row += "-\t-\t-\t-\t"
+			}
+			// Every weight is bound by a step's program (each matrix once,
+			// MoE experts whole); what it reads is ActiveBytes.
+			if e.Engine == engineGPU && e.WeightBytes > 0 {
+				row += bytesText(e.WeightBytes) + "\t" + bytesText(e.ActiveBytes) + "\t"
+			} else {
+				row += "-\t-\t"
 			}
 			fmt.Fprintln(tw, row)
 		}

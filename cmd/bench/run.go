@@ -546,6 +546,23 @@ func writeOutputs(r *Report, dir string) error {
 	return nil
 }
 
+// rerender reads a bench.json written by an earlier run and writes its
+// outputs again into dir, in this version's format.
+func rerender(file, dir string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeOutputs(&r, dir)
+}
+
 // loadAvg is the 1, 5 and 15-minute load averages, where /proc has them.
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
