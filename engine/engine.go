@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
@@ -23,6 +24,11 @@ type Options struct {
 	Context int
 	// PrefillChunk bounds the tokens per prefill batch (default 128).
 	PrefillChunk int
+	// KVDType is the type the KV cache stores: F32 (the zero value) or F16
+	// (half the memory and bandwidth; about 1e-3 relative error in the
+	// attention). A backend without f16 caches (the CPU backend) keeps F32:
+	// Engine.KVDType reports the type used.
+	KVDType loader.DType
 }
 
 // Engine holds a model, its tokenizer and one KV cache.
@@ -63,7 +69,7 @@ func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error
 	if opts.PrefillChunk <= 0 {
 		opts.PrefillChunk = 128
 	}
-	cache, err := m.NewCache(opts.Context)
+	cache, err := m.NewCacheOf(opts.KVDType, opts.Context)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +83,14 @@ func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error
 
 // Context is the KV cache capacity.
 func (e *Engine) Context() int { return e.opts.Context }
+
+// KVDType is the type the KV cache stores: Options.KVDType, or F32 where
+// the backend has no F16 cache.
+func (e *Engine) KVDType() loader.DType { return model.KVDTypeOf(e.cache) }
+
+// Cache is the engine's KV cache, for statistics (its size, its type):
+// Generate owns its contents.
+func (e *Engine) Cache() model.KVCache { return e.cache }
 
 // Reset forgets the cached prefix.
 func (e *Engine) Reset() { e.cached = e.cached[:0] }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
+	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
@@ -269,5 +270,30 @@ func TestHistoryCountsOnce(t *testing.T) {
 	}
 	if !slices.Equal(s.Output(), got) {
 		t.Errorf("history %v vs output %v", s.Output(), got)
+	}
+}
+
+// TestKVDType: the default cache is f32; an f16 request on the CPU backend
+// (no model.KVCacheAllocator) keeps f32, reports it and generates the same
+// story; a type no cache stores is an error.
+func TestKVDType(t *testing.T) {
+	for _, dt := range []loader.DType{loader.F32, loader.F16} {
+		e, err := Load(stories, cpu.New(0), LoadOptions{Options: Options{Context: 64, KVDType: dt}})
+		if err != nil {
+			t.Fatalf("%v: %v", dt, err)
+		}
+		if got := e.KVDType(); got != loader.F32 {
+			t.Errorf("asked %v: engine reports %v, want F32 on the CPU backend", dt, got)
+		}
+		if _, ok := e.Cache().(*cpu.KVCache); !ok {
+			t.Errorf("asked %v: cache %T", dt, e.Cache())
+		}
+		if res := gen(t, e, &Request{Prompt: "Once upon a time", Params: greedy(16)}); !slices.Equal(res.Tokens, storyIDs) {
+			t.Errorf("asked %v: tokens %v, want %v", dt, res.Tokens, storyIDs)
+		}
+	}
+	_, err := Load(stories, cpu.New(0), LoadOptions{Options: Options{Context: 64, KVDType: loader.Q8_0}})
+	if !errors.Is(err, model.ErrKVDType) {
+		t.Errorf("Q8_0 cache: %v, want ErrKVDType", err)
 	}
 }

@@ -95,6 +95,28 @@ type KVCache interface {
 	HeadDim() int
 }
 
+// KVCacheAllocator is an optional Backend interface: a backend that can
+// keep its KV cache in a type other than f32 (the WebGPU backend: F32 or
+// F16). Model.NewCacheOf uses it; the Backend interface stays as it is.
+type KVCacheAllocator interface {
+	// NewKVCacheOf allocates a cache that stores keys and values as dt.
+	NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headDim int) (KVCache, error)
+}
+
+// KVCacheTyped is an optional KVCache interface: the type the cache stores.
+// A cache without it stores f32.
+type KVCacheTyped interface {
+	DType() loader.DType
+}
+
+// KVDTypeOf is the type cache stores: its DType, or F32.
+func KVDTypeOf(cache KVCache) loader.DType {
+	if c, ok := cache.(KVCacheTyped); ok {
+		return c.DType()
+	}
+	return loader.F32
+}
+
 // RoPE describes the rotary embedding of one model.
 type RoPE struct {
 	Dim  int  // rotated dims per head (Dh for every model here)

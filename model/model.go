@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+
+	"wasmllm/loader"
 )
 
 // Model is a loaded model: plain structs of backend tensors and a Forward.
@@ -175,6 +177,30 @@ func (e *ContextError) Unwrap() error { return ErrContextFull }
 func (m *Model) NewCache(capacity int) (KVCache, error) {
 	c := m.Config
 	return m.b.NewKVCache(c.Layers, capacity, c.KVHeads, c.HeadDim)
+}
+
+// ErrKVDType is wrapped by the error NewCacheOf returns for a type no KV
+// cache stores.
+var ErrKVDType = errors.New("model: the KV cache stores F32 or F16")
+
+// NewCacheOf allocates a KV cache for capacity positions that stores keys
+// and values as dt: F32 (NewCache) or F16 (half the memory and bandwidth).
+// F16 needs a backend that implements KVCacheAllocator (the WebGPU
+// backend); any other backend (the CPU backend) gets an F32 cache instead,
+// so that a request for F16 still runs where it cannot be had: the type
+// used is KVDTypeOf(cache). Any other dt is an error wrapping ErrKVDType.
+func (m *Model) NewCacheOf(dt loader.DType, capacity int) (KVCache, error) {
+	c := m.Config
+	switch dt {
+	case loader.F32:
+		return m.NewCache(capacity)
+	case loader.F16:
+		if a, ok := m.b.(KVCacheAllocator); ok {
+			return a.NewKVCacheOf(dt, c.Layers, capacity, c.KVHeads, c.HeadDim)
+		}
+		return m.NewCache(capacity)
+	}
+	return nil, fmt.Errorf("%w, not %v", ErrKVDType, dt)
 }
 
 // Forward runs the tokens ids at positions pos, pos+1, ... through the

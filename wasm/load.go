@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"syscall/js"
@@ -13,6 +14,7 @@ import (
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/gpu"
+	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
 	"wasmllm/tokenizer"
@@ -28,6 +30,9 @@ type loadOptions struct {
 	Concurrency int    `json:"concurrency"`
 	MaxRetries  int    `json:"max_retries"`
 	Cache       *bool  `json:"cache"`
+	// KVCacheDtype is "", "f32" or "f16" (createEngine's kvCacheDtype). The
+	// CPU backend keeps f32; the load info reports the type used.
+	KVCacheDtype string `json:"kv_cache_dtype"`
 	// StorageEstimate replaces navigator.storage.estimate() (tests).
 	StorageEstimate *struct {
 		Quota int64 `json:"quota"`
@@ -90,6 +95,9 @@ func (w *worker) load(j job) (map[string]any, error) {
 	default:
 		return nil, api.Errorf(api.CodeBadRequest, `load options: backend %q: want "webgpu" or "cpu"`, o.Backend)
 	}
+	if _, err := kvDType(o.KVCacheDtype); err != nil {
+		return nil, err
+	}
 	w.forget()
 	return w.build(j, o, nil)
 }
@@ -127,7 +135,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	if e := o.StorageEstimate; e != nil {
 		jsOpts["estimate"] = map[string]any{"quota": e.Quota, "usage": e.Usage}
 	}
-	loader := js.Global().Get("__wasmllmLoader")
+	jsLoader := js.Global().Get("__wasmllmLoader")
 
 	be, err := openBackend(ctx, &o)
 	if err != nil {
@@ -155,7 +163,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	if src != nil {
 		manifestText, m = src.manifestText, src.m
 	} else {
-		mv, err := await(loader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
+		mv, err := await(jsLoader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
 		if err != nil {
 			return nil, err
 		}
@@ -164,13 +172,20 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 			return nil, &api.Error{Code: api.CodeBadModel, Message: o.Model + ": " + err.Error(), Err: err}
 		}
 	}
-	plan, err := api.Check(m, be.limits, o.Context)
+	kv, err := kvDType(o.KVCacheDtype)
+	if err != nil {
+		return nil, err
+	}
+	if be.name == api.BackendCPU {
+		kv = loader.F32 // the CPU backend's cache is f32 (engine.Options.KVDType)
+	}
+	plan, err := api.CheckKV(m, be.limits, o.Context, kv)
 	if err != nil {
 		return nil, err
 	}
 	phase("manifest")
 	shardsJSON, _ := json.Marshal(m.Shards)
-	if _, err := await(loader.Call("quota", o.Model, string(shardsJSON), js.ValueOf(jsOpts))); err != nil {
+	if _, err := await(jsLoader.Call("quota", o.Model, string(shardsJSON), js.ValueOf(jsOpts))); err != nil {
 		return nil, err
 	}
 	phase("quota")
@@ -212,7 +227,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 		return nil
 	})
 	defer onShard.Release()
-	dl, err := await(loader.Call("download", j.id, o.Model, string(shardsJSON), onShard, js.ValueOf(jsOpts)))
+	dl, err := await(jsLoader.Call("download", j.id, o.Model, string(shardsJSON), onShard, js.ValueOf(jsOpts)))
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +240,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.New(mdl, tok, engine.Options{Context: plan.Context})
+	eng, err := engine.New(mdl, tok, engine.Options{Context: plan.Context, KVDType: kv})
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +255,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := await(loader.Call("commit", o.Model, manifestText, js.ValueOf(jsOpts))); err != nil {
+	if _, err := await(jsLoader.Call("commit", o.Model, manifestText, js.ValueOf(jsOpts))); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -250,6 +265,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 		"adapter":        be.adapter,
 		"limits":         be.deviceLimits,
 		"context_length": eng.Context(),
+		"kv_cache_dtype": kvDTypeName(eng.KVDType()),
 		"model": map[string]any{
 			"name": m.Name, "url": o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
 			"bytes": m.TotalBytes(), "shards": len(m.Shards), "tensors": len(m.Tensors),
@@ -272,6 +288,26 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	w.src = &loadSource{opts: o, manifestText: manifestText, m: m, tok: tok}
 	w.lost = nil
 	return info, nil
+}
+
+// kvDType parses the kvCacheDtype option: "" or "f32" is F32, "f16" F16.
+func kvDType(s string) (loader.DType, error) {
+	switch s {
+	case "", "f32":
+		return loader.F32, nil
+	case "f16":
+		return loader.F16, nil
+	}
+	return 0, &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf(`load options: kvCacheDtype %q: want "f32" or "f16"`, s),
+		Details: map[string]any{"param": "kvCacheDtype"}}
+}
+
+// kvDTypeName is the name kvDType parses.
+func kvDTypeName(d loader.DType) string {
+	if d == loader.F16 {
+		return "f16"
+	}
+	return "f32"
 }
 
 // fetchTokenizer fetches the model's tokenizer files and builds the

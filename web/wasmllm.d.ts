@@ -58,6 +58,14 @@ export interface EngineOptions {
   signal?: AbortSignal;
   /** KV cache capacity in tokens; default: the model's maximum, at most 4096, lowered to what the GPU holds. */
   contextLength?: number;
+  /**
+   * What the KV cache stores: "f32" (default) or "f16", half the memory and
+   * bandwidth (about 1e-3 relative error in attention; llama.cpp's and
+   * WebLLM's default). The CPU backend (and the CPU fallback) keeps f32:
+   * engine.info.kv_cache_dtype reports the type used. Any other value
+   * rejects with "bad_request" (details.param "kvCacheDtype").
+   */
+  kvCacheDtype?: "f32" | "f16";
   /** Parallel shard downloads (default 4). */
   concurrency?: number;
   /** Retries of a dropped connection, each resuming with a Range request (default 5). */
@@ -86,6 +94,8 @@ export interface EngineInfo {
   };
   limits: null | { maxStorageBufferBindingSize: number; maxBufferSize: number };
   context_length: number;
+  /** What the KV cache stores: kvCacheDtype on WebGPU, always "f32" on the CPU. */
+  kv_cache_dtype: "f32" | "f16";
   model: {
     name: string; url: string; arch: string; quant: string;
     /** The manifest's config: vocab_size, hidden_size, num_layers, num_heads, ... */
@@ -96,6 +106,7 @@ export interface EngineInfo {
     /** The chat template has Qwen3's enable_thinking switch. */
     thinking: boolean;
   };
+  /** kv_bytes: the whole KV cache, in kv_cache_dtype. */
   plan: { weight_bytes: number; kv_bytes: number };
   load: {
     ms: number;

@@ -320,6 +320,7 @@ export async function createEngine(opts) {
 			model,
 			backend: opts.backend || "",
 			context_length: opts.contextLength || 0,
+			kv_cache_dtype: opts.kvCacheDtype == null ? "" : String(opts.kvCacheDtype),
 			heap_bytes: opts.heapBytes || 0,
 			concurrency: opts.concurrency || 0,
 			max_retries: opts.maxRetries || 0,

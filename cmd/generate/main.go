@@ -20,12 +20,14 @@ import (
 	"strings"
 
 	"wasmllm/engine"
+	"wasmllm/loader"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
 )
 
 type config struct {
 	model, tokenizer, prompt, tokens, logits, backend, chat string
+	kvDType                                                 loader.DType
 	n, ctx, threads                                         int
 	json, system                                            bool
 	params                                                  sampler.Params
@@ -65,6 +67,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.backend, "backend", "cpu", "cpu or webgpu (headless Chromium)")
 	fs.IntVar(&c.ctx, "ctx", 0, "context length (KV cache capacity); 0: the model's, at most 4096")
 	fs.IntVar(&c.threads, "threads", 0, "CPU threads (0: all)")
+	kv := fs.String("kv-dtype", "f32", "KV cache type: f32 or f16 (half the memory; the cpu backend keeps f32, with a note)")
 	c.params.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -76,6 +79,14 @@ func parseFlags(args []string) (*config, error) {
 	})
 	if c.model == "" {
 		return nil, errors.New("-model is required")
+	}
+	switch *kv {
+	case "f32":
+		c.kvDType = loader.F32
+	case "f16":
+		c.kvDType = loader.F16
+	default:
+		return nil, fmt.Errorf("-kv-dtype %q: want f32 or f16", *kv)
 	}
 	set := 0
 	for _, s := range []string{c.prompt, c.tokens, c.chat} {
@@ -124,9 +135,12 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeB()
-	e, err := engine.Load(c.model, b, engine.LoadOptions{Tokenizer: c.tokenizer, Options: engine.Options{Context: c.ctx}})
+	e, err := engine.Load(c.model, b, engine.LoadOptions{Tokenizer: c.tokenizer, Options: engine.Options{Context: c.ctx, KVDType: c.kvDType}})
 	if err != nil {
 		return err
+	}
+	if got := e.KVDType(); got != c.kvDType {
+		fmt.Fprintf(stderr, "note: the %s backend keeps the KV cache in %v, not %v\n", c.backend, got, c.kvDType)
 	}
 	req := &engine.Request{Params: c.params}
 	switch {
@@ -195,7 +209,7 @@ type tokenJSON struct {
 // logits of every position.
 func writeLogits(e *engine.Engine, ids []int32, path string) error {
 	m := e.Model
-	cache, err := m.NewCache(len(ids))
+	cache, err := m.NewCacheOf(e.KVDType(), len(ids))
 	if err != nil {
 		return err
 	}

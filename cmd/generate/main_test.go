@@ -117,3 +117,30 @@ func TestStory(t *testing.T) {
 		}
 	}
 }
+
+// TestKVDType: -kv-dtype f16 on the CPU backend keeps the f32 cache, says
+// so on stderr and generates the same story; a bad type is a flag error.
+func TestKVDType(t *testing.T) {
+	g := golden.Read(t, "../../testdata/golden/stories260K.story.json")
+	args := []string{"-model", "../../testdata/models/stories260K.gguf", "-prompt", "Once upon a time", "-n", "16", "-json"}
+	for _, kv := range []string{"f32", "f16"} {
+		c, err := parseFlags(append(args, "-kv-dtype", kv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), c, &out, &errb); err != nil {
+			t.Fatalf("-kv-dtype %s: %v\n%s", kv, err, errb.String())
+		}
+		if got := jsonIDs(t, out.String()); ids(got) != ids(g.Greedy[:16]) {
+			t.Errorf("-kv-dtype %s:\n got %v\nwant %v", kv, got, g.Greedy[:16])
+		}
+		note := strings.Contains(errb.String(), "keeps the KV cache in F32, not F16")
+		if note != (kv == "f16") {
+			t.Errorf("-kv-dtype %s: stderr %q", kv, errb.String())
+		}
+	}
+	if _, err := parseFlags(append(args, "-kv-dtype", "f8")); err == nil || !strings.Contains(err.Error(), "-kv-dtype") {
+		t.Errorf("-kv-dtype f8: %v", err)
+	}
+}

@@ -46,6 +46,7 @@ type Plan struct {
 	Context       int   // KV cache capacity in tokens
 	WeightBytes   int64 // weights as the backend stores them
 	KVBytes       int64 // the whole KV cache
+	KVDType       loader.DType
 	DownloadBytes int64 // the shards
 }
 
@@ -76,6 +77,22 @@ func (e *TooLargeError) apiError() *Error {
 // and a KV cache of context tokens (0: the model's maximum, at most
 // DefaultContext, lowered to what the device holds) fit the backend.
 func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
+	return CheckKV(m, lim, context, loader.F32)
+}
+
+// CheckKV is Check for a KV cache that stores kv: F32 or F16 (2 bytes a
+// value instead of 4). The caller passes the type the backend will use
+// (the CPU backend keeps F32).
+func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*Plan, error) {
+	var elt int64
+	switch kv {
+	case loader.F32:
+		elt = 4
+	case loader.F16:
+		elt = 2
+	default:
+		return nil, Errorf(CodeBadRequest, "KV cache dtype %v: want F32 or F16", kv)
+	}
 	heap := lim.HeapBytes
 	if heap <= 0 {
 		heap = DefaultHeapBytes
@@ -86,7 +103,7 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 	if lim.MaxBufferSize < buf {
 		buf, bufName = lim.MaxBufferSize, "maxBufferSize"
 	}
-	p := &Plan{DownloadBytes: m.TotalBytes()}
+	p := &Plan{DownloadBytes: m.TotalBytes(), KVDType: kv}
 	var hostBytes int64 // the Go heap's share on WebGPU
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
@@ -133,7 +150,7 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 			ctx = DefaultContext
 		}
 	}
-	row := int64(c.KVHeads) * int64(c.HeadDim) * 4
+	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
 	if row <= 0 || c.Layers <= 0 {
 		return nil, Errorf(CodeBadModel, "manifest.json: config has no KV heads or layers")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
 )
@@ -93,6 +94,36 @@ func TestCheckKV(t *testing.T) {
 	d := tooLarge(t, func() error { _, err := Check(m, lim, 2000); return err }())
 	if d["need"] != int64(2000*128) || d["have"] != int64(128000) {
 		t.Errorf("details %v", d)
+	}
+}
+
+// TestCheckKVF16: an f16 cache takes 2 bytes a value, so the device holds
+// twice the positions and the plan counts half the bytes.
+func TestCheckKVF16(t *testing.T) {
+	m := planManifest()
+	m.Tensors = nil
+	lim := Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
+	p, err := CheckKV(m, lim, 0, loader.F16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Context != 2000 || p.KVDType != loader.F16 || p.KVBytes != 2*2*2000*64 {
+		t.Errorf("plan %+v, want 2000 positions of 64 bytes per layer's K and V", p)
+	}
+	if p, err := CheckKV(m, lim, 1500, loader.F16); err != nil || p.KVBytes != 2*2*1500*64 {
+		t.Errorf("1500 positions: %+v, %v", p, err)
+	}
+	f32, _ := Check(m, Limits{Backend: BackendCPU}, 100)
+	f16, _ := CheckKV(m, Limits{Backend: BackendCPU}, 100, loader.F16)
+	if f32.KVDType != loader.F32 || f16.KVBytes*2 != f32.KVBytes {
+		t.Errorf("kv bytes f32 %+v, f16 %+v", f32, f16)
+	}
+	d := tooLarge(t, func() error { _, err := CheckKV(m, lim, 2001, loader.F16); return err }())
+	if d["need"] != int64(2001*64) {
+		t.Errorf("details %v", d)
+	}
+	if _, err := CheckKV(m, lim, 0, loader.Q8_0); err == nil {
+		t.Error("a Q8_0 KV cache passed the check")
 	}
 }
 

@@ -1,0 +1,65 @@
+//go:build !js
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"wasmllm/internal/browsertest"
+)
+
+// TestKVCacheDtype: createEngine({kvCacheDtype: "f16"}) on WebGPU keeps
+// the KV cache in f16 (engine.info says so; the plan counts half the bytes)
+// and generates the same greedy text as f32; the CPU backend keeps f32 and
+// says so; an unknown type is a bad_request naming the option.
+func TestKVCacheDtype(t *testing.T) {
+	t.Parallel()
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: browsertest.RepoFile("models")})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	type kvInfo struct {
+		Backend string `json:"backend"`
+		KV      string `json:"kv_cache_dtype"`
+		Context int    `json:"context_length"`
+		Plan    struct {
+			KVBytes int64 `json:"kv_bytes"`
+		} `json:"plan"`
+	}
+	req := map[string]any{"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0}
+	run := func(backend, kv string) (kvInfo, string) {
+		t.Helper()
+		opts := map[string]any{"model": "/models/stories260K/", "backend": backend}
+		if kv != "" {
+			opts["kvCacheDtype"] = kv
+		}
+		mustLoad(t, b, opts)
+		var info kvInfo
+		b.MustRun(`engine.info`, &info)
+		text := complete(t, b, req).Choices[0].Text
+		b.MustRun(`engine.unload()`, nil)
+		return info, text
+	}
+	i32, want := run("webgpu", "")
+	i16, got := run("webgpu", "f16")
+	if i32.Backend != "webgpu" || i32.KV != "f32" || i16.Backend != "webgpu" || i16.KV != "f16" ||
+		i16.Context != i32.Context || i32.Plan.KVBytes != 2*i16.Plan.KVBytes || i16.Plan.KVBytes <= 0 {
+		t.Errorf("info: f32 %+v, f16 %+v", i32, i16)
+	}
+	if got != want {
+		t.Errorf("greedy text: f16 KV %q, f32 KV %q", got, want)
+	}
+	t.Logf("WebGPU, %d positions: f32 KV %d bytes, f16 KV %d bytes; text %q", i16.Context, i32.Plan.KVBytes, i16.Plan.KVBytes, got)
+
+	// The CPU backend keeps f32.
+	ic, cpuText := run("cpu", "f16")
+	if ic.Backend != "cpu" || ic.KV != "f32" || ic.Plan.KVBytes != i32.Plan.KVBytes || cpuText != want {
+		t.Errorf("cpu: %+v, text %q", ic, cpuText)
+	}
+
+	_, err := load(b, map[string]any{"model": "/models/stories260K/", "kvCacheDtype": "f8"})
+	je := wantCode(t, err, "bad_request")
+	if je.Details["param"] != "kvCacheDtype" || !strings.Contains(je.Message, `"f8"`) {
+		t.Errorf("error %q %v", je.Message, je.Details)
+	}
+}
