@@ -17,18 +17,7 @@ func TestBundledUpToDate(t *testing.T) {
 		o.name = "stories260K"
 		o.extra = []string{filepath.Join(committed, "LICENSE"), filepath.Join(committed, "README.md")}
 	})
-	list := func(d string) []string {
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return names
-	}
-	got, want := list(dir), list(committed)
+	got, want := listDir(t, dir), listDir(t, committed)
 	if !slices.Equal(got, want) {
 		t.Fatalf("converter writes %v, committed folder has %v", got, want)
 	}

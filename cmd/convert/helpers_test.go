@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 	"wasmllm/internal/golden"
@@ -142,4 +143,18 @@ func f32(t *testing.T, x *loader.Tensor) []float32 {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// listDir returns the names in dir.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -47,19 +47,8 @@ func TestLazyMatchesEager(t *testing.T) {
 
 func sameFolder(t *testing.T, a, b string) {
 	t.Helper()
-	list := func(dir string) []string {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return names
-	}
-	names := list(a)
-	if other := list(b); !slices.Equal(names, other) {
+	names := listDir(t, a)
+	if other := listDir(t, b); !slices.Equal(names, other) {
 		t.Fatalf("%s holds %v, %s holds %v", a, names, b, other)
 	}
 	for _, n := range names {
