@@ -225,7 +225,7 @@ func (r *Report) writeText(w io.Writer) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length\n")
+	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length;\n  per decode token (webgpu): dispatches, submits, buffer maps (1 = the sampler's readback alone), bytes read back, Go encoding ms, weight bytes bound and read\n")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	head := "model\tengine\t"
 	for _, l := range r.Prompts {
@@ -234,7 +234,7 @@ func (r *Report) writeText(w io.Writer) {
 	for _, l := range r.Prompts {
 		head += fmt.Sprintf("dec%d\t", l)
 	}
-	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\treadB/t\tenc ms/t\tw bound/t\tw read/t\t")
+	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\tmaps/t\treadB/t\tenc ms/t\tw bound/t\tw read/t\t")
 	for _, m := range r.Models {
 		for i, e := range m.Engines {
 			name := ""
@@ -258,9 +258,9 @@ func (r *Report) writeText(w io.Writer) {
 				if pt.EncodeMs > 0 {
 					enc = fmt.Sprintf("%.3f", pt.EncodeMs)
 				}
-				row += fmt.Sprintf("%.0f\t%.2f\t%.0f\t%s\t", pt.Dispatches, pt.Submits, pt.BytesRead, enc)
+				row += fmt.Sprintf("%.0f\t%.2f\t%.2f\t%.0f\t%s\t", pt.Dispatches, pt.Submits, pt.Maps, pt.BytesRead, enc)
 			} else {
-				row += "-\t-\t-\t-\t"
+				row += "-\t-\t-\t-\t-\t"
 			}
 			// Every weight is bound by a step's program (each matrix once,
 			// MoE experts whole); what it reads is ActiveBytes.
