@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"syscall/js"
+	"wasmllm/internal/jsutil"
 )
 
 //go:embed runtime.js
@@ -53,7 +54,7 @@ func Open(ctx context.Context, opt Options) (*Device, error) {
 	if pref == "" {
 		pref = "high-performance"
 	}
-	adapter, err := await(ctx, gpu.Call("requestAdapter", map[string]any{"powerPreference": pref}))
+	adapter, err := jsutil.Await(ctx, gpu.Call("requestAdapter", map[string]any{"powerPreference": pref}))
 	if err != nil {
 		return nil, fmt.Errorf("%w: requestAdapter: %v", ErrNoWebGPU, err)
 	}
@@ -89,7 +90,7 @@ func Open(ctx context.Context, opt Options) (*Device, error) {
 			features = append(features, f)
 		}
 	}
-	dev, err := await(ctx, adapter.Call("requestDevice", map[string]any{
+	dev, err := jsutil.Await(ctx, adapter.Call("requestDevice", map[string]any{
 		"label":            "wasmllm",
 		"requiredLimits":   required,
 		"requiredFeatures": features,
@@ -130,18 +131,18 @@ func Open(ctx context.Context, opt Options) (*Device, error) {
 	}
 
 	d.onDone = js.FuncOf(func(_ js.Value, a []js.Value) any {
-		m := doneMsg{view: arg(a, 1)}
-		if e := arg(a, 0); e.Type() == js.TypeString {
+		m := doneMsg{view: jsutil.Arg(a, 1)}
+		if e := jsutil.Arg(a, 0); e.Type() == js.TypeString {
 			m.errMsg = e.String()
 		}
-		if n := arg(a, 2); n.Type() == js.TypeNumber {
+		if n := jsutil.Arg(a, 2); n.Type() == js.TypeNumber {
 			m.errCount = n.Int()
 		}
 		d.done <- m
 		return nil
 	})
 	d.onLost = js.FuncOf(func(_ js.Value, a []js.Value) any {
-		d.lost.CompareAndSwap(nil, &DeviceLostError{Reason: arg(a, 0).String(), Message: arg(a, 1).String()})
+		d.lost.CompareAndSwap(nil, &DeviceLostError{Reason: jsutil.Arg(a, 0).String(), Message: jsutil.Arg(a, 1).String()})
 		return nil
 	})
 	err = try("gpu runtime", func() {

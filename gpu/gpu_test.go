@@ -13,6 +13,7 @@ import (
 	"syscall/js"
 	"testing"
 	"time"
+	"wasmllm/internal/jsutil"
 
 	"wasmllm/shaders"
 )
@@ -209,7 +210,7 @@ func jsGPU() js.Value { return js.Global().Get("navigator").Get("gpu") }
 // sharedAdapterHas asks a fresh adapter whether it has feature f.
 func sharedAdapterHas(t *testing.T, f string) bool {
 	t.Helper()
-	ad, err := await(context.Background(), jsGPU().Call("requestAdapter", map[string]any{"powerPreference": "high-performance"}))
+	ad, err := jsutil.Await(context.Background(), jsGPU().Call("requestAdapter", map[string]any{"powerPreference": "high-performance"}))
 	if err != nil || !ad.Truthy() {
 		t.Fatalf("requestAdapter: %v", err)
 	}
@@ -673,7 +674,7 @@ func TestDeviceLostFromBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.JSValue().Call("destroy")
-	if _, err := await(context.Background(), d.JSValue().Get("lost")); err != nil {
+	if _, err := jsutil.Await(context.Background(), d.JSValue().Get("lost")); err != nil {
 		t.Fatal(err)
 	}
 	var le *DeviceLostError

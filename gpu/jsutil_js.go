@@ -3,17 +3,10 @@
 package gpu
 
 import (
-	"context"
 	"fmt"
 	"syscall/js"
 	"wasmllm/internal/jsutil"
 )
-
-func await(ctx context.Context, p js.Value) (js.Value, error) { return jsutil.Await(ctx, p) }
-
-func arg(a []js.Value, i int) js.Value { return jsutil.Arg(a, i) }
-
-func jsErrorText(v js.Value) string { return jsutil.ErrorText(v) }
 
 // try runs f and turns a JavaScript exception (a js.Error panic) into an error.
 func try(op string, f func()) (err error) {
@@ -23,7 +16,7 @@ func try(op string, f func()) (err error) {
 			if !ok {
 				panic(r)
 			}
-			err = &GPUError{Kind: "exception", Label: op, Message: jsErrorText(jerr.Value)}
+			err = &GPUError{Kind: "exception", Label: op, Message: jsutil.ErrorText(jerr.Value)}
 		}
 	}()
 	f()

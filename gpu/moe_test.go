@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -388,7 +389,7 @@ func TestSelectReplay(t *testing.T) {
 		}
 		cpu.Argmax(wantA, lv, 1, V)
 		cpu.TopK(wantI, wantV, lv, 1, V, k)
-		if gotA[0] != wantA[0] || !slicesEqual(gotI, wantI) || !slicesEqual(gotV, wantV) {
+		if gotA[0] != wantA[0] || !slices.Equal(gotI, wantI) || !slices.Equal(gotV, wantV) {
 			t.Errorf("step %d: got %d %v %v, want %d %v %v", step, gotA[0], gotI, gotV, wantA[0], wantI, wantV)
 		}
 	}
@@ -413,18 +414,6 @@ func wgslConst(t *testing.T, file, name string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
-}
-
-func slicesEqual[E comparable](a, b []E) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestSelectErrors checks that bad calls fail the next Read with ErrOp.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"syscall/js"
+	"wasmllm/internal/jsutil"
 )
 
 // ShaderModule is a compiled WGSL module.
@@ -30,7 +31,7 @@ func (d *Device) CreateShaderModule(name, code string) (*ShaderModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := await(context.Background(), done)
+	res, err := jsutil.Await(context.Background(), done)
 	if err != nil {
 		return nil, &ShaderError{File: name, Messages: []CompileMessage{{Type: "error", Text: err.Error()}}}
 	}
@@ -181,7 +182,7 @@ func (d *Device) CreateComputePipeline(label string, m *ShaderModule, entry stri
 	}); err != nil {
 		return nil, err
 	}
-	v, err := await(context.Background(), promise)
+	v, err := jsutil.Await(context.Background(), promise)
 	if err != nil {
 		if lerr := d.Lost(); lerr != nil {
 			return nil, lerr

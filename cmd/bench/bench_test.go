@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestBuildPrompts(t *testing.T) {
 		for _, p := range ps {
 			seen := map[string]bool{}
 			for i, text := range p.Texts {
-				if got := tok.Encode(text, true); len(got) != p.Len || !equalIDs(got, p.IDs[i]) {
+				if got := tok.Encode(text, true); len(got) != p.Len || !slices.Equal(got, p.IDs[i]) {
 					t.Errorf("%s: prompt %d/%d encodes to %d tokens", name, p.Len, i, len(got))
 				}
 				if seen[text] {
@@ -45,18 +46,6 @@ func TestBuildPrompts(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestBanNonASCII(t *testing.T) {
@@ -115,7 +104,7 @@ func TestWriteSynthetic(t *testing.T) {
 		t.Errorf("vocabulary of %d", tok.VocabSize())
 	}
 	ids := tok.Encode(corpus, true)
-	if !equalIDs(ids, baseTok.Encode(corpus, true)) {
+	if !slices.Equal(ids, baseTok.Encode(corpus, true)) {
 		t.Error("the padded vocabulary tokenizes the corpus unlike its base")
 	}
 	m, err := model.Build(cpu.New(1), w)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -111,22 +110,10 @@ func points(runs []result.Run, rate func(result.Run) float64) []Point {
 	}
 	var out []Point
 	for l, vs := range by {
-		out = append(out, Point{Len: l, TokS: median(vs), N: len(vs)})
+		out = append(out, Point{Len: l, TokS: result.Median(vs), N: len(vs)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Len < out[j].Len })
 	return out
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // at returns the rate at prompt length l, 0 when not measured.

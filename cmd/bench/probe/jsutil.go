@@ -9,22 +9,16 @@ import (
 	"wasmllm/internal/jsutil"
 )
 
-func await(ctx context.Context, p js.Value) (js.Value, error) { return jsutil.Await(ctx, p) }
-
-func arg(a []js.Value, i int) js.Value { return jsutil.Arg(a, i) }
-
-func errorText(v js.Value) string { return jsutil.ErrorText(v) }
-
 // fetchBytes GETs url from the page's server.
 func fetchBytes(ctx context.Context, url string) ([]byte, error) {
-	resp, err := await(ctx, js.Global().Call("fetch", url))
+	resp, err := jsutil.Await(ctx, js.Global().Call("fetch", url))
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
 	if !resp.Get("ok").Bool() {
 		return nil, fmt.Errorf("fetching %s: HTTP %d", url, resp.Get("status").Int())
 	}
-	ab, err := await(ctx, resp.Call("arrayBuffer"))
+	ab, err := jsutil.Await(ctx, resp.Call("arrayBuffer"))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", url, err)
 	}

@@ -45,19 +45,6 @@ func (t *timer) best(step func() error) (float64, error) {
 	return max(slices.Min(times)-t.syncMs, 1e-3), nil
 }
 
-// median returns the median of xs (0 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1e3 }
 
 func newRand() *rand.Rand { return rand.New(rand.NewPCG(2048, 8192)) }

@@ -3,6 +3,8 @@
 // roofline probes, the hot kernels and whole-model runs.
 package result
 
+import "slices"
+
 // Adapter describes the WebGPU adapter the probe ran on.
 type Adapter struct {
 	Vendor       string `json:"vendor"`
@@ -142,4 +144,17 @@ func KernelNames(quick bool) []string {
 	}
 	return []string{"gemv_q4_qkv", "gemv_q4_gate_up", "gemv_q4_down", "gemv_q4_lm_head", "gemv_q8_gate_up",
 		"gemm_q4", "attn_decode_1k", "attn_decode_4k", "moe_q4"}
+}
+
+// Median returns the median of xs (0 for none).
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
