@@ -182,6 +182,9 @@ func compare(t testing.TB, what string, got, want []float32, tol float64) {
 	for i := range want {
 		maxW = math.Max(maxW, math.Abs(float64(want[i])))
 		d := math.Abs(float64(got[i]) - float64(want[i]))
+		if got[i] == want[i] { // infinities too
+			d = 0
+		}
 		if math.IsNaN(d) {
 			d = math.Inf(1)
 		}

@@ -2,6 +2,8 @@ package backendtest
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"wasmllm/cpu"
@@ -216,6 +218,38 @@ func testArgmax(t *testing.T, b model.Backend) {
 		cpu.Argmax(want, lv, T, V)
 		compareI(t, fmt.Sprintf("Argmax T=%d V=%d", T, V), readI(t, b, out, T), want)
 	}
+	// Non-finite logits: NaN and +Inf give -1-i (lowest such i), -Inf is
+	// an ordinary (masked) value.
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	V := 5000
+	rows := [][]float32{
+		{},                               // every logit NaN (set below)
+		{4999: nan, 2500: 30},            // NaN after a large maximum
+		{3000: inf, 100: nan, 50: 30},    // +Inf after NaN: the lowest wins
+		{2049: inf, 4000: inf},           // two +Inf across argmax blocks
+		{7: float32(math.Inf(-1)), 9: 1}, // -Inf is an ordinary value
+	}
+	lv := make([]float32, len(rows)*V)
+	for i, row := range rows {
+		copy(lv[i*V:], randF32(r, V, 10))
+		for j, v := range row {
+			if v != 0 {
+				lv[i*V+j] = v
+			}
+		}
+	}
+	for i := range V { // row 0: every logit NaN
+		lv[i] = nan
+	}
+	T := len(rows)
+	out := b.NewI32(T)
+	b.Argmax(out, input(t, b, lv, T, V))
+	want := make([]int32, T)
+	cpu.Argmax(want, lv, T, V)
+	if !slices.Equal(want[:4], []int32{-1, -5000, -101, -2050}) || want[4] < 0 {
+		t.Errorf("reference Argmax of non-finite rows: %v", want)
+	}
+	compareI(t, "Argmax with NaN and +Inf", readI(t, b, out, T), want)
 }
 
 func testTopK(t *testing.T, b model.Backend) {
@@ -232,4 +266,17 @@ func testTopK(t *testing.T, b model.Backend) {
 		compareI(t, what+" ids", readI(t, b, gi, T*k), wi)
 		compare(t, what+" vals", read(t, b, gv, T*k), wv, 0)
 	}
+	// NaN reads as +Inf and ranks first, so a sampler sees it.
+	V, k := 3000, 4
+	lv := randF32(r, V, 10)
+	lv[2500], lv[700], lv[10] = float32(math.NaN()), float32(math.Inf(1)), 40
+	gi, gv := b.NewI32(1, k), b.NewF32(1, k)
+	b.TopK(gi, gv, input(t, b, lv, 1, V), k)
+	wi, wv := make([]int32, k), make([]float32, k)
+	cpu.TopK(wi, wv, lv, 1, V, k)
+	if wi[0] != 700 || wi[1] != 2500 || wi[2] != 10 {
+		t.Errorf("reference TopK with NaN and +Inf: ids %v", wi)
+	}
+	compareI(t, "TopK with NaN ids", readI(t, b, gi, k), wi)
+	compare(t, "TopK with NaN vals", read(t, b, gv, k), wv, 0)
 }

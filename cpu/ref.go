@@ -212,22 +212,36 @@ func MoE(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
 	}
 }
 
-// Argmax: out (T) = index of each row's maximum of logits (T, V), lowest on ties.
+// Argmax: out (T) = index of each row's maximum of logits (T, V), lowest on
+// ties. NaN reads as +Inf, and a row whose maximum is +Inf gives -1-i, i
+// the lowest index holding NaN or +Inf, so a greedy caller sees it.
 func Argmax(out []int32, logits []float32, T, V int) {
 	for t := 0; t < T; t++ {
 		row := logits[t*V : (t+1)*V]
-		best := 0
+		best, bv := 0, nanAsInf(row[0])
 		for i, v := range row {
-			if v > row[best] {
-				best = i
+			if v = nanAsInf(v); v > bv {
+				best, bv = i, v
 			}
+		}
+		if bv > math.MaxFloat32 {
+			best = -1 - best
 		}
 		out[t] = int32(best)
 	}
 }
 
+// nanAsInf reads a NaN logit as +Inf, so that Argmax and TopK rank every
+// non-finite logit first (lowest index among them) and the sampler sees it.
+func nanAsInf(v float32) float32 {
+	if v != v {
+		return float32(math.Inf(1))
+	}
+	return v
+}
+
 // TopK writes each row's k largest values in descending order, ties to the
-// lowest index: logits (T, V) -> ids, vals (T, k).
+// lowest index: logits (T, V) -> ids, vals (T, k). NaN reads as +Inf.
 func TopK(ids []int32, vals []float32, logits []float32, T, V, k int) {
 	for t := 0; t < T; t++ {
 		row := logits[t*V : (t+1)*V]
@@ -235,13 +249,13 @@ func TopK(ids []int32, vals []float32, logits []float32, T, V, k int) {
 		for a := 0; a < k; a++ {
 			best := -1
 			for i, v := range row {
-				if !used[i] && (best < 0 || v > row[best]) {
+				if !used[i] && (best < 0 || nanAsInf(v) > nanAsInf(row[best])) {
 					best = i
 				}
 			}
 			used[best] = true
 			ids[t*k+a] = int32(best)
-			vals[t*k+a] = row[best]
+			vals[t*k+a] = nanAsInf(row[best])
 		}
 	}
 }

@@ -9,6 +9,7 @@ func topK(ids []int32, vals []float32, logits []float32, T, V, k int) {
 		val := vals[r*k : (r+1)*k]
 		n := 0
 		for i, v := range row {
+			v = nanAsInf(v)
 			var p int
 			if n < k {
 				p = n

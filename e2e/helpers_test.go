@@ -226,8 +226,11 @@ func modelsDir(t *testing.T) string {
 // promptIDs returns the ids the engine prefills for a text prompt.
 func promptIDs(t *testing.T, modelDir, prompt string) []int32 {
 	t.Helper()
-	tok := loadTokenizer(t, modelDir)
-	return tok.Encode(prompt, true)
+	ids, err := loadTokenizer(t, modelDir).Encode(prompt, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 // chatIDs returns the ids the engine prefills for a chat.
@@ -242,7 +245,11 @@ func chatIDs(t *testing.T, modelDir string, msgs []tokenizer.Message, kwargs map
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tok.Encode(text, false)
+	ids, err := tok.Encode(text, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 func loadTokenizer(t *testing.T, modelDir string) *tokenizer.Tokenizer {

@@ -176,7 +176,7 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			return nil, ErrNoTokenizer
 		}
 		if p.BadWordIDs, err = sampler.TokenizeBadWords(p.BadWords, func(s string) ([]int32, error) {
-			return e.Tok.Encode(s, false), nil
+			return e.Tok.Encode(s, false)
 		}); err != nil {
 			return nil, err
 		}
@@ -276,7 +276,9 @@ func (e *Engine) promptIDs(req *Request) ([]int32, error) {
 			if err != nil {
 				return nil, err
 			}
-			ids = e.Tok.Encode(text, false)
+			if ids, err = e.Tok.Encode(text, false); err != nil {
+				return nil, err
+			}
 			if fits(len(ids)) || req.Overflow != OverflowTruncate {
 				break
 			}
@@ -294,7 +296,10 @@ func (e *Engine) promptIDs(req *Request) ([]int32, error) {
 		if e.Tok == nil {
 			return nil, ErrNoTokenizer
 		}
-		ids = e.Tok.Encode(req.Prompt, true)
+		var err error
+		if ids, err = e.Tok.Encode(req.Prompt, true); err != nil {
+			return nil, err
+		}
 	}
 	if len(ids) == 0 {
 		return nil, errors.New("engine: empty prompt")

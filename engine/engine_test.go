@@ -221,7 +221,7 @@ func TestChat(t *testing.T) {
 	if !strings.HasSuffix(text, "<|im_start|>assistant\n") {
 		t.Errorf("rendered %q", text)
 	}
-	if !slices.Equal(res.Prompt, e.Tok.Encode(text, false)) {
+	if ids, err := e.Tok.Encode(text, false); err != nil || !slices.Equal(res.Prompt, ids) {
 		t.Errorf("prompt ids %v", res.Prompt)
 	}
 	// stories260K has no chat template: a clear error

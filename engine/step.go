@@ -47,7 +47,10 @@ func (e *Engine) forward(ids []int32) (model.Tensor, error) {
 
 // sample picks the next token, reading back only what the sampler needs:
 // the argmax id when plain greedy, the top-k candidates when they suffice,
-// else the full row.
+// else the full row. A NaN or +Inf logit seen on the short paths (a
+// negative argmax, a non-finite candidate) sends it to the full row too,
+// so every path reports it as the sampler does (a *sampler.LogitError
+// naming the token).
 func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result, error) {
 	b := e.Model.Backend()
 	p := s.Params()
@@ -60,7 +63,10 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result
 			return sampler.Result{}, err
 		}
 		e.Stats.ReadbackBytes += 4
-		return sampler.Result{ID: id[0]}, s.Accept(id[0])
+		if id[0] >= 0 {
+			return sampler.Result{ID: id[0]}, s.Accept(id[0])
+		}
+		return e.sampleRow(s, logits)
 	}
 	if k > 0 {
 		if k != e.topK {
@@ -77,11 +83,17 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result
 		}
 		e.Stats.ReadbackBytes += int64(8 * k)
 		r, err := s.SampleCandidates(e.cands, e.candVals)
-		if !errors.Is(err, sampler.ErrNeedsFullRow) {
+		var le *sampler.LogitError
+		if !errors.Is(err, sampler.ErrNeedsFullRow) && !errors.As(err, &le) {
 			return r, err
 		}
 	}
-	if err := b.ReadF32(logits, e.row); err != nil {
+	return e.sampleRow(s, logits)
+}
+
+// sampleRow samples from the full row.
+func (e *Engine) sampleRow(s *sampler.Sampler, logits model.Tensor) (sampler.Result, error) {
+	if err := e.Model.Backend().ReadF32(logits, e.row); err != nil {
 		return sampler.Result{}, err
 	}
 	e.Stats.ReadbackBytes += int64(4 * len(e.row))

@@ -339,8 +339,11 @@ func (g *GGUF) placeTensors(r *reader, rel []uint64, offsetAt []int64) error {
 		if rel[i]%uint64(g.Alignment) != 0 {
 			return r.errAt(offsetAt[i], field, fmt.Errorf("%w: offset %d not aligned to %d", ErrCorrupt, rel[i], g.Alignment))
 		}
+		if rel[i] > fileLen { // before adding: the sum could wrap 2^64
+			return r.errAt(offsetAt[i], field, fmt.Errorf("%w: offset %d past the end of the file (%d bytes)", ErrTruncated, rel[i], fileLen))
+		}
 		start := uint64(g.DataOffset) + rel[i]
-		if rel[i] > fileLen || start > fileLen || uint64(t.Size) > fileLen-start {
+		if start > fileLen || uint64(t.Size) > fileLen-start {
 			return r.errAt(offsetAt[i], field, fmt.Errorf("%w: tensor data [%d, +%d) past the end of the file (%d bytes)", ErrTruncated, start, t.Size, fileLen))
 		}
 		t.Offset = int64(start)

@@ -617,6 +617,14 @@ func TestParseGGUFErrors(t *testing.T) {
 			wantFormatError(t, err, "bad.gguf", field, int64(at), c.cause)
 		})
 	}
+	// An offset near 2^64 is reported as it is, not wrapped to a small
+	// range by adding the data section's offset.
+	b, data := simpleGGUF()
+	off := uint64(math.MaxUint64 &^ 31)
+	put64(data, b.spanOf("tensor b offset").start, off)
+	if _, err := ParseGGUF("bad.gguf", data); err == nil || !strings.Contains(err.Error(), fmt.Sprint(off)) {
+		t.Errorf("offset %d: %v, want the offset named", off, err)
+	}
 }
 
 func TestParseGGUFMetaErrors(t *testing.T) {

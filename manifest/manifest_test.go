@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // baseModel writes a small valid model of three shards and returns its
@@ -45,7 +46,16 @@ func TestValidateCorrupt(t *testing.T) {
 		{name: "version", edit: func(m *Manifest) { m.FormatVersion = 2 }, field: "format_version", offset: -1, cause: loader.ErrUnsupported},
 		{name: "no arch", edit: func(m *Manifest) { m.Arch, m.Config.Arch = "", "" }, field: "arch", offset: -1, cause: loader.ErrCorrupt},
 		{name: "arch mismatch", edit: func(m *Manifest) { m.Arch = "qwen3" }, field: "config.arch", offset: -1, cause: loader.ErrCorrupt},
-		{name: "bad config", edit: func(m *Manifest) { m.Config.HeadDim = 7 }, field: "config", offset: -1, cause: loader.ErrCorrupt},
+		{name: "bad config", edit: func(m *Manifest) { m.Config.HeadDim = 7 }, field: "config.head_dim", offset: -1, cause: loader.ErrCorrupt},
+		// The hardening report's repros: each passed before.
+		{name: "layers 2^53", edit: func(m *Manifest) { m.Config.Layers = 1 << 53 }, field: "config.num_layers", offset: -1, cause: loader.ErrCorrupt},
+		{name: "layers 1e7", edit: func(m *Manifest) { m.Config.Layers = 10_000_000 }, field: "config.num_layers", offset: -1, cause: loader.ErrCorrupt},
+		{name: "rope theta -1", edit: func(m *Manifest) { m.Config.RopeTheta = -1 }, field: "config.rope_theta", offset: -1, cause: loader.ErrCorrupt},
+		{name: "eps -1", edit: func(m *Manifest) { m.Config.RMSEps = -1 }, field: "config.rms_norm_eps", offset: -1, cause: loader.ErrCorrupt},
+		{name: "max position -5", edit: func(m *Manifest) { m.Config.MaxContext = -5 }, field: "config.max_position_embeddings", offset: -1, cause: loader.ErrCorrupt},
+		{name: "llama3 factor 0", edit: func(m *Manifest) {
+			m.Config.RopeScaling = &model.RopeScaling{Type: "llama3", LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192}
+		}, field: "config.rope_scaling.factor", offset: -1, cause: loader.ErrCorrupt},
 		{name: "tokenizer array", edit: func(m *Manifest) { m.Tokenizer = []byte(`[1]`) }, field: "tokenizer", offset: -1, cause: loader.ErrCorrupt},
 		{name: "dtype", edit: func(m *Manifest) { m.Tensors[1].DType = "f32" }, field: `tensors[1] "b" dtype`, offset: -1, cause: loader.ErrUnsupported},
 		{name: "dtype unknown", edit: func(m *Manifest) { m.Tensors[1].DType = "Q9_9" }, field: "dtype", offset: -1, cause: loader.ErrUnsupported},

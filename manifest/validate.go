@@ -3,11 +3,13 @@ package manifest
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // Validate checks the manifest on its own, before any shard is fetched: the
@@ -33,7 +35,12 @@ func (m *Manifest) validate(file string) error {
 		return bad("config.arch", "%q differs from arch %q", m.Config.Arch, m.Arch)
 	}
 	if err := m.Config.Validate(); err != nil {
-		return &loader.FormatError{File: file, Field: "config", Offset: -1, Err: fmt.Errorf("%w: %w", loader.ErrCorrupt, err)}
+		field := "config"
+		var ce *model.ConfigError
+		if errors.As(err, &ce) {
+			field += "." + ce.Field
+		}
+		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: fmt.Errorf("%w: %w", loader.ErrCorrupt, err)}
 	}
 	if tok := bytes.TrimSpace(m.Tokenizer); len(tok) > 0 && tok[0] != '{' && !bytes.Equal(tok, []byte("null")) {
 		return bad("tokenizer", "not a JSON object")

@@ -79,10 +79,13 @@ type Backend interface {
 	// CopyRows copies rows [row0, row0+R) of src (_, C) into dst (R, C).
 	CopyRows(dst, src Tensor, row0 int)
 	// Argmax writes the index of each row's maximum (lowest index on ties):
-	// logits (T, V) f32 -> out (T) i32.
+	// logits (T, V) f32 -> out (T) i32. NaN reads as +Inf, and a row whose
+	// maximum is +Inf gives -1-i instead, i the lowest index holding NaN
+	// or +Inf (the logits cannot be sampled: the caller says why).
 	Argmax(out, logits Tensor)
 	// TopK writes each row's k largest logits in descending order, ties to
-	// the lowest id: logits (T, V) -> ids (T, k) i32, vals (T, k) f32.
+	// the lowest id: logits (T, V) -> ids (T, k) i32, vals (T, k) f32. NaN
+	// reads as +Inf.
 	TopK(ids, vals, logits Tensor, k int)
 }
 

@@ -21,8 +21,8 @@ func TestBundledModel(t *testing.T) {
 		t.Fatal("no tokenizer")
 	}
 	g := golden.Read(t, "../testdata/golden/stories260K.story.json")
-	if ids := tok.Encode("Once upon a time", true); !slices.Equal(ids, g.Tokens) {
-		t.Errorf("prompt encodes to %v, golden %v", ids, g.Tokens)
+	if ids, err := tok.Encode("Once upon a time", true); err != nil || !slices.Equal(ids, g.Tokens) {
+		t.Errorf("prompt encodes to %v (%v), golden %v", ids, err, g.Tokens)
 	}
 	if len(g.Greedy) != 64 {
 		t.Fatalf("golden has %d greedy ids", len(g.Greedy))

@@ -1,8 +1,11 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
+
+	"wasmllm/loader"
 )
 
 // Arch names the supported architectures.
@@ -48,40 +51,157 @@ type RopeScaling struct {
 // MoE reports whether the model has a sparse MLP.
 func (c *Config) MoE() bool { return c.Experts > 0 }
 
-// Validate checks the config for values the forward pass cannot run.
+// Bounds of the config values the engine runs: a few times past the
+// largest real models (Llama-3.1-405B: D 16384, L 126, F 53248; Qwen3-MoE:
+// E 128), so that a hostile file cannot ask for absurd loops or buffers.
+const (
+	MaxVocab      = 1 << 24
+	MaxHidden     = 1 << 16
+	MaxLayers     = 1024
+	MaxHeads      = 1024
+	MaxHeadDim    = 1024
+	MaxFFN        = 1 << 20
+	MaxExperts    = 4096
+	MaxExpertsUse = 256
+	MaxContext    = 1 << 24
+	// MaxParams bounds the weights' element count (about 4.4 T).
+	MaxParams = 1 << 42
+)
+
+// ConfigError reports a config value outside what the engine runs. Field
+// is the canonical (manifest) name; each source maps it to its own key.
+type ConfigError struct {
+	Field  string // e.g. "num_layers" or "rope_scaling.factor"
+	Value  any
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("model: %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Validate checks the config for values the forward pass cannot run: every
+// size within its bound (and their products within MaxParams), every float
+// finite and in range. Errors are *ConfigError.
 func (c *Config) Validate() error {
 	switch c.Arch {
 	case ArchLlama, ArchQwen3, ArchQwen3MoE:
 	default:
-		return fmt.Errorf("model: unsupported architecture %q", c.Arch)
+		return &ConfigError{"arch", c.Arch, "unsupported architecture"}
 	}
-	bad := func(name string, v int) error { return fmt.Errorf("model: %s is %d", name, v) }
-	switch {
-	case c.Vocab <= 0:
-		return bad("vocab_size", c.Vocab)
-	case c.Hidden <= 0:
-		return bad("hidden_size", c.Hidden)
-	case c.Layers <= 0:
-		return bad("num_layers", c.Layers)
-	case c.Heads <= 0:
-		return bad("num_heads", c.Heads)
-	case c.KVHeads <= 0 || c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("model: num_heads %d is not a multiple of num_kv_heads %d", c.Heads, c.KVHeads)
-	case c.HeadDim <= 0 || c.HeadDim%2 != 0:
-		return bad("head_dim", c.HeadDim)
+	in := func(field string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return &ConfigError{field, v, fmt.Sprintf("want %d..%d", lo, hi)}
+		}
+		return nil
+	}
+	checks := []error{
+		in("vocab_size", c.Vocab, 1, MaxVocab),
+		in("hidden_size", c.Hidden, 1, MaxHidden),
+		in("num_layers", c.Layers, 1, MaxLayers),
+		in("num_heads", c.Heads, 1, MaxHeads),
+		in("num_kv_heads", c.KVHeads, 1, max(c.Heads, 1)),
+		in("head_dim", c.HeadDim, 2, MaxHeadDim),
+		in("max_position_embeddings", c.MaxContext, 0, MaxContext),
 	}
 	if c.MoE() {
-		if c.ExpertsUsed <= 0 || c.ExpertsUsed > c.Experts || c.ExpertFFN <= 0 {
-			return fmt.Errorf("model: MoE with %d experts, %d used, expert ffn %d", c.Experts, c.ExpertsUsed, c.ExpertFFN)
-		}
-	} else if c.FFN <= 0 {
-		return bad("intermediate_size", c.FFN)
+		checks = append(checks,
+			in("num_experts", c.Experts, 1, MaxExperts),
+			in("num_experts_per_tok", c.ExpertsUsed, 1, min(c.Experts, MaxExpertsUse)),
+			in("moe_intermediate_size", c.ExpertFFN, 1, MaxFFN))
+	} else {
+		checks = append(checks, in("intermediate_size", c.FFN, 1, MaxFFN))
 	}
-	if c.RopeScaling != nil && c.RopeScaling.Type != "llama3" {
-		return fmt.Errorf("model: unsupported rope_scaling type %q", c.RopeScaling.Type)
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Heads%c.KVHeads != 0:
+		return &ConfigError{"num_kv_heads", c.KVHeads, fmt.Sprintf("num_heads %d is not a multiple of it", c.Heads)}
+	case c.HeadDim%2 != 0:
+		return &ConfigError{"head_dim", c.HeadDim, "not even (RoPE rotates pairs)"}
+	case !finite(c.RMSEps) || c.RMSEps <= 0 || c.RMSEps > 1:
+		return &ConfigError{"rms_norm_eps", c.RMSEps, "want a finite value in (0, 1]"}
+	case !finite(c.RopeTheta) || c.RopeTheta <= 1 || c.RopeTheta > 1e12:
+		return &ConfigError{"rope_theta", c.RopeTheta, "want a finite value in (1, 1e12]"}
+	}
+	if s := c.RopeScaling; s != nil {
+		if s.Type != "llama3" {
+			return &ConfigError{"rope_scaling.rope_type", s.Type, "unsupported (only llama3)"}
+		}
+		switch {
+		case !finite(s.Factor) || s.Factor < 1 || s.Factor > 1e4:
+			return &ConfigError{"rope_scaling.factor", s.Factor, "want a finite value in [1, 1e4]"}
+		case !finite(s.LowFreqFactor) || s.LowFreqFactor <= 0:
+			return &ConfigError{"rope_scaling.low_freq_factor", s.LowFreqFactor, "want a finite value > 0"}
+		case !finite(s.HighFreqFactor) || s.HighFreqFactor <= s.LowFreqFactor || s.HighFreqFactor > 1e6:
+			return &ConfigError{"rope_scaling.high_freq_factor", s.HighFreqFactor, fmt.Sprintf("want a finite value in (low_freq_factor %v, 1e6]", s.LowFreqFactor)}
+		case s.OriginalMaxPositionEmbeddings < 1 || s.OriginalMaxPositionEmbeddings > MaxContext:
+			return &ConfigError{"rope_scaling.original_max_position_embeddings", s.OriginalMaxPositionEmbeddings, fmt.Sprintf("want 1..%d", MaxContext)}
+		}
+	}
+	if n, ok := c.params(); !ok || n > MaxParams {
+		return &ConfigError{"num_layers", c.Layers, fmt.Sprintf("the shapes make more than %d weights", int64(MaxParams))}
 	}
 	return nil
 }
+
+// params counts the weights the config's shapes imply, with checked
+// arithmetic (false on overflow).
+func (c *Config) params() (int64, bool) {
+	var n checked
+	D, Dh := int64(c.Hidden), int64(c.HeadDim)
+	heads := n.mul(int64(c.Heads+2*c.KVHeads), Dh)
+	layer := n.add(n.mul(heads, D), n.mul(D, n.mul(int64(c.Heads), Dh)))
+	if c.MoE() {
+		E, F := int64(c.Experts), int64(c.ExpertFFN)
+		layer = n.add(layer, n.add(n.mul(E, D), n.mul(n.mul(E, 3*F), D)))
+	} else {
+		layer = n.add(layer, n.mul(3*int64(c.FFN), D))
+	}
+	total := n.add(n.mul(2*int64(c.Vocab), D), n.mul(int64(c.Layers), layer))
+	return total, !n.overflow
+}
+
+// checked is int64 arithmetic on non-negative values that remembers an
+// overflow.
+type checked struct{ overflow bool }
+
+func (c *checked) mul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		c.overflow = true
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func (c *checked) add(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		c.overflow = true
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// validateIn is Validate with a failure reported as a *loader.FormatError
+// naming file and the source's own key for the field (key maps a canonical
+// field name to it; nil keeps the canonical name).
+func (c *Config) validateIn(file string, key func(field string) string) error {
+	err := c.Validate()
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	field := ce.Field
+	if key != nil {
+		field = key(field)
+	}
+	return &loader.FormatError{File: file, Field: field, Offset: -1, Err: fmt.Errorf("%w: %w", loader.ErrCorrupt, err)}
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // InvFreq returns the Dh/2 RoPE inverse frequencies: theta^(-2i/Dh), with
 // llama3 scaling applied when configured (as in Hugging Face's

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 
 	"wasmllm/loader"
@@ -30,11 +31,17 @@ func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
 		}
 		return int(v), nil
 	}
+	var optErr error
 	opt := func(key string, def int) int {
-		if v, ok := g.Int(arch + "." + key); ok && v > 0 && v < 1<<31 {
-			return int(v)
+		v, ok := g.Int(arch + "." + key)
+		if !ok {
+			return def
 		}
-		return def
+		if v <= 0 || v > 1<<31 {
+			optErr = cmp.Or(optErr, ferr("metadata "+arch+"."+key, fmt.Errorf("%w: %d", loader.ErrCorrupt, v)))
+			return def
+		}
+		return int(v)
 	}
 	c := Config{Arch: arch}
 	switch arch {
@@ -57,6 +64,9 @@ func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
 	c.KVHeads = opt("attention.head_count_kv", c.Heads)
 	c.HeadDim = opt("attention.key_length", c.Hidden/c.Heads)
 	c.MaxContext = opt("context_length", 2048)
+	if optErr != nil {
+		return nil, optErr
+	}
 	c.RopeTheta = 10000
 	if v, ok := g.Float(arch + ".rope.freq_base"); ok {
 		c.RopeTheta = v
@@ -86,7 +96,29 @@ func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
 	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
 		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
 	}
-	return fromGGUFNames(g.File, c, src)
+	return fromGGUFNames(g.File, c, src, func(field string) string {
+		if k, ok := ggufKeys[field]; ok {
+			return "metadata " + arch + "." + k
+		}
+		return field
+	})
+}
+
+// ggufKeys are the GGUF metadata keys (after "ARCH.") of canonical Config
+// fields.
+var ggufKeys = map[string]string{
+	"hidden_size":             "embedding_length",
+	"num_layers":              "block_count",
+	"num_heads":               "attention.head_count",
+	"num_kv_heads":            "attention.head_count_kv",
+	"head_dim":                "attention.key_length",
+	"intermediate_size":       "feed_forward_length",
+	"max_position_embeddings": "context_length",
+	"rms_norm_eps":            "attention.layer_norm_rms_epsilon",
+	"rope_theta":              "rope.freq_base",
+	"num_experts":             "expert_count",
+	"num_experts_per_tok":     "expert_used_count",
+	"moe_intermediate_size":   "expert_feed_forward_length",
 }
 
 // ggufNamed is a source of tensors under llama.cpp's GGUF names.
@@ -97,8 +129,9 @@ type ggufNamed interface {
 
 // fromGGUFNames maps tensors with GGUF names (GGUF files, llama2.c
 // checkpoints) onto canonical weights; c's Vocab and TiedEmbeddings are
-// filled in from the tensors.
-func fromGGUFNames(file string, c Config, g ggufNamed) (*Weights, error) {
+// filled in from the tensors. The config is validated (key names the
+// source's field of a canonical one) before the layers are read.
+func fromGGUFNames(file string, c Config, g ggufNamed, key func(string) string) (*Weights, error) {
 	ferr := func(field string, err error) error {
 		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: err}
 	}
@@ -113,7 +146,19 @@ func fromGGUFNames(file string, c Config, g ggufNamed) (*Weights, error) {
 		}
 		put(name, t)
 	}
+	if sh := w.Tensors[NameEmbed].Shape; len(sh) != 2 {
+		return nil, ferr("tensor "+NameEmbed+" shape", fmt.Errorf("%w: %v, want (V, D)", loader.ErrCorrupt, sh))
+	}
 	w.Config.Vocab = w.Tensors[NameEmbed].Shape[0]
+	if err := w.Config.validateIn(file, func(field string) string {
+		if field == "vocab_size" {
+			return "tensor " + NameEmbed + " shape"
+		}
+		return key(field)
+	}); err != nil {
+		return nil, err
+	}
+	c = w.Config
 	if g.Has(NameLMHead) {
 		t, _ := get(NameLMHead)
 		put(NameLMHead, t)

@@ -35,6 +35,21 @@ type hfConfig struct {
 	HiddenAct             string          `json:"hidden_act"`
 }
 
+// hfKey is config.json's key for a canonical Config field.
+func hfKey(field string) string {
+	switch field {
+	case "num_layers":
+		return "num_hidden_layers"
+	case "num_heads":
+		return "num_attention_heads"
+	case "num_kv_heads":
+		return "num_key_value_heads"
+	case "arch":
+		return "architectures"
+	}
+	return field
+}
+
 // ParseHFConfig maps a Hugging Face config.json onto a Config.
 func ParseHFConfig(file string, data []byte) (*Config, error) {
 	ferr := func(field string, err error) error {
@@ -103,8 +118,8 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 			c.RopeScaling = &s
 		}
 	}
-	if err := c.Validate(); err != nil {
-		return nil, ferr("config", err)
+	if err := c.validateIn(file, hfKey); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,4 +1,6 @@
 // argmax: each row's largest logit, ties to the lowest index, in two passes.
+// NaN reads as +Inf; a row whose maximum is +Inf gives -1-i (i the lowest
+// index holding NaN or +Inf), as cpu.Argmax.
 // Entry partial: workgroup (b, t) reduces elements [b*CH, (b+1)*CH) of row t
 // to one (value, index) pair; grid (NB, T). Entry merge: one workgroup per
 // row reduces the NB pairs; grid (T).
@@ -51,7 +53,7 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     var v = 0.0;
     var i = NONE;
     for (var j = b * p.ch + lid; j < end; j += WG) {
-        let x = logits[t * p.v + j];
+        let x = nan_as_inf(logits[t * p.v + j]);
         if (better(x, j, v, i)) {
             v = x;
             i = j;
@@ -81,6 +83,7 @@ fn merge(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     reduce(v, i, lid);
     if (lid == 0u) {
-        out[t] = select(i32(bi[0]), 0, bi[0] == NONE);
+        let id = select(i32(bi[0]), 0, bi[0] == NONE);
+        out[t] = select(id, -1 - id, bi[0] != NONE && is_pos_inf(bv[0]));
     }
 }

@@ -14,6 +14,21 @@ const WTYPE_F16: u32 = 1u;
 const WTYPE_Q8: u32 = 2u;
 const WTYPE_Q4: u32 = 3u;
 
+// nan_as_inf reads a NaN as +Inf (by its bits: compilers may assume no NaN
+// in comparisons), so that argmax and topk rank a non-finite logit first.
+fn nan_as_inf(x: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+        return bitcast<f32>(b & 0x7f800000u); // +Inf, not a const-expression (which may not be infinite)
+    }
+    return x;
+}
+
+// is_pos_inf reports whether x is +Inf, by its bits.
+fn is_pos_inf(x: f32) -> bool {
+    return bitcast<u32>(x) == 0x7f800000u;
+}
+
 // half_at returns half i of an array of packed f16 pairs, given its word.
 fn half_of(word: u32, i: u32) -> f32 {
     let v = unpack2x16float(word);

@@ -1,5 +1,5 @@
 // topk: each row's k largest logits in descending order, ties to the lowest
-// index, in two passes, for the sampler.
+// index, in two passes, for the sampler. NaN reads as +Inf.
 //
 // Entry block, grid (NB, T): workgroup (b, t) takes the CH = WG*PER logits
 // [b*CH, (b+1)*CH) of row t; thread j owns elements j, j+WG, ... and finds
@@ -88,7 +88,7 @@ fn rescan(w: u32, row: u32, n: u32, av: f32, ai: u32) {
         if (c >= n) {
             break;
         }
-        let v = logits[row + c];
+        let v = nan_as_inf(logits[row + c]);
         let after = ai == NONE || v < av || (v == av && c > ai);
         if (after && (bi == NONE || v > bv)) {
             bi = c;

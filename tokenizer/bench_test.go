@@ -62,7 +62,7 @@ func BenchmarkEncode(b *testing.B) {
 					if mode == "cold" {
 						tk.cache.reset()
 					}
-					n = len(tk.Encode(text, false))
+					n = len(tk.mustEncode(text, false))
 				}
 				b.ReportMetric(float64(n), "tokens")
 				if cpu := cpuTime() - cpu0; cpu > 0 {
@@ -80,7 +80,7 @@ func BenchmarkEncodeLongWord(b *testing.B) {
 	b.SetBytes(int64(len(word)))
 	cpu0 := cpuTime()
 	for b.Loop() {
-		tk.Encode(word, false)
+		tk.mustEncode(word, false)
 	}
 	if cpu := cpuTime() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(len(word))*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
@@ -90,7 +90,7 @@ func BenchmarkEncodeLongWord(b *testing.B) {
 // BenchmarkDecodeStream measures the streaming detokenizer per token.
 func BenchmarkDecodeStream(b *testing.B) {
 	tk := hfTok(b, "tokenizer/qwen3")
-	ids := tk.Encode(benchText(b), false)
+	ids := tk.mustEncode(benchText(b), false)
 	b.ResetTimer()
 	for b.Loop() {
 		d := tk.NewDecoder(DecodeOptions{})

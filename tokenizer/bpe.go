@@ -1,5 +1,7 @@
 package tokenizer
 
+import "fmt"
+
 // merge is one BPE merge rule: the rank (lower merges first) and the id of
 // the merged token.
 type merge struct{ rank, id int32 }
@@ -34,6 +36,17 @@ func newMergeItem(rank, pos, id int32) mergeItem {
 }
 
 func (it mergeItem) pos() int32 { return int32(uint32(it.key)) }
+
+// addMerge adds the merge of tokens a and b into ab with the given rank.
+// A pair merged twice is an error (Hugging Face would keep one silently).
+func (m *bpeModel) addMerge(a, b, ab int32, rank int) error {
+	k := pairKey(a, b)
+	if prev, ok := m.merges[k]; ok {
+		return fmt.Errorf("duplicate merge: the pair is merge %d already", prev.rank)
+	}
+	m.merges[k] = merge{int32(rank), ab}
+	return nil
+}
 
 // before orders merges by rank, then position: the lowest-ranked pair
 // merges first, the leftmost one among equals.

@@ -56,7 +56,7 @@ func TestGoldenChat(t *testing.T) {
 					t.Errorf("line %d (%s): rendered text differs: %s", n+1, c.Case, firstDiff(got, c.Rendered))
 					continue
 				}
-				if d := diffIDs(tk.Encode(got, false), c.IDs); d != "" {
+				if d := diffIDs(tk.mustEncode(got, false), c.IDs); d != "" {
 					t.Errorf("line %d (%s): rendered %q\n%s", n+1, c.Case, got, d)
 				}
 			}

@@ -26,7 +26,7 @@ func TestBytesplit(t *testing.T) {
 			tk := hfTok(t, filepath.Join("tokenizer", name))
 			lines := readJSONL[bytesplitLine](t, filepath.Join(testdata, "tokenizer", name+".bytesplit.jsonl"))
 			for n, g := range lines {
-				if d := diffIDs(tk.Encode(g.Text, false), g.IDs); d != "" {
+				if d := diffIDs(tk.mustEncode(g.Text, false), g.IDs); d != "" {
 					t.Errorf("line %d: text %q\n%s", n+1, g.Text, d)
 				}
 				dec := tk.NewDecoder(DecodeOptions{})
@@ -75,7 +75,7 @@ func TestStreamEqualsDecode(t *testing.T) {
 		for _, skip := range []bool{false, true} {
 			o := DecodeOptions{SkipSpecial: skip}
 			for n, g := range lines {
-				ids := tk.Encode(g.Text, true)
+				ids := tk.mustEncode(g.Text, true)
 				want := tk.DecodeOpts(ids, o)
 				dec := tk.NewDecoder(o)
 				var sb strings.Builder
@@ -95,7 +95,7 @@ func TestStreamEqualsDecode(t *testing.T) {
 	}
 	// A ZWJ sequence cut inside U+200D: held back, then flushed as U+FFFD.
 	tk := toks["qwen3"]
-	ids := tk.Encode("👨‍👩", false)
+	ids := tk.mustEncode("👨‍👩", false)
 	if len(ids) < 2 || tk.pieces[ids[1]] != "\xe2\x80" {
 		t.Fatalf("unexpected tokens %v for the ZWJ sequence", ids)
 	}
@@ -134,7 +134,7 @@ func TestLossyUTF8(t *testing.T) {
 // with the prompt keeps the space of the first generated token.
 func TestSentencePieceLeadingSpace(t *testing.T) {
 	tk := ggufTok(t, filepath.Join(testdata, "models", "stories260K.gguf"))
-	ids := tk.Encode("Once upon a time", true)
+	ids := tk.mustEncode("Once upon a time", true)
 	if got := tk.DecodeOpts(ids, DecodeOptions{SkipSpecial: true}); got != "Once upon a time" {
 		t.Errorf("decode = %q", got)
 	}

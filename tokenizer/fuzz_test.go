@@ -140,7 +140,7 @@ func FuzzEncode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		for name, tk := range toks {
 			for _, o := range []EncodeOptions{{}, {AddSpecial: true, SpecialAsText: true}} {
-				ids := tk.EncodeOpts(text, o)
+				ids := tk.mustEncodeOpts(text, o)
 				for _, id := range ids {
 					if id < 0 || int(id) >= tk.VocabSize() {
 						t.Fatalf("%s: id %d out of range for %q", name, id, text)
@@ -197,7 +197,7 @@ func FuzzDecoder(f *testing.F) {
 // panic or produce out-of-range ids.
 func exercise(t *testing.T, tk *Tokenizer) {
 	for _, s := range []string{"Hello world", "<|im_start|>x 123", "\xff é"} {
-		for _, id := range tk.Encode(s, true) {
+		for _, id := range tk.mustEncode(s, true) {
 			if id < 0 || int(id) >= tk.VocabSize() {
 				t.Fatalf("id %d out of range (vocab %d)", id, tk.VocabSize())
 			}

@@ -266,7 +266,10 @@ func (t *Tokenizer) ggufBPE(m *ggufMeta, types []int32, p ggufPre) error {
 			m.fail(fmt.Sprintf("tokenizer.ggml.merges[%d]", i), fmt.Errorf("%w: merge %q is not two vocabulary tokens forming a third", loader.ErrCorrupt, s))
 			return m.err
 		}
-		bpe.merges[pairKey(ia, ib)] = merge{int32(i), im}
+		if err := bpe.addMerge(ia, ib, im, i); err != nil {
+			m.fail(fmt.Sprintf("tokenizer.ggml.merges[%d]", i), fmt.Errorf("%w: %v", loader.ErrCorrupt, err))
+			return m.err
+		}
 	}
 	return nil
 }

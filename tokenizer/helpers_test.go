@@ -74,3 +74,16 @@ func diffIDs(got, want []int32) string {
 	}
 	return ""
 }
+
+// mustEncode is Encode for tests of tokenizers whose patterns cannot fail.
+func (t *Tokenizer) mustEncode(text string, addSpecial bool) []int32 {
+	return t.mustEncodeOpts(text, EncodeOptions{AddSpecial: addSpecial})
+}
+
+func (t *Tokenizer) mustEncodeOpts(text string, o EncodeOptions) []int32 {
+	ids, err := t.EncodeOpts(text, o)
+	if err != nil {
+		panic(err)
+	}
+	return ids
+}

@@ -120,6 +120,7 @@ func (t *Tokenizer) hfPreTokenizer(file, field string, raw json.RawMessage) (boo
 		if err != nil {
 			return false, formatErr(file, field, err)
 		}
+		rs.file, rs.field = file, field+".pattern"
 		t.pre = append(t.pre, rs)
 		return false, nil
 	}
@@ -130,11 +131,12 @@ func (t *Tokenizer) hfPreTokenizer(file, field string, raw json.RawMessage) (boo
 // that does not start with one.
 type prefixSpace struct{}
 
-func (prefixSpace) split(s string, emit func(string)) {
+func (prefixSpace) split(s string, emit func(string)) error {
 	if s != "" && s[0] != ' ' {
 		s = " " + s
 	}
 	emit(s)
+	return nil
 }
 
 func (t *Tokenizer) hfDecoder(file, field string, raw json.RawMessage) error {

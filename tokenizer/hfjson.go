@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,15 +19,15 @@ type hfFile struct {
 	PostProcessor json.RawMessage `json:"post_processor"`
 	Decoder       json.RawMessage `json:"decoder"`
 	Model         struct {
-		Type                    string            `json:"type"`
-		Vocab                   map[string]int64  `json:"vocab"`
-		Merges                  []json.RawMessage `json:"merges"`
-		UnkToken                *string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-		ByteFallback            bool              `json:"byte_fallback"`
-		IgnoreMerges            bool              `json:"ignore_merges"`
-		Dropout                 *float64          `json:"dropout"`
+		Type                    string           `json:"type"`
+		Vocab                   map[string]int64 `json:"vocab"`
+		Merges                  json.RawMessage  `json:"merges"`
+		UnkToken                *string          `json:"unk_token"`
+		ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
+		ByteFallback            bool             `json:"byte_fallback"`
+		IgnoreMerges            bool             `json:"ignore_merges"`
+		Dropout                 *float64         `json:"dropout"`
 	} `json:"model"`
 }
 
@@ -44,6 +45,10 @@ type hfAddedToken struct {
 // allocation.
 const maxVocab = 1 << 24
 
+// maxTokenizerJSON bounds the size of a tokenizer.json: the largest real
+// ones (Gemma's, 262k tokens) are about 33 MB.
+const maxTokenizerJSON = 128 << 20
+
 // FromHFJSON builds a tokenizer from the contents of a Hugging Face
 // tokenizer.json and, optionally (nil), tokenizer_config.json, which
 // supplies the BOS/EOS tokens and the chat template.
@@ -60,6 +65,11 @@ func FromHFDir(dir string) (*Tokenizer, error) {
 		dir = filepath.Dir(dir)
 	}
 	tj := filepath.Join(dir, "tokenizer.json")
+	if st, err := os.Stat(tj); err != nil {
+		return nil, err
+	} else if st.Size() > maxTokenizerJSON {
+		return nil, formatErrf(tj, "", "file of %d bytes is over the %d-byte limit", st.Size(), maxTokenizerJSON)
+	}
 	data, err := os.ReadFile(tj)
 	if err != nil {
 		return nil, err
@@ -112,6 +122,9 @@ func jsonErr(file string, err error) error {
 }
 
 func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenizer, error) {
+	if len(data) > maxTokenizerJSON {
+		return nil, formatErrf(file, "", "file of %d bytes is over the %d-byte limit", len(data), maxTokenizerJSON)
+	}
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, jsonErr(file, err)
@@ -153,7 +166,7 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	t.pieces = make([]string, size)
 	t.special = make([]bool, size)
 
-	bpe := &bpeModel{rawID: make(map[string]int32, len(f.Model.Vocab)), merges: make(map[uint64]merge, len(f.Model.Merges)), ignoreMerges: f.Model.IgnoreMerges}
+	bpe := &bpeModel{rawID: make(map[string]int32, len(f.Model.Vocab)), merges: make(map[uint64]merge), ignoreMerges: f.Model.IgnoreMerges}
 	t.bpe = bpe
 	for s, id := range f.Model.Vocab {
 		t.texts[id] = s
@@ -176,22 +189,8 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 			bpe.byteID[b] = id
 		}
 	}
-	vocabID := func(s string) (int32, bool) {
-		id, ok := f.Model.Vocab[s]
-		return int32(id), ok
-	}
-	for i, raw := range f.Model.Merges {
-		a, b, err := parseMerge(raw)
-		if err != nil {
-			return nil, formatErr(file, fmt.Sprintf("model.merges[%d]", i), err)
-		}
-		ia, oka := vocabID(a)
-		ib, okb := vocabID(b)
-		im, okm := vocabID(a + b)
-		if !oka || !okb || !okm {
-			return nil, formatErrf(file, fmt.Sprintf("model.merges[%d]", i), "merge %q %q uses a token not in the vocabulary", a, b)
-		}
-		bpe.merges[pairKey(ia, ib)] = merge{int32(i), im}
+	if err := bpe.readHFMerges(file, f.Model.Merges, f.Model.Vocab); err != nil {
+		return nil, err
 	}
 
 	var added []addedToken
@@ -226,6 +225,41 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	}
 	t.eos = t.withEOGTokens(t.eos)
 	return t, nil
+}
+
+// readHFMerges adds model.merges, decoded one at a time so that a huge list
+// is never held twice. A merge of tokens outside the vocabulary and a
+// duplicate are errors, so the merges kept are distinct ways of cutting a
+// vocabulary token in two: never more than the vocabulary's characters.
+func (m *bpeModel) readHFMerges(file string, raw json.RawMessage, vocab map[string]int64) error {
+	if isNull(raw) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return formatErrf(file, "model.merges", "not an array")
+	}
+	for i := 0; dec.More(); i++ {
+		field := fmt.Sprintf("model.merges[%d]", i)
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return formatErr(file, field, err)
+		}
+		a, b, err := parseMerge(item)
+		if err != nil {
+			return formatErr(file, field, err)
+		}
+		ia, oka := vocab[a]
+		ib, okb := vocab[b]
+		im, okm := vocab[a+b]
+		if !oka || !okb || !okm {
+			return formatErrf(file, field, "merge %q %q uses a token not in the vocabulary", a, b)
+		}
+		if err := m.addMerge(int32(ia), int32(ib), int32(im), i); err != nil {
+			return formatErr(file, field, err)
+		}
+	}
+	return nil
 }
 
 // parseMerge reads a merge given as "a b" or ["a", "b"].

@@ -36,11 +36,11 @@ func TestLlama2C(t *testing.T) {
 	if tk.VocabSize() != 512 {
 		t.Fatalf("VocabSize = %d, want 512", tk.VocabSize())
 	}
-	if d := diffIDs(tk.Encode("Once upon a time", true), []int32{1, 403, 407, 261, 378}); d != "" {
+	if d := diffIDs(tk.mustEncode("Once upon a time", true), []int32{1, 403, 407, 261, 378}); d != "" {
 		t.Errorf("story prompt: %s", d)
 	}
 	g := readTokenizeGolden(t, "stories260K")
-	if d := diffIDs(tk.Encode(g.Text, true), g.IDs); d != "" {
+	if d := diffIDs(tk.mustEncode(g.Text, true), g.IDs); d != "" {
 		t.Errorf("text %q\n%s", g.Text, d)
 	}
 	if got := tk.DecodeOpts(g.IDs, DecodeOptions{SkipSpecial: true}); got != g.Text {
@@ -56,7 +56,7 @@ func TestLlama2C(t *testing.T) {
 		}
 	}
 	// llama2.c has no special-token parsing and a text of "" has no tokens.
-	if got := tk.Encode("", true); len(got) != 1 || got[0] != 1 {
+	if got := tk.mustEncode("", true); len(got) != 1 || got[0] != 1 {
 		t.Errorf(`Encode("", true) = %v, want [1]`, got)
 	}
 }
@@ -69,8 +69,8 @@ func TestLlama2CMatchesGGUF(t *testing.T) {
 	gg := ggufTok(t, filepath.Join(testdata, "models", "stories260K.gguf"))
 	for _, name := range goldenNames {
 		for n, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
-			want := gg.EncodeOpts(g.Text, EncodeOptions{AddSpecial: true, SpecialAsText: true})
-			if d := diffIDs(tk.Encode(g.Text, true), want); d != "" {
+			want := gg.mustEncodeOpts(g.Text, EncodeOptions{AddSpecial: true, SpecialAsText: true})
+			if d := diffIDs(tk.mustEncode(g.Text, true), want); d != "" {
 				t.Errorf("%s line %d: text %q\n%s", name, n+1, g.Text, d)
 			}
 		}

@@ -3,7 +3,7 @@ package tokenizer
 // splitter is one pre-tokenization step: it cuts s into pieces, in order,
 // that together cover s exactly (unless the rule removes matches).
 type splitter interface {
-	split(s string, emit func(string))
+	split(s string, emit func(string)) error
 }
 
 // The split patterns the hand-written splitters implement, as they appear in
@@ -28,7 +28,7 @@ const (
 // backtracking exactly. Go's regexp has no lookahead, hence by hand.
 type patternSplitter struct{ kind patternKind }
 
-func (p patternSplitter) split(s string, emit func(string)) {
+func (p patternSplitter) split(s string, emit func(string)) error {
 	for i := 0; i < len(s); {
 		var j int
 		switch p.kind {
@@ -46,6 +46,7 @@ func (p patternSplitter) split(s string, emit func(string)) {
 		emit(s[i:j])
 		i = j
 	}
+	return nil
 }
 
 // knownPattern maps a pattern string to its hand-written splitter.

@@ -8,7 +8,9 @@ import (
 
 func pieces(s splitter, text string) []string {
 	var out []string
-	s.split(text, func(p string) { out = append(out, p) })
+	if err := s.split(text, func(p string) { out = append(out, p) }); err != nil {
+		panic(err)
+	}
 	return out
 }
 

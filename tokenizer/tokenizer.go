@@ -57,30 +57,36 @@ type EncodeOptions struct {
 }
 
 // Encode tokenizes text. Special tokens written in the text are recognised;
-// addSpecial adds the model's default special tokens (BOS).
-func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
+// addSpecial adds the model's default special tokens (BOS). The only
+// error is a tokenizer file's Split pattern running past its time budget
+// (ErrRegexBudget, as a *loader.FormatError naming the file and field).
+func (t *Tokenizer) Encode(text string, addSpecial bool) ([]int32, error) {
 	return t.EncodeOpts(text, EncodeOptions{AddSpecial: addSpecial})
 }
 
 // EncodeOpts tokenizes text as the options say.
-func (t *Tokenizer) EncodeOpts(text string, o EncodeOptions) []int32 {
+func (t *Tokenizer) EncodeOpts(text string, o EncodeOptions) ([]int32, error) {
 	var out []int32
 	if o.AddSpecial {
 		out = append(out, t.prefix...)
 	}
+	var err error
 	switch t.kind {
 	case modelBPE:
-		out = t.encodeBPE(text, o.SpecialAsText, out)
+		out, err = t.encodeBPE(text, o.SpecialAsText, out)
 	default:
 		out = t.encodeSPM(text, o.SpecialAsText, out)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if o.AddSpecial {
 		out = append(out, t.suffix...)
 	}
-	return out
+	return out, nil
 }
 
-func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) []int32 {
+func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) ([]int32, error) {
 	sc := &bpeScratch{}
 	word := func(w string) {
 		if len(w) <= cacheMaxWord {
@@ -95,12 +101,16 @@ func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) []in
 		}
 		out = t.bpe.encodeWord(w, sc, out)
 	}
+	var err error
 	pretok := func(seg string) {
-		if len(t.pre) == 1 {
-			t.pre[0].split(seg, word)
+		if err != nil {
 			return
 		}
-		t.pretokenize(seg, 0, word)
+		if len(t.pre) == 1 {
+			err = t.pre[0].split(seg, word)
+			return
+		}
+		err = t.pretokenize(seg, 0, word)
 	}
 	t.added.split(text, false, specialAsText, func(seg string, id int32) {
 		if id >= 0 {
@@ -118,18 +128,26 @@ func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) []in
 			pretok(seg)
 		})
 	})
-	return out
+	return out, err
 }
 
 // pretokenize runs the splitters from index k on s.
-func (t *Tokenizer) pretokenize(s string, k int, emit func(string)) {
+func (t *Tokenizer) pretokenize(s string, k int, emit func(string)) error {
 	if k == len(t.pre) {
 		if s != "" {
 			emit(s)
 		}
-		return
+		return nil
 	}
-	t.pre[k].split(s, func(p string) { t.pretokenize(p, k+1, emit) })
+	var err error
+	if e := t.pre[k].split(s, func(p string) {
+		if err == nil {
+			err = t.pretokenize(p, k+1, emit)
+		}
+	}); e != nil {
+		return e
+	}
+	return err
 }
 
 // VocabSize returns the number of token ids, including added tokens.

@@ -17,7 +17,7 @@ func TestConcurrentEncode(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(lines); i += 2 {
-				if d := diffIDs(tk.Encode(lines[i].Text, false), lines[i].IDs); d != "" {
+				if d := diffIDs(tk.mustEncode(lines[i].Text, false), lines[i].IDs); d != "" {
 					t.Errorf("goroutine %d, line %d: %s", w, i+1, d)
 				}
 			}

@@ -82,7 +82,7 @@ func TestLlamaCppVectors(t *testing.T) {
 			tk := c.tok(t)
 			texts, want := llamaCppVectors(t, filepath.Join(dir, c.vectors))
 			for i, text := range texts {
-				if d := diffIDs(tk.Encode(text, false), want[i]); d != "" {
+				if d := diffIDs(tk.mustEncode(text, false), want[i]); d != "" {
 					t.Errorf("test %d: text %q\n%s", i+1, text, d)
 				}
 			}
@@ -121,7 +121,7 @@ func TestGGUFVocabs(t *testing.T) {
 		t.Run(c.gguf, func(t *testing.T) {
 			g := readTokenizeGolden(t, c.golden)
 			tk := ggufTok(t, filepath.Join(testdata, "models", c.gguf))
-			if d := diffIDs(tk.Encode(g.Text, true), g.IDs); d != "" {
+			if d := diffIDs(tk.mustEncode(g.Text, true), g.IDs); d != "" {
 				t.Errorf("GGUF: text %q\n%s", g.Text, d)
 			}
 			if got := tk.DecodeOpts(g.IDs, DecodeOptions{SkipSpecial: true}); got != g.Text {
@@ -131,7 +131,7 @@ func TestGGUFVocabs(t *testing.T) {
 				return
 			}
 			h := hfTok(t, c.hf)
-			if d := diffIDs(h.Encode(g.Text, true), g.IDs); d != "" {
+			if d := diffIDs(h.mustEncode(g.Text, true), g.IDs); d != "" {
 				t.Errorf("HF folder: text %q\n%s", g.Text, d)
 			}
 			// Qwen's tokenizer_config.json has no bos_token while the GGUF
@@ -167,7 +167,7 @@ func TestTinyHFMatchesGGUF(t *testing.T) {
 		g := ggufTok(t, filepath.Join(testdata, "models", p[1]))
 		for _, text := range texts {
 			for _, o := range []EncodeOptions{{}, {AddSpecial: true}, {SpecialAsText: true}} {
-				if d := diffIDs(g.EncodeOpts(text, o), h.EncodeOpts(text, o)); d != "" {
+				if d := diffIDs(g.mustEncodeOpts(text, o), h.mustEncodeOpts(text, o)); d != "" {
 					t.Errorf("%s vs %s %+v: text %q\n%s", p[1], p[0], o, text, d)
 				}
 			}
@@ -197,7 +197,7 @@ func TestSpecialTokens(t *testing.T) {
 			t.Errorf("%s: BOS %d EOS %v AddBOS %v, want %d, %d first, %v", m.File, tk.BOS(), tk.EOS(), tk.AddBOS(), want.BOS, want.EOS, want.AddBOS)
 		}
 		for text, id := range want.Specials {
-			if got := tk.Encode(text, false); len(got) != 1 || got[0] != id || !tk.IsSpecial(id) || tk.TokenText(id) != text {
+			if got := tk.mustEncode(text, false); len(got) != 1 || got[0] != id || !tk.IsSpecial(id) || tk.TokenText(id) != text {
 				t.Errorf("%s: %q encodes to %v, want [%d] (special)", m.File, text, got, id)
 			}
 		}

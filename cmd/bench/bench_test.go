@@ -36,7 +36,7 @@ func TestBuildPrompts(t *testing.T) {
 		for _, p := range ps {
 			seen := map[string]bool{}
 			for i, text := range p.Texts {
-				if got := tok.Encode(text, true); len(got) != p.Len || !slices.Equal(got, p.IDs[i]) {
+				if got, err := tok.Encode(text, true); err != nil || len(got) != p.Len || !slices.Equal(got, p.IDs[i]) {
 					t.Errorf("%s: prompt %d/%d encodes to %d tokens", name, p.Len, i, len(got))
 				}
 				if seen[text] {
@@ -103,8 +103,11 @@ func TestWriteSynthetic(t *testing.T) {
 	if tok.VocabSize() != 1024 {
 		t.Errorf("vocabulary of %d", tok.VocabSize())
 	}
-	ids := tok.Encode(corpus, true)
-	if !slices.Equal(ids, baseTok.Encode(corpus, true)) {
+	ids, err := tok.Encode(corpus, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, err := baseTok.Encode(corpus, true); err != nil || !slices.Equal(ids, base) {
 		t.Error("the padded vocabulary tokenizes the corpus unlike its base")
 	}
 	m, err := model.Build(cpu.New(1), w)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -56,12 +57,17 @@ func buildPrompts(tok *tokenizer.Tokenizer, lens []int, repeats int) ([]promptSe
 
 // exactPrefix returns the shortest prefix of src that encodes to n tokens.
 func exactPrefix(tok *tokenizer.Tokenizer, src string, n int) (string, []int32, error) {
-	count := func(l int) int { return len(tok.Encode(src[:l], true)) }
+	var err error
+	count := func(l int) int {
+		ids, e := tok.Encode(src[:l], true)
+		err = cmp.Or(err, e)
+		return len(ids)
+	}
 	if count(len(src)) < n {
 		return "", nil, fmt.Errorf("the corpus makes fewer than %d tokens", n)
 	}
 	lo, hi := 0, len(src) // count(lo) < n <= count(hi)
-	for hi-lo > 1 {
+	for hi-lo > 1 && err == nil {
 		mid := (lo + hi) / 2
 		if count(mid) >= n {
 			hi = mid
@@ -69,9 +75,16 @@ func exactPrefix(tok *tokenizer.Tokenizer, src string, n int) (string, []int32, 
 			lo = mid
 		}
 	}
+	if err != nil {
+		return "", nil, err
+	}
 	// Token counts are not quite monotonic in the prefix; look nearby.
 	for l := hi; l < min(len(src), hi+64); l++ {
-		if ids := tok.Encode(src[:l], true); len(ids) == n {
+		ids, err := tok.Encode(src[:l], true)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(ids) == n {
 			return src[:l], ids, nil
 		}
 	}

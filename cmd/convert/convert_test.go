@@ -48,7 +48,12 @@ func TestConvertGoldens(t *testing.T) {
 				t.Fatal(err)
 			}
 			text := "Once upon a time, the café had 3 cats.\n<|eot_id|> Hello"
-			if got, want := tok.Encode(text, true), srcTok.Encode(text, true); !slices.Equal(got, want) {
+			got, err1 := tok.Encode(text, true)
+			want, err2 := srcTok.Encode(text, true)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if !slices.Equal(got, want) {
 				t.Errorf("converted tokenizer encodes %v, source %v", got, want)
 			}
 			if tok.VocabSize() != srcTok.VocabSize() || tok.BOS() != srcTok.BOS() || !slices.Equal(tok.EOS(), srcTok.EOS()) {

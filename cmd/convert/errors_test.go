@@ -135,6 +135,36 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 
+	// NaN eps used to fail at the very end, writing manifest.json, with
+	// "json: unsupported value: NaN" and no file or field.
+	t.Run("NaN eps", func(t *testing.T) {
+		g, err := loader.ReadGGUF(f32Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := g.MetaKVs()
+		for i := range meta {
+			if meta[i].Key == "llama.attention.layer_norm_rms_epsilon" {
+				meta[i].Value = float32(math.NaN())
+			}
+		}
+		var ts []*loader.Tensor
+		for i := range g.Tensors {
+			ts = append(ts, g.TensorAt(i))
+		}
+		var buf bytes.Buffer
+		if err := loader.WriteGGUF(&buf, g.Version, meta, ts); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "nan-eps.gguf")
+		os.WriteFile(path, buf.Bytes(), 0o644)
+		err = convertFails(t, options{in: path, out: out()})
+		var fe *loader.FormatError
+		if !errors.As(err, &fe) || fe.File != path || fe.Field != "metadata llama.attention.layer_norm_rms_epsilon" {
+			t.Errorf("want a FormatError naming %s and the eps key, got %v", path, err)
+		}
+	})
+
 	t.Run("NaN weight", func(t *testing.T) {
 		path := rewriteGGUF(t, f32Model, "blk.1.ffn_down.weight", 1000, float32(math.NaN()), nil)
 		err := convertFails(t, options{in: path, out: out()})

@@ -112,7 +112,11 @@ func encodeLine(tk *tokenizer.Tokenizer, line []byte, special bool) (any, error)
 	if in.Text == nil {
 		return nil, errors.New(`missing "text"`)
 	}
-	return idsOut{IDs: nonNil(tk.Encode(*in.Text, special))}, nil
+	ids, err := tk.Encode(*in.Text, special)
+	if err != nil {
+		return nil, err
+	}
+	return idsOut{IDs: nonNil(ids)}, nil
 }
 
 func decodeLine(tk *tokenizer.Tokenizer, line []byte) (any, error) {
@@ -154,10 +158,14 @@ func chatLine(tk *tokenizer.Tokenizer, line []byte, special bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ids, err := tk.Encode(rendered, special)
+	if err != nil {
+		return nil, err
+	}
 	return struct {
 		Rendered string  `json:"rendered"`
 		IDs      []int32 `json:"ids"`
-	}{rendered, nonNil(tk.Encode(rendered, special))}, nil
+	}{rendered, nonNil(ids)}, nil
 }
 
 type idsOut struct {

@@ -5,6 +5,7 @@ import (
 
 	"wasmllm/loader"
 	"wasmllm/manifest"
+	"wasmllm/model"
 )
 
 // Backends.
@@ -150,10 +151,16 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 			ctx = DefaultContext
 		}
 	}
-	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
-	if row <= 0 || c.Layers <= 0 {
-		return nil, Errorf(CodeBadModel, "manifest.json: config has no KV heads or layers")
+	if ctx > model.MaxContext {
+		return nil, Errorf(CodeBadRequest, "a context of %d tokens: at most %d", ctx, model.MaxContext)
 	}
+	// The manifest's config is validated (Layers <= MaxLayers, KVHeads <=
+	// MaxHeads, HeadDim <= MaxHeadDim), so 2*Layers*ctx*row stays far
+	// below 2^63 (2^58 at most).
+	if err := c.Validate(); err != nil {
+		return nil, Errorf(CodeBadModel, "manifest.json: %v", err)
+	}
+	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
 	if gpu {
 		if fit := int64(buf) / row; int64(ctx) > fit {
 			if asked || fit < 1 {

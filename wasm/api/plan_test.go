@@ -148,3 +148,20 @@ func TestCheckShardSize(t *testing.T) {
 		t.Errorf("details %v", d)
 	}
 }
+
+// TestCheckHostileConfig: num_layers 2^53 made 2*Layers*ctx*row wrap to 0,
+// so the check passed and the browser downloaded the shards. A config
+// that skipped manifest validation is refused here too, and so is an
+// absurd context.
+func TestCheckHostileConfig(t *testing.T) {
+	m := planManifest()
+	m.Config.Layers = 1 << 53
+	var e *Error
+	if _, err := Check(m, Limits{Backend: BackendCPU}, 0); !errors.As(err, &e) || e.Code != CodeBadModel || !strings.Contains(e.Message, "num_layers") {
+		t.Errorf("num_layers 2^53: %v, want bad_model naming num_layers", err)
+	}
+	m = planManifest()
+	if _, err := Check(m, Limits{Backend: BackendCPU}, 1<<40); !errors.As(err, &e) || e.Code != CodeBadRequest {
+		t.Errorf("a context of 2^40: %v, want bad_request", err)
+	}
+}
