@@ -56,11 +56,9 @@ bench-go:
 	$(GO) test -run XXX -bench . ./sampler/
 	$(GO) test -run XXX -bench Encode ./tokenizer/
 
-# fuzz: a short run of every fuzz target (parsers, tokenizer, manifest).
+# fuzz: every fuzz target of the module for FUZZTIME (default 30s) each, with its execution count printed.
 fuzz:
-	for t in FuzzParseGGUF FuzzSafetensors FuzzLlama2C FuzzDequantize; do $(GO) test ./loader -run '^$$' -fuzz "^$$t$$" -fuzztime 30s -fuzzminimizetime 2s || exit 1; done
-	for t in FuzzEncode FuzzDecoder FuzzGGUFVocab FuzzHFJSON FuzzLlama2C; do $(GO) test ./tokenizer -run '^$$' -fuzz "^$$t$$" -fuzztime 30s -fuzzminimizetime 2s || exit 1; done
-	$(GO) test ./manifest -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s -fuzzminimizetime 2s
+	./scripts/fuzz.sh
 
 # convert: convert MODEL (GGUF, Hugging Face folder or llama2.c .bin) into OUT; QUANT=keep|q4|q8|f16.
 convert:

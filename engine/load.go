@@ -121,6 +121,16 @@ func manifestTokenizer(dir string, m *manifest.Manifest, vocab int) (*tokenizer.
 	if err != nil || spec == nil {
 		return nil, err
 	}
+	for _, name := range spec.Names() {
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := spec.Verify(path, name, data); err != nil {
+			return nil, err
+		}
+	}
 	switch spec.Format {
 	case model.TokenizerHF:
 		return tokenizer.FromHFDir(dir)

@@ -31,4 +31,6 @@ var (
 	ErrCorrupt     = errors.New("corrupt value")
 	ErrTooLarge    = errors.New("count or size out of range")
 	ErrNotFound    = errors.New("not found")
+	// ErrChecksum marks a file whose sha256 does not match the manifest's.
+	ErrChecksum = errors.New("checksum mismatch")
 )

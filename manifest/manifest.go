@@ -33,9 +33,9 @@ const (
 // browser can bind or copy a tensor straight from a shard buffer.
 const Align = 256
 
-// ErrChecksum is wrapped by the error for a shard whose sha256 does not match
-// the manifest.
-var ErrChecksum = errors.New("checksum mismatch")
+// ErrChecksum is wrapped by the error for a shard or tokenizer file whose
+// sha256 does not match the manifest (it is loader.ErrChecksum).
+var ErrChecksum = loader.ErrChecksum
 
 // Manifest describes a converted model folder.
 type Manifest struct {

@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -94,15 +96,38 @@ const (
 
 // TokenizerSpec is the "tokenizer" object of a converted folder's manifest:
 //
-//	{"format":"hf","files":["tokenizer.json","tokenizer_config.json"]}
-//	{"format":"gguf","file":"tokenizer.gguf"}
-//	{"format":"llama2c","file":"tokenizer.bin"}
+//	{"format":"hf","files":["tokenizer.json","tokenizer_config.json"],"sha256":{"tokenizer.json":"...","tokenizer_config.json":"..."}}
+//	{"format":"gguf","file":"tokenizer.gguf","sha256":{"tokenizer.gguf":"..."}}
+//	{"format":"llama2c","file":"tokenizer.bin","sha256":{"tokenizer.bin":"..."}}
 //
-// File names are plain names inside the model folder.
+// File names are plain names inside the model folder. Every file has its
+// sha256 (lowercase hex), checked before the file is used or cached, as a
+// shard's is.
 type TokenizerSpec struct {
-	Format string   `json:"format"`
-	File   string   `json:"file,omitempty"`  // gguf, llama2c
-	Files  []string `json:"files,omitempty"` // hf: tokenizer.json first
+	Format string            `json:"format"`
+	File   string            `json:"file,omitempty"`  // gguf, llama2c
+	Files  []string          `json:"files,omitempty"` // hf: tokenizer.json first
+	SHA256 map[string]string `json:"sha256"`
+}
+
+// Names lists the spec's files.
+func (s *TokenizerSpec) Names() []string {
+	if s.Format == TokenizerHF {
+		return s.Files
+	}
+	return []string{s.File}
+}
+
+// Verify checks data, the contents of the spec's file name (found at path,
+// for the error), against its sha256. A mismatch is a *loader.FormatError
+// wrapping loader.ErrChecksum.
+func (s *TokenizerSpec) Verify(path, name string, data []byte) error {
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != s.SHA256[name] {
+		return &loader.FormatError{File: path, Field: "sha256", Offset: -1,
+			Err: fmt.Errorf("%w: tokenizer file %s has sha256 %s, the manifest says %s", loader.ErrChecksum, name, got, s.SHA256[name])}
+	}
+	return nil
 }
 
 // maxTokenizerFiles bounds TokenizerSpec.Files.
@@ -152,6 +177,16 @@ func ParseTokenizerSpec(file string, raw json.RawMessage) (*TokenizerSpec, error
 	default:
 		return nil, &loader.FormatError{File: file, Field: "tokenizer.format", Offset: -1,
 			Err: fmt.Errorf("%w: tokenizer format %q", loader.ErrUnsupported, s.Format)}
+	}
+	names := s.Names()
+	for _, n := range names {
+		if h := s.SHA256[n]; len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+			return nil, &loader.FormatError{File: file, Field: "tokenizer.sha256", Offset: -1,
+				Err: fmt.Errorf("%w: %q for %s is not a sha256 in lowercase hex (a folder converted before tokenizer files were hashed: convert it again)", loader.ErrCorrupt, h, n)}
+		}
+	}
+	if len(s.SHA256) != len(names) {
+		return nil, bad("sha256 lists %d files, the spec %d", len(s.SHA256), len(names))
 	}
 	return &s, nil
 }

@@ -3,6 +3,7 @@ package model_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,12 +190,19 @@ func TestLoadManifestErrors(t *testing.T) {
 }
 
 func TestParseTokenizerSpec(t *testing.T) {
+	h := func(names ...string) string {
+		var kv []string
+		for i, n := range names {
+			kv = append(kv, fmt.Sprintf("%q:%q", n, strings.Repeat(fmt.Sprint(i), 64)))
+		}
+		return `"sha256":{` + strings.Join(kv, ",") + "}"
+	}
 	good := map[string]model.TokenizerSpec{
 		``:     {},
 		`null`: {},
-		`{"format":"hf","files":["tokenizer.json","tokenizer_config.json","chat_template.jinja"]}`: {Format: "hf", Files: []string{"tokenizer.json", "tokenizer_config.json", "chat_template.jinja"}},
-		`{"format":"gguf","file":"tokenizer.gguf"}`:                                                {Format: "gguf", File: "tokenizer.gguf"},
-		` {"format":"llama2c","file":"tok512.bin"} `:                                               {Format: "llama2c", File: "tok512.bin"},
+		`{"format":"hf","files":["tokenizer.json","tokenizer_config.json","chat_template.jinja"],` + h("tokenizer.json", "tokenizer_config.json", "chat_template.jinja") + `}`: {Format: "hf", Files: []string{"tokenizer.json", "tokenizer_config.json", "chat_template.jinja"}},
+		`{"format":"gguf","file":"tokenizer.gguf",` + h("tokenizer.gguf") + `}`:                                                                                                {Format: "gguf", File: "tokenizer.gguf"},
+		` {"format":"llama2c","file":"tok512.bin",` + h("tok512.bin") + `} `:                                                                                                   {Format: "llama2c", File: "tok512.bin"},
 	}
 	for in, want := range good {
 		s, err := model.ParseTokenizerSpec("manifest.json", json.RawMessage(in))
@@ -219,6 +227,12 @@ func TestParseTokenizerSpec(t *testing.T) {
 		`{"format":"gguf","file":"a\\b"}`, `{"format":"gguf","file":".."}`, `{"format":"gguf","file":""}`,
 		`{"format":"gguf","file":"C:x"}`, `{"format":"llama2c","files":["tokenizer.bin"]}`,
 		`{"format":"gguf","file":"t.gguf","kind":"gguf"}`, `{"format":"gguf","file":"t.gguf"} {}`,
+		// tokenizer files without their sha256 (issue: they were cached on any 2xx)
+		`{"format":"gguf","file":"tokenizer.gguf"}`,
+		`{"format":"gguf","file":"tokenizer.gguf","sha256":{"tokenizer.gguf":"` + strings.Repeat("A", 64) + `"}}`,
+		`{"format":"gguf","file":"tokenizer.gguf","sha256":{"tokenizer.gguf":"abc"}}`,
+		`{"format":"gguf","file":"tokenizer.gguf",` + h("tokenizer.gguf", "other.bin") + `}`,
+		`{"format":"hf","files":["tokenizer.json","tokenizer_config.json"],` + h("tokenizer.json") + `}`,
 	}
 	for _, in := range bad {
 		_, err := model.ParseTokenizerSpec("manifest.json", json.RawMessage(in))
@@ -234,6 +248,7 @@ func TestParseTokenizerSpec(t *testing.T) {
 func FuzzParseTokenizerSpec(f *testing.F) {
 	for _, s := range []string{
 		`{"format":"hf","files":["tokenizer.json","tokenizer_config.json"]}`,
+		`{"format":"gguf","file":"tokenizer.gguf","sha256":{"tokenizer.gguf":"` + strings.Repeat("0", 64) + `"}}`,
 		`{"format":"gguf","file":"tokenizer.gguf"}`,
 		`{"format":"llama2c","file":"tokenizer.bin"}`,
 		`{"format":"gguf","file":"../x"}`, `null`, `{"format":1}`,

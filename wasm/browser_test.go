@@ -342,6 +342,36 @@ func TestCorruptShard(t *testing.T) {
 	}
 }
 
+// TestCorruptTokenizer: a tokenizer file that does not match the manifest's
+// sha256 fails the load with code "integrity" naming it, and is not cached
+// (it used to be cached on any 2xx answer).
+func TestCorruptTokenizer(t *testing.T) {
+	t.Parallel()
+	models, _ := storiesModel(t, "stories")
+	path := filepath.Join(models, "stories", "tokenizer.gguf")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	_, err = load(b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
+	je := wantCode(t, err, "integrity")
+	if !strings.Contains(je.Message, "tokenizer.gguf") || je.Details["file"] != "tokenizer.gguf" {
+		t.Errorf("error %q %v does not name tokenizer.gguf", je.Message, je.Details)
+	}
+	for _, u := range cachedURLs(t, b, "/models/stories/") {
+		if strings.HasSuffix(u, "tokenizer.gguf") || strings.HasSuffix(u, "manifest.json") {
+			t.Errorf("cached after a failed load: %s", u)
+		}
+	}
+}
+
 // TestResume: a connection cut halfway through a shard is resumed with a
 // Range request from the byte where it stopped, and the load completes.
 func TestResume(t *testing.T) {

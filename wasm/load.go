@@ -313,13 +313,14 @@ func kvDTypeName(d loader.DType) string {
 // fetchTokenizer fetches the model's tokenizer files and builds the
 // tokenizer (nil for a model folder without one).
 func fetchTokenizer(model string, m *manifest.Manifest, jsOpts map[string]any) (*tokenizer.Tokenizer, error) {
-	names, err := api.TokenizerFiles(m)
-	if err != nil {
+	spec, err := api.TokenizerFiles(m)
+	if err != nil || spec == nil {
 		return nil, err
 	}
 	files := map[string][]byte{}
-	for _, name := range names {
-		v, err := await(js.Global().Get("__wasmllmLoader").Call("file", model, name, js.ValueOf(jsOpts)))
+	for _, name := range spec.Names() {
+		// The loader checks the sha256 before it caches the file.
+		v, err := await(js.Global().Get("__wasmllmLoader").Call("file", model, name, js.ValueOf(jsOpts), spec.SHA256[name]))
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@
 // - each shard's sha256 is checked with crypto.subtle; a mismatch is
 //   retried once from zero, then fails with code "integrity" naming the
 //   shard; a shard that does not verify is never cached;
+// - tokenizer files are checked against the manifest's sha256 the same
+//   way before they are cached or used;
 // - verified shards go into Cache Storage (one cache per model folder,
 //   named CACHE_PREFIX + the folder's absolute URL), so a second load makes
 //   no network request for shards and works with the server gone;
@@ -75,11 +77,23 @@
 		return i === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[i]}`;
 	};
 
-	// fetchText fetches a small file of the folder, network first; on a
+	// fetchSmall fetches a small file of the folder, network first; on a
 	// network failure or a server error it falls back to the cached copy.
-	async function fetchSmall(modelURL, name, opts, store) {
+	// With sha (the manifest's sha256 of the file) the bytes are checked
+	// before they are cached or used: a mismatch fails with code
+	// "integrity", and a bad cached copy is dropped. store caches a good
+	// network copy.
+	async function fetchSmall(modelURL, name, opts, store, sha) {
 		const url = fileURL(modelURL, name);
 		const signal = opts && opts.signal;
+		const check = async (buf, where) => {
+			if (!sha) return;
+			const got = await sha256(new Uint8Array(buf));
+			if (got !== sha) {
+				throw new LoaderError("integrity", `${name} (${where}) failed its integrity check: sha256 ${got}, the manifest says ${sha}`,
+					{ file: name, url, sha256: got, expected: sha });
+			}
+		};
 		let resp = null, failure = null;
 		try {
 			resp = await fetch(url, { signal, cache: "no-cache" });
@@ -89,6 +103,7 @@
 		}
 		if (resp && resp.ok) {
 			const buf = await resp.arrayBuffer();
+			await check(buf, "from the network");
 			if (store) {
 				const cache = await openCache(modelURL, opts);
 				if (cache) await cache.put(url, new Response(buf.slice(0), { headers: { "Content-Type": resp.headers.get("Content-Type") || "application/octet-stream" } })).catch(() => {});
@@ -98,7 +113,16 @@
 		if (!resp || resp.status >= 500) {
 			const cache = await openCache(modelURL, opts);
 			const hit = cache && await cache.match(url);
-			if (hit) return { bytes: new Uint8Array(await hit.arrayBuffer()), fromCache: true };
+			if (hit) {
+				const buf = await hit.arrayBuffer();
+				try {
+					await check(buf, "from the cache");
+				} catch (e) {
+					await cache.delete(url).catch(() => {});
+					throw e;
+				}
+				return { bytes: new Uint8Array(buf), fromCache: true };
+			}
 		}
 		const why = resp ? `HTTP ${resp.status}` : String(failure && failure.message || failure);
 		throw new LoaderError("network", `fetching ${url}: ${why}`, { url, status: resp ? resp.status : 0 });
@@ -111,9 +135,11 @@
 		return { text: new TextDecoder().decode(r.bytes), fromCache: r.fromCache };
 	}
 
-	// file returns the bytes of a small file of the folder (a tokenizer).
-	async function file(modelURL, name, opts) {
-		return (await fetchSmall(modelURL, name, opts, true)).bytes;
+	// file returns the bytes of a small file of the folder (a tokenizer),
+	// checked against sha, the manifest's sha256 of it.
+	async function file(modelURL, name, opts, sha) {
+		if (!/^[0-9a-f]{64}$/.test(sha || "")) throw new LoaderError("integrity", `${name}: the manifest gives no sha256 for it`, { file: name });
+		return (await fetchSmall(modelURL, name, opts, true, sha)).bytes;
 	}
 
 	// commit caches the manifest after a successful load.

@@ -107,7 +107,7 @@ const processed = (m) => {
 // The loader functions the Go side awaits.
 self.__wasmllmLoader = {
 	manifest: (model, opts) => WasmLLMLoader.manifest(model, opts),
-	file: (model, name, opts) => WasmLLMLoader.file(model, name, opts),
+	file: (model, name, opts, sha) => WasmLLMLoader.file(model, name, opts, sha),
 	quota: (model, shards, opts) => WasmLLMLoader.quota(model, shards, opts),
 	commit: (model, text, opts) => WasmLLMLoader.commit(model, text, opts),
 	download: (id, model, shards, onShard, opts) => WasmLLMLoader.download(model, shards, onShard, Object.assign({}, opts, {

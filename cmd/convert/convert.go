@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,6 +71,11 @@ func convertSource(ctx context.Context, o options, src *source) (*report, error)
 			return nil, &TensorError{File: o.in, Tensor: name, Element: -1, Err: err}
 		}
 		total += int64(n)
+	}
+	tok.spec.SHA256 = map[string]string{}
+	for _, f := range tok.files {
+		sum := sha256.Sum256(f.data)
+		tok.spec.SHA256[f.name] = hex.EncodeToString(sum[:])
 	}
 	specJSON, err := json.Marshal(tok.spec)
 	if err != nil {

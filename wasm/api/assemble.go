@@ -110,20 +110,15 @@ func (a *Assembler) Weights() (*model.Weights, error) {
 	return w, nil
 }
 
-// TokenizerFiles lists the files of the model folder the tokenizer is read
-// from (model.TokenizerSpec); none when the manifest names no tokenizer.
-func TokenizerFiles(m *manifest.Manifest) ([]string, error) {
+// TokenizerFiles returns the files of the model folder the tokenizer is
+// read from, with their sha256 (model.TokenizerSpec); nil when the manifest
+// names no tokenizer.
+func TokenizerFiles(m *manifest.Manifest) (*model.TokenizerSpec, error) {
 	spec, err := model.ParseTokenizerSpec(manifest.ManifestFile, m.Tokenizer)
 	if err != nil {
 		return nil, &Error{Code: CodeBadModel, Message: err.Error(), Err: err}
 	}
-	switch {
-	case spec == nil:
-		return nil, nil
-	case spec.Format == model.TokenizerHF:
-		return spec.Files, nil
-	}
-	return []string{spec.File}, nil
+	return spec, nil
 }
 
 // BuildTokenizer builds the tokenizer m names, with files holding the
@@ -141,10 +136,13 @@ func BuildTokenizer(m *manifest.Manifest, files map[string][]byte) (*tokenizer.T
 	if spec == nil {
 		return nil, nil
 	}
-	names, _ := TokenizerFiles(m)
-	for _, n := range names {
-		if _, ok := files[n]; !ok {
+	for _, n := range spec.Names() {
+		data, ok := files[n]
+		if !ok {
 			return nil, Errorf(CodeInternal, "tokenizer file %s was not fetched", n)
+		}
+		if err := spec.Verify(n, n, data); err != nil {
+			return nil, err
 		}
 	}
 	var tok *tokenizer.Tokenizer

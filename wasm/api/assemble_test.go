@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"wasmllm/cpu"
@@ -77,5 +78,31 @@ func TestResidentUpload(t *testing.T) {
 		if i >= len(res.Tokens) || res.Tokens[i] != want[i] {
 			t.Fatalf("tokens %v\nwant %v", res.Tokens, want)
 		}
+	}
+}
+
+// TestBuildTokenizerChecksum: tokenizer bytes that do not match the
+// manifest's sha256 are refused with code integrity, naming the file.
+func TestBuildTokenizerChecksum(t *testing.T) {
+	dir := "../../models/stories260K"
+	data, err := os.ReadFile(filepath.Join(dir, manifest.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := os.ReadFile(filepath.Join(dir, "tokenizer.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BuildTokenizer(m, map[string][]byte{"tokenizer.gguf": tok}); err != nil {
+		t.Fatalf("the real file: %v", err)
+	}
+	tok[100] ^= 1
+	_, err = BuildTokenizer(m, map[string][]byte{"tokenizer.gguf": tok})
+	if e := Classify(err); e.Code != CodeIntegrity || !strings.Contains(e.Message, "tokenizer.gguf") {
+		t.Errorf("got %v (%s), want integrity naming tokenizer.gguf", err, e.Code)
 	}
 }

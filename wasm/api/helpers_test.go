@@ -67,12 +67,12 @@ func loadDir(t *testing.T, dir string, context int) (*engine.Engine, *manifest.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := TokenizerFiles(m)
+	spec, err := TokenizerFiles(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}
-	for _, n := range names {
+	for _, n := range spec.Names() {
 		if files[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
 			t.Fatal(err)
 		}
