@@ -1,20 +1,18 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"strings"
-	"syscall"
 
 	"wasmllm/manifest"
 )
 
-// fileKind says where a file came from, which decides its caching.
+// fileKind says where a file came from, which decides its caching (and, in
+// a model folder, whether it is served as a download).
 type fileKind int
 
 const (
@@ -25,7 +23,8 @@ const (
 
 // serveFile serves name from inside dir, never outside it: the folder is
 // opened as an os.Root, which refuses ".." and symlinks that leave it.
-// Hidden names (a segment starting with '.') are not served.
+// Hidden names (a segment starting with '.') are not served, whether named
+// by the request or reached through a symlink (see resolve).
 func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name string, kind fileKind) {
 	for _, s := range strings.Split(name, "/") {
 		if strings.HasPrefix(s, ".") {
@@ -38,14 +37,19 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		h.notFound(w, r, err)
+		h.fileError(w, r, err)
 		return
 	}
 	defer root.Close()
-	fi, err := root.Stat(name)
+	target, err := resolve(root, name)
+	if err != nil {
+		h.fileError(w, r, err)
+		return
+	}
+	fi, err := root.Stat(target)
 	switch {
 	case err != nil:
-		h.notFound(w, r, err)
+		h.fileError(w, r, err)
 		return
 	case fi.IsDir():
 		if path.Base(name) == "index.html" {
@@ -63,30 +67,51 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 	base := path.Base(name)
 	hash, hashed := manifest.NameHash(base)
 	hashed = hashed && kind == fileModel
-	served, enc := name, ""
+	served, enc := target, ""
 	vary := compressible(base) && !hashed
 	if vary {
 		for _, e := range preferredEncodings(r.Header.Values("Accept-Encoding")) {
 			// A sibling older than the file is stale (rebuilt page, old .gz): skip it.
-			if vfi, err := root.Stat(name + encodingExt[e]); err == nil && vfi.Mode().IsRegular() && !vfi.ModTime().Before(fi.ModTime()) {
-				served, enc = name+encodingExt[e], e
+			sib, err := resolve(root, name+encodingExt[e])
+			if err != nil {
+				continue
+			}
+			if vfi, err := root.Stat(sib); err == nil && vfi.Mode().IsRegular() && !vfi.ModTime().Before(fi.ModTime()) {
+				served, enc = sib, e
 				break
 			}
 		}
 	}
 	f, err := root.Open(served)
 	if err != nil {
-		h.notFound(w, r, err)
+		h.fileError(w, r, err)
 		return
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		h.notFound(w, r, err)
+	if fi, err = f.Stat(); err != nil {
+		h.fileError(w, r, err)
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		http.NotFound(w, r)
 		return
 	}
 
 	hd := w.Header()
 	hd.Set("Content-Type", contentType(base))
+	if kind == fileModel && !isModelFile(name) {
+		// Anything else in a model folder (a stray page, an image, a
+		// readme) is only ever downloaded, never shown on this origin.
+		hd.Set("Content-Type", "application/octet-stream")
+		hd.Set("Content-Disposition", "attachment")
+	}
+	if kind == filePage && !h.corsAny && h.corsEnabled() && r.Header.Get("Origin") == "" && isScript(base) {
+		// A worker's importScripts is a no-cors request with no Origin
+		// (and, from a blob worker, no Referer): the app's own classic
+		// scripts, public code, stay loadable by the pages CORS lets in,
+		// as wasmllm-chat.js's cross-origin worker loads them.
+		hd.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	}
 	if vary {
 		hd.Add("Vary", "Accept-Encoding")
 	}
@@ -107,16 +132,31 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 		}
 		hd.Set("ETag", fmt.Sprintf(`"%x-%x%s"`, fi.ModTime().UnixNano(), fi.Size(), suffix))
 	}
-	http.ServeContent(w, r, base, fi.ModTime(), f)
+	serveContent(w, r, base, fi.ModTime(), fi.Size(), f)
 }
 
-// notFound answers 404, logging why when the cause is not simply a missing
-// file (such as a symlink that leaves the root).
-func (h *handler) notFound(w http.ResponseWriter, r *http.Request, err error) {
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-		h.log.Printf("refused %s: %v", sanitize(r.URL.EscapedPath(), 200), err)
+// isModelFile reports whether name, relative to the models folder, is a
+// file the loader fetches from a model folder (NAME/FILE): the manifest, a
+// content-hashed shard, or a tokenizer file as cmd/convert writes them
+// (wasm/api.TokenizerFiles). They keep their types; anything else is served
+// as a download.
+func isModelFile(name string) bool {
+	dir, file, ok := strings.Cut(name, "/")
+	if !ok || dir == "" || strings.Contains(file, "/") {
+		return false
 	}
-	http.NotFound(w, r)
+	switch file {
+	case manifest.ManifestFile, "tokenizer.json", "tokenizer_config.json", "generation_config.json", "chat_template.jinja",
+		"tokenizer.gguf", "tokenizer.bin", "tokenizer.model":
+		return true
+	}
+	if manifest.IsHashedName(file) {
+		return true
+	}
+	// A llama2.c tok<V>.bin.
+	v, ok := strings.CutPrefix(file, "tok")
+	v, ok2 := strings.CutSuffix(v, ".bin")
+	return ok && ok2 && v != "" && strings.Trim(v, "0123456789") == ""
 }
 
 // mimeTypes is fixed here rather than taken from the system's tables, which
@@ -152,6 +192,11 @@ func contentType(name string) string {
 		return t
 	}
 	return "application/octet-stream"
+}
+
+// isScript reports whether name is a script by its extension.
+func isScript(name string) bool {
+	return strings.HasPrefix(contentType(name), "text/javascript")
 }
 
 // compressible reports whether name may have precompressed .br/.gz siblings.

@@ -19,17 +19,21 @@ type handler struct {
 	corsAny     bool
 	corsOrigins map[string]bool
 	maxAge      time.Duration
+	writeIdle   time.Duration // see limits.WriteIdle
+	listing     *listingCache
 	log         *log.Logger
 }
 
 func newHandler(cfg serverConfig, logger *log.Logger) (*handler, error) {
 	h := &handler{
-		web:      cfg.Web,
-		models:   cfg.Models,
-		wasmDir:  filepath.Dir(cfg.Wasm),
-		wasmName: filepath.Base(cfg.Wasm),
-		maxAge:   cfg.MaxAge,
-		log:      logger,
+		web:       cfg.Web,
+		models:    cfg.Models,
+		wasmDir:   filepath.Dir(cfg.Wasm),
+		wasmName:  filepath.Base(cfg.Wasm),
+		maxAge:    cfg.MaxAge,
+		writeIdle: cfg.Limits.orDefaults().WriteIdle,
+		listing:   newListingCache(maxListedManifest),
+		log:       logger,
 	}
 	for _, o := range strings.Split(cfg.CORS, ",") {
 		switch o = strings.TrimSpace(o); {
@@ -51,10 +55,13 @@ func newHandler(cfg serverConfig, logger *log.Logger) (*handler, error) {
 func (h *handler) corsEnabled() bool { return h.corsAny || len(h.corsOrigins) > 0 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	lw := &logWriter{ResponseWriter: w}
+	lw := &logWriter{ResponseWriter: newProgressWriter(w, h.writeIdle)}
 	start := time.Now()
 	defer func() { h.logRequest(lw, r, time.Since(start)) }()
 	h.setCommonHeaders(lw.Header(), r)
+	if r.ContentLength != 0 { // a body (-1: chunked): 405 or 413 below
+		refuseBody(w)
+	}
 
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -66,10 +73,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(lw, "405 method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if r.ContentLength != 0 {
+		http.Error(lw, "413 this server takes no request bodies", http.StatusRequestEntityTooLarge)
+		return
+	}
 	rel, ok := cleanPath(r)
 	if !ok {
 		http.Error(lw, "400 bad path", http.StatusBadRequest)
 		return
+	}
+	if rel == "models" || strings.HasPrefix(rel, "models/") {
+		// Nothing in a model folder is a page: no script of its runs on
+		// this origin, even when opened directly.
+		lw.Header().Set("Content-Security-Policy", "sandbox")
 	}
 	switch {
 	case rel == "wasmllm.wasm":
@@ -83,25 +99,41 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// refuseBody makes sure a request body is never waited for: this server
+// takes none, so the connection is closed after the answer, and the read
+// deadline is moved to now so that net/http, which reads what is left of a
+// body after the handler, does not wait on a client that never sends it.
+func refuseBody(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
 // setCommonHeaders sets the headers every response carries: cross-origin
-// isolation, and CORS when enabled.
+// isolation, and CORS when enabled. Other origins may embed a response
+// (CORP cross-origin) only when CORS lets them read it: with -cors *, or
+// when the request comes from a listed origin.
 func (h *handler) setCommonHeaders(hd http.Header, r *http.Request) {
 	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 	hd.Set("Cross-Origin-Embedder-Policy", "require-corp")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	if !h.corsEnabled() {
+	origin := r.Header.Get("Origin")
+	allowed := h.corsAny || (origin != "" && h.corsOrigins[origin])
+	if allowed {
+		hd.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	} else {
 		hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	}
+	if !h.corsEnabled() {
 		return
 	}
-	hd.Set("Cross-Origin-Resource-Policy", "cross-origin")
-	origin := r.Header.Get("Origin")
 	switch {
 	case h.corsAny:
 		hd.Set("Access-Control-Allow-Origin", "*")
-	case h.corsOrigins[origin]:
+	case allowed:
 		hd.Set("Access-Control-Allow-Origin", origin)
 	}
 	if !h.corsAny {
+		// The CORS and CORP headers depend on Origin.
 		hd.Add("Vary", "Origin")
 	}
 	if hd.Get("Access-Control-Allow-Origin") != "" {

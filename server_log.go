@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // logWriter records a response's status and body size for the access log.
@@ -67,16 +69,57 @@ func (h *handler) logRequest(w *logWriter, r *http.Request, d time.Duration) {
 	h.log.Printf("%s %s %d %d %s %s", sanitize(r.Method, 16), sanitize(p, 400), status, w.bytes, sanitize(rng, 100), d.Round(time.Microsecond))
 }
 
-// sanitize makes client-supplied text safe for a one-line log: control
-// characters and spaces become '_', and it is cut to max bytes.
-func sanitize(s string, max int) string {
+// sanitize makes client-supplied text safe for a one-line log: C0 control
+// characters, DEL and spaces become '_'; what a terminal or viewer could
+// act on or display misleadingly is escaped: C1 controls (U+0080-U+009F,
+// such as U+009B, the one-character CSI) as \u009b, line and paragraph
+// separators, bidi controls (U+061C, U+200E-U+200F, U+202A-U+202E,
+// U+2066-U+2069) and the byte order mark likewise, invalid UTF-8 as \xNN,
+// and '\' itself as \\ so that escapes cannot be forged. It is cut to max
+// bytes of input first, at a character boundary.
+func sanitize(s string, max int) string { return escapeLog(s, max, false) }
+
+// sanitizeMsg is sanitize for free text at the end of a line, such as an
+// error (which may quote a requested name): it keeps spaces.
+func sanitizeMsg(s string, max int) string { return escapeLog(s, max, true) }
+
+func escapeLog(s string, max int, spaces bool) string {
 	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return strings.Map(func(r rune) rune {
-		if r <= ' ' || r == 0x7f {
-			return '_'
+		cut := max
+		for cut > 0 && cut > max-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+			cut--
 		}
-		return r
-	}, s)
+		s = s[:cut] + "..."
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == ' ' && spaces:
+			b.WriteByte(' ')
+		case r <= ' ' || r == 0x7f:
+			b.WriteByte('_')
+		case r == '\\':
+			b.WriteString(`\\`)
+		case logEscaped(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// logEscaped reports whether r is escaped in the log: a C1 control, a line
+// or paragraph separator, a bidi control or formatting mark, or a BOM.
+func logEscaped(r rune) bool {
+	switch {
+	case 0x80 <= r && r <= 0x9f, r == 0x061c, r == 0x200e, r == 0x200f, 0x2028 <= r && r <= 0x202e,
+		0x2066 <= r && r <= 0x2069, r == 0xfeff:
+		return true
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,17 +36,38 @@ type modelListing struct {
 	Models []modelEntry `json:"models"`
 }
 
+// maxListedManifest caps the manifest bytes the listing reads for one model:
+// a larger manifest (manifest.MaxManifestBytes allows 64 MiB) is listed by
+// name only, without being read, and left for the loader to validate.
+const maxListedManifest = 16 << 20
+
 // serveListing answers /models/ with every subfolder of -models that holds a
 // manifest.json, in name order. Hidden folders (such as a converter's
 // temporary output) are skipped, and so is anything a symlink would take
-// outside the models folder.
+// outside the models folder or to a hidden name. Each manifest is parsed
+// once per version (see listingCache), and one listing is built at a time.
 func (h *handler) serveListing(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.listing.busy <- struct{}{}:
+		defer func() { <-h.listing.busy }()
+	case <-r.Context().Done():
+		return
+	}
 	list := modelListing{Models: []modelEntry{}}
 	if root, err := os.OpenRoot(h.models); err == nil {
-		list.Models = h.listModels(root)
+		list.Models, err = h.listModels(root)
 		root.Close()
+		if err != nil {
+			h.log.Printf("models: %s", sanitizeMsg(err.Error(), 300))
+			unavailable(w, err)
+			return
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		h.log.Printf("models: %v", err)
+		h.log.Printf("models: %s", sanitizeMsg(err.Error(), 300))
+		if !notServable(err) {
+			unavailable(w, err)
+			return
+		}
 	}
 	body, err := json.MarshalIndent(list, "", "  ")
 	if err != nil {
@@ -58,46 +80,55 @@ func (h *handler) serveListing(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("ETag", fmt.Sprintf(`"%x"`, sum[:12]))
-	http.ServeContent(w, r, "models.json", time.Time{}, bytes.NewReader(body))
+	serveContent(w, r, "models.json", time.Time{}, int64(len(body)), bytes.NewReader(body))
 }
 
-func (h *handler) listModels(root *os.Root) []modelEntry {
+// listModels lists the model folders of root, sorted by name. An error is
+// the server's own failure (such as running out of file descriptors), not a
+// model's: a broken model is an entry with Error set.
+func (h *handler) listModels(root *os.Root) ([]modelEntry, error) {
 	out := []modelEntry{}
 	dir, err := root.Open(".")
 	if err != nil {
-		h.log.Printf("models: %v", err)
-		return out
+		return out, err
 	}
 	entries, err := dir.ReadDir(-1)
 	dir.Close()
 	if err != nil {
-		h.log.Printf("models: %v", err)
+		return out, err
 	}
+	seen := map[string]bool{}
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
-		if fi, err := root.Stat(name); err != nil || !fi.IsDir() {
-			continue
-		}
-		if _, err := root.Stat(name + "/" + manifest.ManifestFile); err != nil {
-			continue
-		}
-		u := "/models/" + url.PathEscape(name) + "/"
-		ent := modelEntry{Name: name, URL: u, Manifest: u + manifest.ManifestFile}
-		sub, err := fs.Sub(root.FS(), name)
-		var m *manifest.Manifest
+		p, err := resolve(root, name+"/"+manifest.ManifestFile)
 		if err == nil {
-			m, err = manifest.ReadFS(sub)
+			var fi fs.FileInfo
+			if fi, err = root.Stat(p); err == nil && !fi.Mode().IsRegular() {
+				continue
+			}
 		}
 		if err != nil {
-			ent.Error = err.Error()
-		} else {
-			ent.FormatVersion, ent.Arch, ent.Quant = m.FormatVersion, m.Arch, m.Quant
-			ent.Bytes, ent.Shards, ent.Tensors = m.TotalBytes(), len(m.Shards), len(m.Tensors)
+			if notServable(err) {
+				continue
+			}
+			return out, err
 		}
+		ent, err := h.listing.entry(root, p, h.log)
+		if err != nil {
+			if notServable(err) { // gone since
+				continue
+			}
+			return out, err
+		}
+		seen[p] = true
+		u := "/models/" + url.PathEscape(name) + "/"
+		ent.Name, ent.URL, ent.Manifest = name, u, u+manifest.ManifestFile
 		out = append(out, ent)
 	}
-	return out
+	h.listing.forget(seen)
+	slices.SortFunc(out, func(a, b modelEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }

@@ -599,7 +599,7 @@ func TestGracefulShutdown(t *testing.T) {
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, ln, h, log.New(&logs, "", 0)) }()
+	go func() { served <- serve(ctx, ln, h, limits{}, log.New(&logs, "", 0)) }()
 	got := make(chan string, 1)
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String() + "/")

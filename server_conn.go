@@ -1,0 +1,160 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// limitListener accepts at most n connections at once: Accept waits for a
+// served connection to close first (the waiting clients stay in the
+// kernel's backlog). Like golang.org/x/net/netutil.LimitListener.
+type limitListener struct {
+	net.Listener
+	slots chan struct{} // one element per connection being served
+	done  chan struct{} // closed by Close
+	once  sync.Once
+}
+
+func newLimitListener(ln net.Listener, n int) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// Close stops the listener, waking an Accept that waits for a slot.
+func (l *limitListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { close(l.done) })
+	return err
+}
+
+// limitConn gives its listener's slot back when closed.
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// ReadFrom keeps the TCP connection's sendfile path for file bodies.
+func (c *limitConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(c.Conn, r)
+}
+
+// CloseWrite lets net/http half-close the connection before closing it
+// (so that an unread request body does not reset the response).
+func (c *limitConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// writeChunk is how much of a response one write deadline covers: a client
+// must take writeChunk bytes per WriteIdle (64 KiB per 30 s, about 2 KiB/s)
+// to keep its connection.
+const writeChunk = 64 << 10
+
+// progressWriter gives every write of a response at most idle to complete,
+// writing in chunks of writeChunk and extending the connection's write
+// deadline before each: a client that stops reading is dropped after idle,
+// one that reads steadily, however slowly, gets the whole body.
+type progressWriter struct {
+	http.ResponseWriter
+	rc   *http.ResponseController
+	idle time.Duration
+}
+
+func newProgressWriter(w http.ResponseWriter, idle time.Duration) *progressWriter {
+	pw := &progressWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: idle}
+	pw.extend() // covers a response with no body, written after the handler
+	return pw
+}
+
+// extend moves the write deadline to idle from now. Writers without
+// deadlines (httptest.ResponseRecorder) are left alone.
+func (w *progressWriter) extend() {
+	w.rc.SetWriteDeadline(time.Now().Add(w.idle))
+}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	var n int
+	for len(p) > 0 {
+		c := p[:min(len(p), writeChunk)]
+		w.extend()
+		m, err := w.ResponseWriter.Write(c)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[len(c):]
+	}
+	return n, nil
+}
+
+// ReadFrom copies r in chunks of writeChunk through the underlying
+// ReaderFrom (sendfile for a file). A *io.LimitedReader, as io.CopyN and so
+// http.ServeContent pass, is unwrapped so that each chunk still reaches
+// sendfile as a file under one LimitedReader.
+func (w *progressWriter) ReadFrom(r io.Reader) (int64, error) {
+	rf, ok := w.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		rf = writerReaderFrom{w.ResponseWriter}
+	}
+	src, left := r, int64(-1) // -1: until EOF
+	if lr, ok := r.(*io.LimitedReader); ok {
+		src, left = lr.R, max(lr.N, 0)
+		defer func() { lr.N = left }()
+	}
+	var total int64
+	for left != 0 {
+		want := int64(writeChunk)
+		if left > 0 {
+			want = min(want, left)
+		}
+		w.extend()
+		n, err := rf.ReadFrom(&io.LimitedReader{R: src, N: want})
+		total += n
+		if left > 0 {
+			left -= n
+		}
+		if err != nil || n < want { // an error, or src's end
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *progressWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writerReaderFrom copies with plain Writes, for a ResponseWriter that is no
+// io.ReaderFrom.
+type writerReaderFrom struct{ w io.Writer }
+
+func (c writerReaderFrom) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{c.w}, r)
+}

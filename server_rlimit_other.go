@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// openFileLimit returns 0 (unknown) where there is no RLIMIT_NOFILE.
+func openFileLimit() uint64 { return 0 }
