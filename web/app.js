@@ -294,9 +294,11 @@ async function send() {
 	app.chunksAtStop = null;
 	setStatus("generating");
 	let latest = "", frame = 0;
-	const paint = () => {
+	// final: the whole reply in one synchronous render (streaming renders
+	// only the open tail, throttled).
+	const paint = (final = false) => {
 		frame = 0;
-		renderReply(body, latest, { plain });
+		renderReply(body, latest, { plain, final });
 		li.scrollIntoView({ block: "end" });
 	};
 	const conv = app.conv;
@@ -304,11 +306,11 @@ async function send() {
 		const r = await conv.send(text, settings, (t) => {
 			latest = t;
 			app.chunks++;
-			if (!frame) frame = requestAnimationFrame(paint);
+			if (!frame) frame = requestAnimationFrame(() => paint());
 		});
 		if (frame) cancelAnimationFrame(frame);
 		latest = r.text;
-		paint();
+		paint(true);
 		const meta = document.createElement("p");
 		meta.className = "meta";
 		meta.dataset.testid = "usage";

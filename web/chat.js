@@ -3,7 +3,7 @@
 // reply, chat versus plain-continuation mode, thinking text, and the DOM of
 // one assistant message (always built from text nodes, see markdown.js).
 
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdownInto } from "./markdown.js";
 
 /** The sampling settings the page offers, with their request names. */
 export const SAMPLING = [
@@ -118,34 +118,56 @@ export function splitThinking(text) {
  * renderReply fills el with a reply: its thinking folded in a <details>
  * (kept open or closed as the reader left it), then the answer as Markdown.
  * plain renders the answer as preformatted text (continuation mode).
+ *
+ * It is called again and again while a reply streams in: the elements are
+ * kept and updated, and the answer goes through its MarkdownView (see
+ * markdown.js), which re-renders only the part that can still change.
+ * final: true (the complete reply) does one full, unthrottled render.
  */
-export function renderReply(el, text, { plain = false } = {}) {
+export function renderReply(el, text, { plain = false, final = false } = {}) {
 	const doc = el.ownerDocument;
-	const prev = el.querySelector(":scope > details.thinking");
-	const wasOpen = prev ? prev.open : false;
 	const { thinking, answer, done } = plain ? { thinking: null, answer: text, done: true } : splitThinking(text);
-	el.replaceChildren();
-	if (thinking !== null) {
-		const d = doc.createElement("details");
-		d.className = "thinking";
-		d.open = wasOpen;
-		const s = doc.createElement("summary");
-		s.textContent = done ? "Thought" : "Thinking…";
-		const body = doc.createElement("div");
-		body.className = "thinking-text";
-		body.textContent = thinking;
-		d.append(s, body);
-		el.appendChild(d);
-	}
-	const a = doc.createElement("div");
-	a.className = "answer";
-	if (plain) {
-		a.classList.add("plain");
-		a.textContent = answer;
+	let d = el.querySelector(":scope > details.thinking");
+	let a = el.querySelector(":scope > div.answer");
+	if (a && a.classList.contains("plain") !== plain) a = null;
+	if (thinking === null) {
+		d = null;
 	} else {
-		a.appendChild(renderMarkdown(answer, doc));
+		if (!d) {
+			d = doc.createElement("details");
+			d.className = "thinking";
+			d.open = false;
+			const s = doc.createElement("summary");
+			const body = doc.createElement("div");
+			body.className = "thinking-text";
+			d.append(s, body);
+		}
+		setText(d.querySelector(":scope > summary"), done ? "Thought" : "Thinking…");
+		setText(d.querySelector(":scope > .thinking-text"), thinking);
 	}
-	el.appendChild(a);
+	if (!a) {
+		a = doc.createElement("div");
+		a.className = "answer";
+		if (plain) a.classList.add("plain");
+	}
+	const want = d ? [d, a] : [a];
+	if (el.childNodes.length !== want.length || want.some((n, i) => el.childNodes[i] !== n)) el.replaceChildren(...want);
+	if (plain) setText(a, answer);
+	else renderMarkdownInto(a, answer, { final });
+}
+
+// setText sets node's text, appending to its text node when the new text
+// only extends it (a streamed reply), so that nothing is rebuilt.
+function setText(node, text) {
+	const t = node.firstChild;
+	if (t && t.nodeType === 3 && node.childNodes.length === 1) {
+		if (t.data === text) return;
+		if (text.startsWith(t.data)) {
+			t.appendData(text.slice(t.data.length));
+			return;
+		}
+	}
+	node.textContent = text;
 }
 
 /** formatStats is the line shown under a reply. */

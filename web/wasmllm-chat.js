@@ -206,19 +206,19 @@ export class WasmLLMChat extends HTMLElement {
 		this._setStatus("generating");
 		const plain = !this._conv.chatMode;
 		let latest = "", frame = 0;
-		const paint = () => {
+		const paint = (final = false) => {
 			frame = 0;
-			renderReply(body, latest, { plain });
+			renderReply(body, latest, { plain, final });
 			this._log.scrollTop = this._log.scrollHeight;
 		};
 		try {
 			const r = await this._conv.send(text, this._settings(), (t) => {
 				latest = t;
-				if (!frame) frame = requestAnimationFrame(paint);
+				if (!frame) frame = requestAnimationFrame(() => paint());
 			});
 			if (frame) cancelAnimationFrame(frame);
 			latest = r.text;
-			paint();
+			paint(true);
 			const meta = document.createElement("p");
 			meta.className = "meta";
 			meta.textContent = (r.finish_reason === "abort" ? "stopped · " : "") + formatStats(r.usage, r.timings);

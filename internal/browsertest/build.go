@@ -114,7 +114,7 @@ window.pageReady = true;
 </script>
 `
 
-// WebDir returns a fresh folder holding web/'s files, wasm_exec.js and
+// WebDir returns a fresh folder holding web/'s files and folders, wasm_exec.js and
 // test.html, plus extra files (name -> contents).
 func WebDir(t testing.TB, extra map[string]string) string {
 	t.Helper()
@@ -141,6 +141,13 @@ func WebDir(t testing.TB, extra map[string]string) string {
 		}
 		if err := os.WriteFile(filepath.Join(dir, to), data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for _, e := range entries { // vendored libraries (web/vendor/)
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if err := os.CopyFS(filepath.Join(dir, e.Name()), os.DirFS(filepath.Join(src, e.Name()))); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	extra2 := map[string]string{"test.html": TestPage}
