@@ -2,10 +2,11 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/ardanlabs/jinja"
+	"wasmllm/internal/jinja"
 )
 
 // ChatOptions are the variables a chat template sees besides messages.
@@ -24,12 +25,26 @@ type ChatOptions struct {
 	Now func() time.Time
 }
 
+// chatLimits bound compiling and rendering a chat template, which comes
+// with the model and may be hostile: the engine's defaults (16 MiB of
+// output and per value, 64 MiB allocated in all, 10M steps, range() of
+// 100k items, nesting depth 200, 5 s) are far above what real templates
+// need, and stop a runaway template within about a second. Past one, the
+// render fails with a *TemplateError naming the limit.
+var chatLimits = jinja.DefaultLimits()
+
 // RenderChat renders a Jinja chat template with messages, the way Hugging
 // Face's apply_chat_template does (tokenize=False). The template sees
 // messages, tools (none unless set), add_generation_prompt, the Kwargs,
 // raise_exception and strftime_now. Set bos_token and eos_token through
 // Kwargs, or use (*Tokenizer).RenderChat which does.
-func RenderChat(tmpl string, messages []Message, opts ChatOptions) (out string, err error) {
+func RenderChat(tmpl string, messages []Message, opts ChatOptions) (string, error) {
+	return renderChat(tmpl, "", messages, opts)
+}
+
+// renderChat is RenderChat for a template whose source (for errors) is
+// name.
+func renderChat(tmpl, name string, messages []Message, opts ChatOptions) (out string, err error) {
 	if tmpl == "" {
 		return "", ErrNoChatTemplate
 	}
@@ -37,12 +52,12 @@ func RenderChat(tmpl string, messages []Message, opts ChatOptions) (out string, 
 	// strange template is reported as an error, not a crash.
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = "", &TemplateError{Stage: "render", Err: fmt.Errorf("template engine panic: %v", r)}
+			out, err = "", &TemplateError{Stage: "render", Template: name, Err: fmt.Errorf("template engine panic: %v", r)}
 		}
 	}()
-	t, err := jinja.Compile(normalizeTemplate(tmpl))
+	t, err := jinja.CompileLimits(normalizeTemplate(tmpl), chatLimits)
 	if err != nil {
-		return "", &TemplateError{Stage: "compile", Err: err}
+		return "", templateError("compile", name, err)
 	}
 	vars := map[string]jinja.Value{
 		"add_generation_prompt": jinja.NewBool(opts.AddGenerationPrompt),
@@ -71,10 +86,21 @@ func RenderChat(tmpl string, messages []Message, opts ChatOptions) (out string, 
 		}
 		vars[k] = v
 	}
-	if out, err = t.RenderValues(vars); err != nil {
-		return "", &TemplateError{Stage: "render", Err: err}
+	if out, err = t.RenderValuesLimits(vars, chatLimits); err != nil {
+		return "", templateError("render", name, err)
 	}
 	return out, nil
+}
+
+// templateError wraps a compile or render failure, naming the limit the
+// template hit if that was the cause.
+func templateError(stage, name string, err error) *TemplateError {
+	te := &TemplateError{Stage: stage, Template: name, Err: err}
+	var le *jinja.LimitError
+	if errors.As(err, &le) {
+		te.Limit = le.Limit
+	}
+	return te
 }
 
 func kwargValue(x any) (jinja.Value, error) {
@@ -113,5 +139,5 @@ func (t *Tokenizer) RenderChat(messages []Message, opts ChatOptions) (string, er
 		kw[k] = v
 	}
 	opts.Kwargs = kw
-	return RenderChat(t.chatTemplate, messages, opts)
+	return renderChat(t.chatTemplate, t.chatTemplateFrom, messages, opts)
 }

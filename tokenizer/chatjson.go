@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ardanlabs/jinja"
+	"wasmllm/internal/jinja"
 )
 
 const maxJSONDepth = 256

@@ -19,13 +19,27 @@ var (
 )
 
 // TemplateError reports a chat template that failed to compile or render,
-// including a raise_exception call from the template itself.
+// including a raise_exception call from the template itself and a template
+// stopped by one of the engine's limits (see chatLimits).
 type TemplateError struct {
 	Stage string // "compile" or "render"
+	// Template says where the template came from, such as
+	// "tokenizer_config.json chat_template" or "tokenizer.chat_template
+	// (GGUF)"; it is empty for a template handed to RenderChat.
+	Template string
+	// Limit names the limit the template exceeded, such as "max_steps"
+	// or "max_depth" (a *jinja.LimitError's Limit, which Err wraps); it is
+	// empty for other failures.
+	Limit string
 	Err   error
 }
 
-func (e *TemplateError) Error() string { return fmt.Sprintf("chat template %s: %v", e.Stage, e.Err) }
+func (e *TemplateError) Error() string {
+	if e.Template != "" {
+		return fmt.Sprintf("chat template (%s) %s: %v", e.Template, e.Stage, e.Err)
+	}
+	return fmt.Sprintf("chat template %s: %v", e.Stage, e.Err)
+}
 
 func (e *TemplateError) Unwrap() error { return e.Err }
 

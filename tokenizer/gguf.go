@@ -218,6 +218,7 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 	}
 	if tmpl, ok := m.str("tokenizer.chat_template"); ok {
 		t.chatTemplate = tmpl
+		t.chatTemplateFrom = "tokenizer.chat_template (GGUF)"
 	}
 	if m.err != nil {
 		return nil, m.err

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 )
 
 // hfConfig is the part of tokenizer_config.json this package reads.
@@ -65,6 +66,9 @@ func (t *Tokenizer) hfConfig(file string, data []byte) error {
 		return formatErr(file, "chat_template", err)
 	}
 	t.chatTemplate = tmpl
+	if tmpl != "" {
+		t.chatTemplateFrom = filepath.Base(file) + " chat_template"
+	}
 	return nil
 }
 

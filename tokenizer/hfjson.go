@@ -105,6 +105,7 @@ func FromHFDir(dir string) (*Tokenizer, error) {
 	}
 	if tmpl != nil && t.chatTemplate == "" {
 		t.chatTemplate = string(tmpl)
+		t.chatTemplateFrom = "chat_template.jinja"
 	}
 	return t, nil
 }

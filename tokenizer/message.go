@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ardanlabs/jinja"
+	"wasmllm/internal/jinja"
 )
 
 // Message is one chat message. Role and Content are the common fields;

@@ -6,8 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ardanlabs/jinja"
+	"wasmllm/internal/jinja"
 )
+
+// maxStrftimeFormat bounds a strftime_now format, whose output may be
+// several times longer (%B is "September"): real ones are a few bytes.
+const maxStrftimeFormat = 4096
 
 // strftimeNow is the strftime_now(format) global of Hugging Face chat
 // templates, on the given clock.
@@ -18,6 +22,9 @@ func strftimeNow(now func() time.Time) jinja.Value {
 	return jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 		if len(args) != 1 || !args[0].IsString() {
 			return jinja.Undefined(), errors.New("strftime_now takes one format string")
+		}
+		if len(args[0].AsString()) > maxStrftimeFormat {
+			return jinja.Undefined(), fmt.Errorf("strftime_now format longer than %d bytes", maxStrftimeFormat)
 		}
 		return jinja.NewString(strftime(args[0].AsString(), now())), nil
 	})

@@ -38,6 +38,7 @@ type Tokenizer struct {
 	cleanUp    bool // clean_up_tokenization_spaces
 
 	chatTemplate       string
+	chatTemplateFrom   string // where chatTemplate came from, for errors
 	bosToken, eosToken string // texts handed to chat templates
 	hasBOSToken        bool
 	hasEOSToken        bool

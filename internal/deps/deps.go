@@ -5,7 +5,6 @@
 package deps
 
 import (
-	_ "github.com/ardanlabs/jinja"
 	_ "github.com/chromedp/chromedp"
 	_ "github.com/dlclark/regexp2"
 	_ "github.com/google/go-cmp/cmp"

@@ -90,8 +90,14 @@ func Classify(err error) *Error {
 	case errors.Is(err, engine.ErrNoTokenizer):
 		out.Code = CodeNoTokenizer
 	case errors.As(err, &te):
-		// A template's raise_exception rejects the conversation itself.
+		// A template's raise_exception rejects the conversation itself; a
+		// template that does not compile or runs past a limit is the
+		// model's fault.
 		out.Code = CodeBadRequest
+		if te.Stage == "compile" || te.Limit != "" {
+			out.Code = CodeBadModel
+		}
+		out.Details = map[string]any{"stage": te.Stage, "template": te.Template, "limit": te.Limit}
 	case errors.Is(err, sampler.ErrAllMasked):
 		out.Code = CodeBadRequest
 	case errors.As(err, &dl):
