@@ -7,7 +7,7 @@ QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run generate test test-native test-browser testdata bench bench-go fuzz convert dist clean
+.PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go fuzz convert dist clean
 
 all: test
 
@@ -37,6 +37,14 @@ test: test-native test-browser
 test-native: testdata
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
+
+# test-extended: the native tests plus those reading the full golden sets in ../shared (every K-quant file, the Qwen2 data, the goldens' JSON originals).
+test-extended: testdata
+	WASMLLM_EXTENDED=1 $(GO) test -timeout 30m ./...
+
+# size: the bytes of the tracked files; fails above 30 MB.
+size:
+	./scripts/size.sh
 
 # test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU) in headless Chromium.
 test-browser: $(BUILD)/wasmexec

@@ -310,25 +310,33 @@ func TestOffline(t *testing.T) {
 	}
 }
 
-// TestCorruptShard: a shard with one flipped byte fails the load with an
-// error naming it, after one retry, and is never cached.
-func TestCorruptShard(t *testing.T) {
-	t.Parallel()
-	models, m := storiesModel(t, "stories")
-	bad := browsertest.ShardPath(filepath.Join(models, "stories"), m, 1)
-	data, err := os.ReadFile(bad)
+// loadCorrupted flips one bit in the middle of file (a file of the stories
+// folder under models), loads the folder on the CPU backend in a fresh page
+// and returns the "integrity" error the load must fail with, the server
+// and the browser.
+func loadCorrupted(t *testing.T, models, file string) (*browsertest.JSError, *browsertest.Server, *browsertest.Browser) {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	data[len(data)/2] ^= 0x10
-	if err := os.WriteFile(bad, data, 0o644); err != nil {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
 	b := browsertest.NewBrowser(t)
 	b.Open(srv.URL + "/test.html")
 	_, err = load(b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
-	je := wantCode(t, err, "integrity")
+	return wantCode(t, err, "integrity"), srv, b
+}
+
+// TestCorruptShard: a shard with one flipped byte fails the load with an
+// error naming it, after one retry, and is never cached.
+func TestCorruptShard(t *testing.T) {
+	t.Parallel()
+	models, m := storiesModel(t, "stories")
+	je, srv, b := loadCorrupted(t, models, browsertest.ShardPath(filepath.Join(models, "stories"), m, 1))
 	if !strings.Contains(je.Message, m.Shards[1].File) || je.Details["shard"] != m.Shards[1].File {
 		t.Errorf("error %q %v does not name %s", je.Message, je.Details, m.Shards[1].File)
 	}
@@ -348,20 +356,7 @@ func TestCorruptShard(t *testing.T) {
 func TestCorruptTokenizer(t *testing.T) {
 	t.Parallel()
 	models, _ := storiesModel(t, "stories")
-	path := filepath.Join(models, "stories", "tokenizer.gguf")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0x10
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
-	b := browsertest.NewBrowser(t)
-	b.Open(srv.URL + "/test.html")
-	_, err = load(b, map[string]any{"model": "/models/stories/", "backend": "cpu"})
-	je := wantCode(t, err, "integrity")
+	je, _, b := loadCorrupted(t, models, filepath.Join(models, "stories", "tokenizer.gguf"))
 	if !strings.Contains(je.Message, "tokenizer.gguf") || je.Details["file"] != "tokenizer.gguf" {
 		t.Errorf("error %q %v does not name tokenizer.gguf", je.Message, je.Details)
 	}
