@@ -1,79 +1,30 @@
 // Command wasmllm serves the wasmllm web app: the pages under -web, the wasm
-// build at /wasmllm.wasm, and converted model folders under /models/.
+// build at /wasmllm.wasm, and converted model folders under /models/ (see
+// package server).
 //
 //	go run . -addr 127.0.0.1:8080 -models DIR [-web web] [-wasm build/wasmllm.wasm] [-cors ORIGIN|*] [-max-conns N]
 //
-// Every response is cross-origin isolated (COOP/COEP). Content-hashed shards
-// are cached forever, everything else briefly and revalidated by ETag.
-// Model folders are served sandboxed (CSP sandbox), and what in them is not a
-// model file is served as a download. A client can hold a connection only
-// while it makes progress (see limits), and only -max-conns at once.
 // SIGINT or SIGTERM shuts the server down gracefully.
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
+
+	"wasmllm/server"
 )
 
-// shutdownTimeout bounds how long in-flight requests may run after a signal.
-const shutdownTimeout = 10 * time.Second
-
-// serverConfig holds the command-line settings.
-type serverConfig struct {
-	Addr   string
-	Web    string        // folder served at /
-	Wasm   string        // file served at /wasmllm.wasm
-	Models string        // folder whose subfolders are served at /models/NAME/
-	CORS   string        // "", "*", or comma-separated origins
-	MaxAge time.Duration // Cache-Control max-age of pages and manifests
-	Limits limits        // zero fields take defaultLimits' values
-}
-
-// limits bound what one client can hold on to. The server never needs a
-// request body, so reading a request is quick; a response is only bounded
-// by progress, so that a slow but live client still gets a 1 GiB shard.
-type limits struct {
-	MaxConns   int           // connections served at once; more wait to be accepted
-	ReadHeader time.Duration // to read a request's header
-	Read       time.Duration // to read a whole request, header and body
-	WriteIdle  time.Duration // longest one write of a response may wait on the client
-	Idle       time.Duration // a kept-alive connection between requests
-}
-
-// defaultLimits are the limits of fields left zero. MaxConns 0 is worked out
-// from the file descriptors the process may open (see connCap).
-var defaultLimits = limits{
-	ReadHeader: 10 * time.Second,
-	Read:       30 * time.Second,
-	WriteIdle:  30 * time.Second,
-	Idle:       2 * time.Minute,
-}
-
-// orDefaults returns l with its zero durations set from defaultLimits.
-func (l limits) orDefaults() limits {
-	d := defaultLimits
-	l.ReadHeader = cmp.Or(l.ReadHeader, d.ReadHeader)
-	l.Read = cmp.Or(l.Read, d.Read)
-	l.WriteIdle = cmp.Or(l.WriteIdle, d.WriteIdle)
-	l.Idle = cmp.Or(l.Idle, d.Idle)
-	return l
-}
-
-func parseFlags(args []string, stderr io.Writer) (serverConfig, error) {
-	var c serverConfig
+func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
+	var c server.Config
 	fs := flag.NewFlagSet("wasmllm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
@@ -111,86 +62,8 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal kills at once
 	}()
-	if err := run(ctx, cfg, logger); err != nil {
+	if err := server.Run(ctx, cfg, logger); err != nil {
 		logger.Print(err)
 		os.Exit(1)
 	}
-}
-
-// run serves cfg until ctx is done.
-func run(ctx context.Context, cfg serverConfig, logger *log.Logger) error {
-	h, err := newHandler(cfg, logger)
-	if err != nil {
-		return err
-	}
-	for _, p := range []struct{ what, path string }{{"-web", cfg.Web}, {"-wasm", cfg.Wasm}, {"-models", cfg.Models}} {
-		if _, err := os.Stat(p.path); err != nil {
-			logger.Printf("warning: %s %s: %v", p.what, p.path, err)
-		}
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
-	lim := cfg.Limits
-	if lim.MaxConns == 0 {
-		lim.MaxConns = connCap(openFileLimit())
-	}
-	logger.Printf("serving %s, %s and models from %s on http://%s/ (at most %d connections)", cfg.Web, cfg.Wasm, cfg.Models, ln.Addr(), lim.MaxConns)
-	return serve(ctx, ln, h, lim, logger)
-}
-
-// Connection cap when the open-file limit leaves room: each connection may
-// hold its socket, a folder and a file open while it is served.
-const (
-	maxConnsDefault = 512
-	fdsPerConn      = 3
-	fdsReserved     = 32 // listener, log, runtime, listing
-)
-
-// connCap is the default -max-conns for an open-file limit of nofile (0:
-// unknown): maxConnsDefault, or fewer so that the connections cannot use up
-// the process's file descriptors.
-func connCap(nofile uint64) int {
-	n := uint64(maxConnsDefault)
-	if nofile > 0 {
-		n = min(n, (max(nofile, fdsReserved)-fdsReserved)/fdsPerConn)
-	}
-	return max(int(n), 4)
-}
-
-// serve runs an HTTP server on ln until ctx is done, then lets in-flight
-// requests finish (up to shutdownTimeout). It serves at most lim.MaxConns
-// connections at once (0: no cap) and drops a client that stalls reading
-// a request or, through the handler's write deadlines, taking a response.
-func serve(ctx context.Context, ln net.Listener, h http.Handler, lim limits, logger *log.Logger) error {
-	lim = lim.orDefaults()
-	if lim.MaxConns > 0 {
-		ln = newLimitListener(ln, lim.MaxConns)
-	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: lim.ReadHeader,
-		ReadTimeout:       lim.Read,
-		IdleTimeout:       lim.Idle,
-		ErrorLog:          logger,
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Print("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	<-errc
-	if err != nil {
-		srv.Close()
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	logger.Print("stopped")
-	return nil
 }

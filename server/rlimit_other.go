@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package server
 
 // openFileLimit returns 0 (unknown) where there is no RLIMIT_NOFILE.
 func openFileLimit() uint64 { return 0 }

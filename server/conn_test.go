@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -20,11 +20,11 @@ import (
 )
 
 // testLimits are limits small enough for tests to wait them out.
-var testLimits = limits{ReadHeader: 300 * time.Millisecond, Read: 300 * time.Millisecond, WriteIdle: 200 * time.Millisecond, Idle: 5 * time.Second}
+var testLimits = Limits{ReadHeader: 300 * time.Millisecond, Read: 300 * time.Millisecond, WriteIdle: 200 * time.Millisecond, Idle: 5 * time.Second}
 
 // smallSite writes web/ with index.html and the files of the given sizes
 // (sparse, so that big ones cost nothing), and returns its config.
-func smallSite(t *testing.T, sizes map[string]int64) serverConfig {
+func smallSite(t *testing.T, sizes map[string]int64) Config {
 	t.Helper()
 	dir := t.TempDir()
 	web := filepath.Join(dir, "web")
@@ -48,7 +48,7 @@ func smallSite(t *testing.T, sizes map[string]int64) serverConfig {
 		f.WriteAt([]byte("tail"), size-4)
 		f.Close()
 	}
-	return serverConfig{Web: web, Wasm: filepath.Join(dir, "none.wasm"), Models: filepath.Join(dir, "models"), MaxAge: time.Minute, Limits: testLimits}
+	return Config{Web: web, Wasm: filepath.Join(dir, "none.wasm"), Models: filepath.Join(dir, "models"), MaxAge: time.Minute, Limits: testLimits}
 }
 
 // smallBuffers makes accepted TCP connections buffer little, so that a
@@ -65,7 +65,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 
 // startServe runs serve with h and lim on a loopback port until the test
 // ends, and returns the address and the server's log.
-func startServe(t *testing.T, cfg serverConfig) (string, *syncBuffer) {
+func startServe(t *testing.T, cfg Config) (string, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	h, err := newHandler(cfg, log.New(logs, "", 0))

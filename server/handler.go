@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -19,12 +19,12 @@ type handler struct {
 	corsAny     bool
 	corsOrigins map[string]bool
 	maxAge      time.Duration
-	writeIdle   time.Duration // see limits.WriteIdle
+	writeIdle   time.Duration // see Limits.WriteIdle
 	listing     *listingCache
 	log         *log.Logger
 }
 
-func newHandler(cfg serverConfig, logger *log.Logger) (*handler, error) {
+func newHandler(cfg Config, logger *log.Logger) (*handler, error) {
 	h := &handler{
 		web:       cfg.Web,
 		models:    cfg.Models,

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ import (
 // to reach.
 type fixture struct {
 	dir    string
-	cfg    serverConfig
+	cfg    Config
 	model  *manifest.Manifest
 	shard  []byte // first shard's bytes
 	appJS  []byte
@@ -104,7 +104,7 @@ func newFixture(t *testing.T) *fixture {
 		os.Chtimes(filepath.Join(dir, name), stamp, stamp)
 	}
 	// A real converted model: the tiny Llama-3 Q4_0 GGUF in 64 KiB shards.
-	g, err := loader.ReadGGUF(filepath.Join("testdata", "models", "tiny-llama3-q4_0.gguf"))
+	g, err := loader.ReadGGUF(filepath.Join("..", "testdata", "models", "tiny-llama3-q4_0.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +144,12 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "outside", "manifest.json"), []byte("{}"), 0o644)
-	f.cfg = serverConfig{Web: filepath.Join(dir, "web"), Wasm: filepath.Join(dir, "build", "wasmllm.wasm"),
+	f.cfg = Config{Web: filepath.Join(dir, "web"), Wasm: filepath.Join(dir, "build", "wasmllm.wasm"),
 		Models: filepath.Join(dir, "models"), MaxAge: time.Minute}
 	return f
 }
 
-func (f *fixture) handler(t *testing.T, cfg serverConfig) http.Handler {
+func (f *fixture) handler(t *testing.T, cfg Config) http.Handler {
 	t.Helper()
 	h, err := newHandler(cfg, log.New(f.logBuf, "", 0))
 	if err != nil {
@@ -426,7 +426,7 @@ func TestCORS(t *testing.T) {
 			t.Errorf("origin %q: Allow-Origin %q Vary %q", origin, got, resp.Header.Get("Vary"))
 		}
 	}
-	if _, err := newHandler(serverConfig{CORS: "example.com"}, log.New(io.Discard, "", 0)); err == nil {
+	if _, err := newHandler(Config{CORS: "example.com"}, log.New(io.Discard, "", 0)); err == nil {
 		t.Error("-cors example.com accepted")
 	}
 }
@@ -599,7 +599,7 @@ func TestGracefulShutdown(t *testing.T) {
 	var logs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serve(ctx, ln, h, limits{}, log.New(&logs, "", 0)) }()
+	go func() { served <- serve(ctx, ln, h, Limits{}, log.New(&logs, "", 0)) }()
 	got := make(chan string, 1)
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String() + "/")

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"io"
@@ -18,7 +18,7 @@ func BenchmarkServeShard(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "m", name), make([]byte, 16<<20), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	h, err := newHandler(serverConfig{Web: dir, Models: dir, Wasm: filepath.Join(dir, "x.wasm")}, log.New(io.Discard, "", 0))
+	h, err := newHandler(Config{Web: dir, Models: dir, Wasm: filepath.Join(dir, "x.wasm")}, log.New(io.Discard, "", 0))
 	if err != nil {
 		b.Fatal(err)
 	}
