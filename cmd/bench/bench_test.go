@@ -270,7 +270,7 @@ func TestSummarizeSkips(t *testing.T) {
 // TestRerender: -render rewrites the text and chart of a kept bench.json
 // without running anything, the same as the run wrote them.
 func TestRerender(t *testing.T) {
-	src := filepath.Join("..", "..", "bench", "results", "swiftshader-2cpu.json")
+	src := filepath.Join("results", "swiftshader-2cpu.json")
 	out := t.TempDir()
 	if err := rerender(src, out); err != nil {
 		t.Fatal(err)
@@ -279,12 +279,12 @@ func TestRerender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(filepath.Join("..", "..", "bench", "results", "swiftshader-2cpu.txt"))
+	want, err := os.ReadFile(filepath.Join("results", "swiftshader-2cpu.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("re-rendered bench.txt differs from bench/results/swiftshader-2cpu.txt:\n%s", got)
+		t.Errorf("re-rendered bench.txt differs from cmd/bench/results/swiftshader-2cpu.txt:\n%s", got)
 	}
 	if err := rerender(filepath.Join(out, "missing.json"), out); err == nil {
 		t.Error("a missing bench.json gave no error")

@@ -10,7 +10,7 @@
 //   - every test model (testdata/models/*.gguf) and a synthetic
 //     Llama-3.2-1B-shaped q4 model written on the fly, through
 //     engine.Engine.Generate on WebGPU and on the CPU backend, and through
-//     wllama (llama.cpp in wasm, from npm with bench/package-lock.json) on
+//     wllama (llama.cpp in wasm, from npm with cmd/bench/page/package-lock.json) on
 //     the same GGUF files: prefill tok/s at 16, 128 and 512 prompt tokens,
 //     decode tok/s after each, the decode bandwidth ratio, per-token
 //     dispatches, submits, readback bytes and Go-side encode time;

@@ -92,7 +92,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 	peerDir := ""
 	if o.Peer != "off" {
 		logf("installing %s %s (npm ci in bench/)", peerPackage, peerVersion)
-		peerDir, err = installPeer(ctx, filepath.Join(root, "bench"))
+		peerDir, err = installPeer(ctx, filepath.Join(root, "cmd", "bench", "page"))
 		if err != nil {
 			if o.Peer == "on" || err != errNoNpm {
 				return nil, fmt.Errorf("the peer: %w", err)
@@ -100,7 +100,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 			note("no peer: npm is not installed")
 		}
 	}
-	srv, err := startServer(serverFiles{Page: filepath.Join(root, "bench"), Web: filepath.Join(root, "web"), Wllama: peerDir,
+	srv, err := startServer(serverFiles{Page: filepath.Join(root, "cmd", "bench", "page"), Web: filepath.Join(root, "web"), Wllama: peerDir,
 		Models: models, Probe: probe, EngineWasm: engineWasm, WasmExe: wasmExec})
 	if err != nil {
 		return nil, err
