@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -57,6 +58,21 @@ type BackendStats struct {
 }
 
 var _ model.Backend = (*Backend)(nil)
+
+// OpenBackend opens the browser's WebGPU device with o and builds a Backend
+// on it; the caller closes the device when done.
+func OpenBackend(ctx context.Context, o Options, bo BackendOptions) (*Backend, *Device, error) {
+	d, err := Open(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := NewBackend(d, bo)
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	return b, d, nil
+}
 
 // NewBackend builds a Backend on an open device.
 func NewBackend(d *Device, opts BackendOptions) (*Backend, error) {

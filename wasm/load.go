@@ -364,7 +364,7 @@ func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 	if o.Backend == api.BackendCPU {
 		return cpuBackend(""), nil
 	}
-	d, err := gpu.Open(ctx, gpu.Options{MaxStorageBufferBindingSize: o.Limits.MaxStorageBufferBindingSize, MaxBufferSize: o.Limits.MaxBufferSize})
+	b, d, err := gpu.OpenBackend(ctx, gpu.Options{MaxStorageBufferBindingSize: o.Limits.MaxStorageBufferBindingSize, MaxBufferSize: o.Limits.MaxBufferSize}, gpu.BackendOptions{})
 	if err != nil {
 		if o.Backend == api.BackendWebGPU {
 			return nil, &api.Error{Code: api.CodeNoWebGPU, Message: err.Error(), Err: err}
@@ -375,11 +375,6 @@ func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 		name := d.AdapterInfo.Architecture
 		d.Close()
 		return cpuBackend("WebGPU runs on a software renderer here (" + name + "), slower than the CPU engine; running on the CPU. Ask for the webgpu backend to use it anyway."), nil
-	}
-	b, err := gpu.NewBackend(d, gpu.BackendOptions{})
-	if err != nil {
-		d.Close()
-		return nil, err
 	}
 	return &backend{
 		name: api.BackendWebGPU, b: b, dev: d,

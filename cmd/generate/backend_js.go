@@ -18,13 +18,8 @@ func newBackend(ctx context.Context, c *config) (model.Backend, func(), error) {
 	case "cpu":
 		return cpu.New(c.threads), func() {}, nil
 	case "webgpu":
-		d, err := gpu.Open(ctx, gpu.Options{})
+		b, d, err := gpu.OpenBackend(ctx, gpu.Options{}, gpu.BackendOptions{})
 		if err != nil {
-			return nil, nil, err
-		}
-		b, err := gpu.NewBackend(d, gpu.BackendOptions{})
-		if err != nil {
-			d.Close()
 			return nil, nil, err
 		}
 		return b, d.Close, nil

@@ -138,7 +138,7 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 
 // runKernels runs the probes, then each kernel while time is left.
 func runKernels(ctx context.Context, c *config, deadline time.Time) (*result.Kernels, error) {
-	d, err := gpu.Open(ctx, gpu.Options{})
+	be, d, err := gpu.OpenBackend(ctx, gpu.Options{}, gpu.BackendOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +166,6 @@ func runKernels(ctx context.Context, c *config, deadline time.Time) (*result.Ker
 	}
 	if err := rl.fma(&res.Roofline); err != nil {
 		return nil, fmt.Errorf("fma probe: %w", err)
-	}
-	be, err := gpu.NewBackend(d, gpu.BackendOptions{})
-	if err != nil {
-		return nil, err
 	}
 	kb := &kernelBench{be: be, t: t, rng: newRand(), sync: be.NewF32(1), dst: make([]float32, 1), rf: &res.Roofline, log: logf}
 	cases := kernelCases(c.Quick)

@@ -49,15 +49,11 @@ func runModels(ctx context.Context, c *config, deadline time.Time) ([]*result.Mo
 	var be modelBackend
 	switch c.Backend {
 	case "webgpu":
-		d, err := gpu.Open(ctx, gpu.Options{})
+		gb, d, err := gpu.OpenBackend(ctx, gpu.Options{}, gpu.BackendOptions{})
 		if err != nil {
 			return nil, err
 		}
 		defer d.Close()
-		gb, err := gpu.NewBackend(d, gpu.BackendOptions{})
-		if err != nil {
-			return nil, err
-		}
 		a := adapterOf(d)
 		be = modelBackend{name: c.Backend, b: gb, dev: d, gb: gb, adapter: &a}
 	case "cpu":
