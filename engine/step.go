@@ -78,7 +78,7 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result
 			e.cands, e.candVals = make([]int32, k), make([]float32, k)
 		}
 		b.TopK(e.topIDs, e.topVals, logits, k)
-		if err := readPair(b, e.topIDs, e.cands, e.topVals, e.candVals); err != nil {
+		if err := model.ReadPair(b, e.topIDs, e.cands, e.topVals, e.candVals); err != nil {
 			return sampler.Result{}, err
 		}
 		e.Stats.ReadbackBytes += int64(8 * k)
@@ -99,20 +99,4 @@ func (e *Engine) sampleRow(s *sampler.Sampler, logits model.Tensor) (sampler.Res
 	e.Stats.ReadbackBytes += int64(4 * len(e.row))
 	e.Stats.FullRows++
 	return s.Sample(e.row)
-}
-
-// pairReader is a backend that reads an I32 and an F32 tensor in one round
-// trip (the GPU: one submit, one map).
-type pairReader interface {
-	ReadI32F32(ids model.Tensor, idsDst []int32, vals model.Tensor, valsDst []float32) error
-}
-
-func readPair(b model.Backend, ids model.Tensor, idsDst []int32, vals model.Tensor, valsDst []float32) error {
-	if pr, ok := b.(pairReader); ok {
-		return pr.ReadI32F32(ids, idsDst, vals, valsDst)
-	}
-	if err := b.ReadI32(ids, idsDst); err != nil {
-		return err
-	}
-	return b.ReadF32(vals, valsDst)
 }

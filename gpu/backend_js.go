@@ -57,7 +57,11 @@ type BackendStats struct {
 	ActivationBytes int64
 }
 
-var _ model.Backend = (*Backend)(nil)
+var (
+	_ model.Backend          = (*Backend)(nil)
+	_ model.PairReader       = (*Backend)(nil)
+	_ model.KVCacheAllocator = (*Backend)(nil)
+)
 
 // OpenBackend opens the browser's WebGPU device with o and builds a Backend
 // on it; the caller closes the device when done.

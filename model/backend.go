@@ -98,6 +98,24 @@ type KVCache interface {
 	HeadDim() int
 }
 
+// PairReader is an optional Backend interface: a backend that reads an I32
+// and an F32 tensor (the top-k ids and logits) in one round trip (the GPU:
+// one submit, one map). ReadPair falls back to two reads elsewhere.
+type PairReader interface {
+	ReadI32F32(ids Tensor, idsDst []int32, vals Tensor, valsDst []float32) error
+}
+
+// ReadPair reads ids and vals, in one round trip where b is a PairReader.
+func ReadPair(b Backend, ids Tensor, idsDst []int32, vals Tensor, valsDst []float32) error {
+	if pr, ok := b.(PairReader); ok {
+		return pr.ReadI32F32(ids, idsDst, vals, valsDst)
+	}
+	if err := b.ReadI32(ids, idsDst); err != nil {
+		return err
+	}
+	return b.ReadF32(vals, valsDst)
+}
+
 // KVCacheAllocator is an optional Backend interface: a backend that can
 // keep its KV cache in a type other than f32 (the WebGPU backend: F32 or
 // F16). Model.NewCacheOf uses it; the Backend interface stays as it is.
