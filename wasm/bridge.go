@@ -5,11 +5,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"syscall/js"
 	"wasmllm/internal/jsutil"
 
-	"wasmllm/gpu"
 	"wasmllm/wasm/api"
 )
 
@@ -65,20 +63,4 @@ func jsValueOf(v any) js.Value {
 		return js.Null()
 	}
 	return js.Global().Get("JSON").Call("parse", string(b))
-}
-
-// classify is api.Classify plus the WebGPU errors that only exist in js
-// builds.
-func classify(err error) *api.Error {
-	var kv *gpu.KVCacheError
-	if errors.As(err, &kv) && kv.Limit != "out-of-memory" {
-		return &api.Error{Code: api.CodeModelTooLarge, Message: err.Error(), Err: err,
-			Details: map[string]any{"what": "KV cache", "limit": kv.Limit, "need": kv.Need, "have": kv.Have,
-				"over": int64(kv.Need) - int64(kv.Have), "max_context": kv.MaxCapacity}}
-	}
-	var ge *gpu.GPUError
-	if errors.As(err, &ge) && ge.Kind == "out-of-memory" || errors.As(err, &kv) {
-		return &api.Error{Code: api.CodeModelTooLarge, Message: "the GPU ran out of memory: " + err.Error(), Err: err}
-	}
-	return api.Classify(err)
 }

@@ -222,7 +222,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 			js.CopyBytesToGo(dst, u8.Call("subarray", off, off+int64(len(dst))))
 		})
 		if err != nil {
-			return jsValueOf(classify(err))
+			return jsValueOf(api.Classify(err))
 		}
 		return nil
 	})

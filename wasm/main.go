@@ -91,14 +91,14 @@ func (w *worker) run(j job) {
 	case "load":
 		info, err := w.load(j)
 		if err != nil {
-			postError(j.id, classify(err))
+			postError(j.id, api.Classify(err))
 			return
 		}
 		postResult(j.id, info)
 	case "reload":
 		info, err := w.reload(j)
 		if err != nil {
-			postError(j.id, classify(err))
+			postError(j.id, api.Classify(err))
 			return
 		}
 		postResult(j.id, info)
@@ -128,7 +128,7 @@ func (w *worker) generate(j job) {
 		r, err = api.ParseCompletion([]byte(j.body))
 	}
 	if err != nil {
-		postError(j.id, classify(err))
+		postError(j.id, api.Classify(err))
 		return
 	}
 	n, perr := processorCount(j.msg)
@@ -149,7 +149,7 @@ func (w *worker) generate(j job) {
 		return nil
 	})
 	if err != nil {
-		e := classify(err)
+		e := api.Classify(err)
 		if e.Code == api.CodeDeviceLost {
 			// Everything on the device is gone: drop the model, keep what
 			// reload needs.

@@ -70,6 +70,8 @@ func Classify(err error) *Error {
 		fe  *loader.FormatError
 		dl  *gpu.DeviceLostError
 		le  *gpu.LimitError
+		kv  *gpu.KVCacheError
+		ge  *gpu.GPUError
 	)
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -106,6 +108,13 @@ func Classify(err error) *Error {
 	case errors.As(err, &le):
 		out.Code = CodeModelTooLarge
 		out.Details = map[string]any{"limit": le.Limit, "need": le.Need, "have": le.Have, "object": le.Label}
+	case errors.As(err, &kv) && kv.Limit != "out-of-memory":
+		out.Code = CodeModelTooLarge
+		out.Details = map[string]any{"what": "KV cache", "limit": kv.Limit, "need": kv.Need, "have": kv.Have,
+			"over": int64(kv.Need) - int64(kv.Have), "max_context": kv.MaxCapacity}
+	case errors.As(err, &kv) || errors.As(err, &ge) && ge.Kind == "out-of-memory":
+		out.Code = CodeModelTooLarge
+		out.Message = "the GPU ran out of memory: " + err.Error()
 	case errors.Is(err, gpu.ErrNoWebGPU):
 		out.Code = CodeNoWebGPU
 	case errors.Is(err, manifest.ErrChecksum):

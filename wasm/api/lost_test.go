@@ -21,3 +21,17 @@ func TestClassifyDeviceLost(t *testing.T) {
 		t.Errorf("message %q, unwraps to the loss: %v", e.Message, errors.Is(e, lost))
 	}
 }
+
+// TestClassifyKVCache: a KV cache over a device limit is model_too_large
+// with the numbers, and so is a device out of memory.
+func TestClassifyKVCache(t *testing.T) {
+	kv := &gpu.KVCacheError{Layers: 2, Capacity: 4096, KVHeads: 8, HeadDim: 128, Limit: "maxBufferSize", Need: 1 << 30, Have: 1 << 28, MaxCapacity: 1024}
+	e := Classify(fmt.Errorf("load: %w", kv))
+	if e.Code != CodeModelTooLarge || e.Details["max_context"] != 1024 || e.Details["limit"] != "maxBufferSize" {
+		t.Errorf("over a limit: %+v", e)
+	}
+	oom := &gpu.GPUError{Kind: "out-of-memory", Message: "no memory"}
+	if e := Classify(fmt.Errorf("upload: %w", oom)); e.Code != CodeModelTooLarge {
+		t.Errorf("out of memory: %+v", e)
+	}
+}
