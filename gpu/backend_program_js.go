@@ -66,10 +66,6 @@ func (b *Backend) beginWrite(n int) int {
 	return off
 }
 
-// flushWrites is a no-op hook kept for symmetry: writes travel with the
-// next program.
-func (b *Backend) flushWrites() {}
-
 // readBuf returns a reusable host buffer of n bytes.
 func (b *Backend) readBuf(n int) []byte {
 	if cap(b.rbuf) < n {

@@ -79,7 +79,6 @@ func (b *Backend) Free(x model.Tensor) {
 	if t.freed {
 		return
 	}
-	b.flushWrites()
 	if len(b.pending) > 0 {
 		b.flush(nil, nil, 0)
 	}
@@ -96,7 +95,7 @@ func (b *Backend) Free(x model.Tensor) {
 	b.dropCaches()
 }
 
-// gpuType maps a weight dtype to what the kernels read, converting on the
+// gpuWeight maps a weight to a dtype the kernels read, converting on the
 // host where needed.
 func gpuWeight(w *loader.Tensor) (*loader.Tensor, error) {
 	switch w.DType {
@@ -286,7 +285,6 @@ func (b *Backend) ReadI32F32(ids model.Tensor, idsDst []int32, vals model.Tensor
 	ni, nv := uint64(4*len(idsDst)), uint64(4*len(valsDst))
 	if b.pair == nil || b.pair.Size() < ni+nv {
 		if b.pair != nil {
-			b.flushWrites()
 			if len(b.pending) > 0 {
 				if err := b.flush(nil, nil, 0); err != nil {
 					return err

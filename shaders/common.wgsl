@@ -29,7 +29,7 @@ fn is_pos_inf(x: f32) -> bool {
     return bitcast<u32>(x) == 0x7f800000u;
 }
 
-// half_at returns half i of an array of packed f16 pairs, given its word.
+// half_of returns half i of an array of packed f16 pairs, given its word.
 fn half_of(word: u32, i: u32) -> f32 {
     let v = unpack2x16float(word);
     return select(v.x, v.y, (i & 1u) == 1u);
