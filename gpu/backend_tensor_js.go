@@ -124,58 +124,9 @@ func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := append([]int(nil), g.Shape...)
-	if len(shape) == 0 {
-		shape = []int{1}
-	}
-	t := &tensor{shape: shape, dtype: g.DType}
-	rows, cols := t.rows(), t.cols()
-	if g.DType == loader.F16 && cols%2 != 0 {
-		return nil, fmt.Errorf("gpu: %s: F16 weight with an odd row length %d", w.Name, cols)
-	}
-	rowBytes, scaleBytes := weightRowBytes(g.DType, cols)
-	// Expert tensors split on expert boundaries.
-	unit := 1
-	if len(shape) == 3 {
-		unit = shape[1]
-	}
-	limit := b.d.Limits.MaxStorageBufferBindingSize
-	if b.d.Limits.MaxBufferSize < limit {
-		limit = b.d.Limits.MaxBufferSize
-	}
-	per := rows
-	if uint64(rows)*uint64(rowBytes) > limit {
-		per = int(limit/uint64(rowBytes)) / unit * unit
-		if per >= 256*unit {
-			per = per / (256 * unit) * 256 * unit
-		}
-		if per == 0 {
-			return nil, &LimitError{Label: w.Name, Limit: "maxStorageBufferBindingSize", Need: uint64(rowBytes) * uint64(unit), Have: limit}
-		}
-	}
-	scalePlane := 0
-	if scaleBytes > 0 {
-		scalePlane = (rows*rowBytes + 3) &^ 3
-	}
-	for r0 := 0; r0 < rows; r0 += per {
-		n := min(per, rows-r0)
-		p := part{row0: r0, rows: n}
-		p.data, err = b.createFilled(fmt.Sprintf("%s rows %d+%d", w.Name, r0, n), g.Data[r0*rowBytes:(r0+n)*rowBytes])
-		if err != nil {
-			b.freeParts(t)
-			return nil, err
-		}
-		if scaleBytes > 0 {
-			p.scales, err = b.createFilled(fmt.Sprintf("%s scales %d+%d", w.Name, r0, n), g.Data[scalePlane+r0*scaleBytes:scalePlane+(r0+n)*scaleBytes])
-			if err != nil {
-				b.freeParts(t)
-				return nil, err
-			}
-		}
-		t.parts = append(t.parts, p)
-	}
-	b.counters.WeightBytes += int64(len(g.Data))
-	return t, nil
+	return b.uploadParts(w.Name, g.DType, g.Shape, func(label string, off, n int) (*Buffer, error) {
+		return b.createFilled(label, g.Data[off:off+n])
+	}, len(g.Data))
 }
 
 func (b *Backend) freeParts(t *tensor) {

@@ -12,7 +12,7 @@ import (
 
 // UploadJS makes a weight resident from bytes held by JavaScript, such as a
 // verified shard's subarray, writing them into GPU buffers without copying
-// them through Go. It splits the weight by rows exactly as Upload does. The
+// them through Go. It shares Upload's split by rows (uploadParts). The
 // bytes must already be in a layout the kernels read (F32, F16, or the
 // planar Q8/Q4 layouts, as converted model folders store them); other
 // dtypes are an error, for the caller to pass through Upload.
@@ -22,11 +22,6 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 	default:
 		return nil, fmt.Errorf("gpu: UploadJS %s: dtype %s needs converting on the host; use Upload", name, dt)
 	}
-	shape = append([]int(nil), shape...)
-	if len(shape) == 0 {
-		shape = []int{1}
-	}
-	t := &tensor{shape: shape, dtype: dt}
 	n := 1
 	for _, d := range shape {
 		if d <= 0 {
@@ -41,6 +36,23 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 	if got := src.Get("byteLength").Int(); got != size {
 		return nil, fmt.Errorf("gpu: UploadJS %s: %v %s needs %d bytes, has %d", name, shape, dt, size, got)
 	}
+	return b.uploadParts(name, dt, shape, func(label string, off, n int) (*Buffer, error) {
+		return b.createFromJS(label, src, off, n)
+	}, size)
+}
+
+// uploadParts makes a weight of dtype dt (one the kernels read) resident,
+// split by rows into buffers within the device's limits (rowsPerPart): for
+// each part, fill creates a buffer holding bytes [off, off+n) of the
+// weight's value plane and, for quantised types, of its scale plane. On a
+// failure every buffer made so far is destroyed. size is the weight's
+// bytes, for the counters.
+func (b *Backend) uploadParts(name string, dt loader.DType, shape []int, fill func(label string, off, n int) (*Buffer, error), size int) (model.Tensor, error) {
+	shape = append([]int(nil), shape...)
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	t := &tensor{shape: shape, dtype: dt}
 	rows, cols := t.rows(), t.cols()
 	if dt == loader.F16 && cols%2 != 0 {
 		return nil, fmt.Errorf("gpu: %s: F16 weight with an odd row length %d", name, cols)
@@ -57,9 +69,9 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 	for r0 := 0; r0 < rows; r0 += per {
 		k := min(per, rows-r0)
 		p := part{row0: r0, rows: k}
-		p.data, err = b.createFromJS(fmt.Sprintf("%s rows %d+%d", name, r0, k), src, r0*rowBytes, k*rowBytes)
+		p.data, err = fill(fmt.Sprintf("%s rows %d+%d", name, r0, k), r0*rowBytes, k*rowBytes)
 		if err == nil && scaleBytes > 0 {
-			p.scales, err = b.createFromJS(fmt.Sprintf("%s scales %d+%d", name, r0, k), src, scalePlane+r0*scaleBytes, k*scaleBytes)
+			p.scales, err = fill(fmt.Sprintf("%s scales %d+%d", name, r0, k), scalePlane+r0*scaleBytes, k*scaleBytes)
 		}
 		if err != nil {
 			if p.data != nil {
@@ -74,8 +86,8 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 	return t, nil
 }
 
-// rowsPerPart is how many rows of rowBytes each buffer of a weight holds,
-// the same split as Upload: within the binding and buffer limits, whole
+// rowsPerPart is how many rows of rowBytes each buffer of a weight holds:
+// within the binding and buffer limits, whole
 // experts for (E, N, K) tensors, multiples of 256 rows when that fits.
 func (b *Backend) rowsPerPart(name string, shape []int, rows, rowBytes int) (int, error) {
 	unit := 1
