@@ -116,101 +116,164 @@ func (w *worker) reload(j job) (map[string]any, error) {
 
 // build opens the backend, reads and checks the manifest, checks the
 // storage quota, fetches the tokenizer, then downloads, verifies and caches
-// the shards while their tensors are copied out, and builds the engine.
-// With src (a reload), the manifest and tokenizer come from src instead.
+// the shards while their tensors are copied out, and builds the engine: the
+// phases of a loadRun, each timed. With src (a reload), the manifest and
+// tokenizer come from src instead.
 func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, error) {
-	start := time.Now()
-
 	ctx, cancel := context.WithCancel(j.ctx)
 	defer cancel()
+	r := newLoadRun(ctx, j.id, o, src)
+	defer r.stop()
+	var err error
+	if r.be, err = openBackend(ctx, &r.o); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok && r.be.dev != nil {
+			r.be.dev.Close()
+		}
+	}()
+	r.phase("backend")
+	for _, p := range []struct {
+		name string
+		run  func() error
+	}{
+		{"manifest", r.readManifest},
+		{"quota", r.checkQuota},
+		{"tokenizer", r.readTokenizer},
+		{"shards", r.downloadShards},
+		{"build", r.buildEngine},
+	} {
+		if err := p.run(); err != nil {
+			return nil, err
+		}
+		r.phase(p.name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := await(r.loader.Call("commit", o.Model, r.manifestText, js.ValueOf(r.jsOpts))); err != nil {
+		return nil, err
+	}
+	ok = true
+	info := r.info()
+	w.loaded = &loadedModel{runner: &api.Runner{Engine: r.eng, Model: r.m.Name}, dev: r.be.dev, info: info}
+	w.src = &loadSource{opts: o, manifestText: r.manifestText, m: r.m, tok: r.tok}
+	w.lost = nil
+	return info, nil
+}
+
+// loadRun is one load in progress: what each phase reads and makes.
+type loadRun struct {
+	ctx    context.Context
+	id     int
+	o      loadOptions
+	src    *loadSource // a reload's manifest and tokenizer, or nil
+	jsOpts map[string]any
+	loader js.Value // self.__wasmllmLoader (web/worker.js)
+	stop   func() bool
+
+	start, mark time.Time
+	phases      map[string]float64
+
+	be                *backend
+	manifestText      string
+	m                 *manifest.Manifest
+	manifestFromCache bool
+	kv                loader.DType
+	plan              *api.Plan
+	shardsJSON        string
+	tok               *tokenizer.Tokenizer
+	asm               *api.Assembler // the tensors copied out of the shards
+	download          js.Value       // the loader's download result
+	directBytes       int64          // weights written from JavaScript straight to the GPU
+	eng               *engine.Engine
+}
+
+func newLoadRun(ctx context.Context, id int, o loadOptions, src *loadSource) *loadRun {
 	ac := js.Global().Get("AbortController").New()
-	stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
-	defer stop()
-	jsOpts := map[string]any{
+	r := &loadRun{ctx: ctx, id: id, o: o, src: src, loader: js.Global().Get("__wasmllmLoader"),
+		start: time.Now(), mark: time.Now(), phases: map[string]float64{},
+		stop: context.AfterFunc(ctx, func() { ac.Call("abort") })}
+	r.jsOpts = map[string]any{
 		"signal":      ac.Get("signal"),
 		"concurrency": o.Concurrency,
 		"maxRetries":  o.MaxRetries,
 		"cache":       o.Cache == nil || *o.Cache,
 	}
 	if e := o.StorageEstimate; e != nil {
-		jsOpts["estimate"] = map[string]any{"quota": e.Quota, "usage": e.Usage}
+		r.jsOpts["estimate"] = map[string]any{"quota": e.Quota, "usage": e.Usage}
 	}
-	jsLoader := js.Global().Get("__wasmllmLoader")
+	return r
+}
 
-	be, err := openBackend(ctx, &o)
-	if err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok && be.dev != nil {
-			be.dev.Close()
-		}
-	}()
+// phase records the time since the previous phase under name.
+func (r *loadRun) phase(name string) {
+	r.phases[name] = msSince(r.mark)
+	r.mark = time.Now()
+}
 
-	phases := map[string]float64{}
-	mark := time.Now()
-	phase := func(name string) {
-		phases[name] = msSince(mark)
-		mark = time.Now()
-	}
-	phase("backend")
-	var (
-		manifestText      string
-		m                 *manifest.Manifest
-		manifestFromCache bool
-	)
-	if src != nil {
-		manifestText, m = src.manifestText, src.m
+// readManifest fetches and parses the manifest (a reload's is kept) and
+// checks it, and the KV cache it asks for, against the backend's limits.
+func (r *loadRun) readManifest() error {
+	if r.src != nil {
+		r.manifestText, r.m = r.src.manifestText, r.src.m
 	} else {
-		mv, err := await(jsLoader.Call("manifest", o.Model, js.ValueOf(jsOpts)))
+		mv, err := await(r.loader.Call("manifest", r.o.Model, js.ValueOf(r.jsOpts)))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		manifestText, manifestFromCache = mv.Get("text").String(), mv.Get("fromCache").Truthy()
-		if m, err = manifest.Parse([]byte(manifestText)); err != nil {
-			return nil, &api.Error{Code: api.CodeBadModel, Message: o.Model + ": " + err.Error(), Err: err}
+		r.manifestText, r.manifestFromCache = mv.Get("text").String(), mv.Get("fromCache").Truthy()
+		if r.m, err = manifest.Parse([]byte(r.manifestText)); err != nil {
+			return &api.Error{Code: api.CodeBadModel, Message: r.o.Model + ": " + err.Error(), Err: err}
 		}
 	}
-	kv, err := kvDType(o.KVCacheDtype)
-	if err != nil {
-		return nil, err
+	var err error
+	if r.kv, err = kvDType(r.o.KVCacheDtype); err != nil {
+		return err
 	}
-	if be.name == api.BackendCPU {
-		kv = loader.F32 // the CPU backend's cache is f32 (engine.Options.KVDType)
+	if r.be.name == api.BackendCPU {
+		r.kv = loader.F32 // the CPU backend's cache is f32 (engine.Options.KVDType)
 	}
-	plan, err := api.CheckKV(m, be.limits, o.Context, kv)
-	if err != nil {
-		return nil, err
-	}
-	phase("manifest")
-	shardsJSON, _ := json.Marshal(m.Shards)
-	if _, err := await(jsLoader.Call("quota", o.Model, string(shardsJSON), js.ValueOf(jsOpts))); err != nil {
-		return nil, err
-	}
-	phase("quota")
+	r.plan, err = api.CheckKV(r.m, r.be.limits, r.o.Context, r.kv)
+	return err
+}
 
-	var tok *tokenizer.Tokenizer
-	if src != nil {
-		tok = src.tok
-	} else if tok, err = fetchTokenizer(o.Model, m, jsOpts); err != nil {
-		return nil, err
-	}
-	phase("tokenizer")
+// checkQuota checks that the shards not cached yet fit the storage quota.
+func (r *loadRun) checkQuota() error {
+	b, _ := json.Marshal(r.m.Shards)
+	r.shardsJSON = string(b)
+	_, err := await(r.loader.Call("quota", r.o.Model, r.shardsJSON, js.ValueOf(r.jsOpts)))
+	return err
+}
 
-	asm := api.NewAssembler(m, o.Model)
-	// On WebGPU, most tensors go from the verified shard's JavaScript bytes
-	// straight into GPU buffers; the rest are copied into Go.
+// readTokenizer fetches the tokenizer files (a reload's tokenizer is kept).
+func (r *loadRun) readTokenizer() error {
+	if r.src != nil {
+		r.tok = r.src.tok
+		return nil
+	}
+	var err error
+	r.tok, err = fetchTokenizer(r.o.Model, r.m, r.jsOpts)
+	return err
+}
+
+// downloadShards downloads, verifies and caches the shards; as each one
+// arrives its tensors are copied out: on WebGPU most go from the verified
+// shard's JavaScript bytes straight into GPU buffers, the rest into Go.
+func (r *loadRun) downloadShards() error {
+	asm := api.NewAssembler(r.m, r.o.Model)
+	r.asm = asm
 	var shard js.Value
-	var directBytes int64
-	if gb, ok := be.b.(*gpu.Backend); ok {
+	if gb, ok := r.be.b.(*gpu.Backend); ok {
 		asm.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
 			d, _ := ti.Type()
 			t, err := gb.UploadJS(ti.Name, d, ti.Shape, shard.Call("subarray", ti.Offset, ti.Offset+ti.Bytes))
 			if err != nil {
 				return nil, err
 			}
-			directBytes += ti.Bytes
+			r.directBytes += ti.Bytes
 			return t, nil
 		}
 	}
@@ -227,67 +290,62 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 		return nil
 	})
 	defer onShard.Release()
-	dl, err := await(jsLoader.Call("download", j.id, o.Model, string(shardsJSON), onShard, js.ValueOf(jsOpts)))
+	var err error
+	r.download, err = await(r.loader.Call("download", r.id, r.o.Model, r.shardsJSON, onShard, js.ValueOf(r.jsOpts)))
+	return err
+}
+
+// buildEngine builds the model and the engine from the assembled weights,
+// lets go of the host copies and waits for the device to finish the
+// uploads.
+func (r *loadRun) buildEngine() error {
+	weights, err := r.asm.Weights()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	phase("shards")
-	weights, err := asm.Weights()
+	r.asm = nil
+	mdl, err := model.Build(r.be.b, weights)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	mdl, err := model.Build(be.b, weights)
-	if err != nil {
-		return nil, err
+	if r.eng, err = engine.New(mdl, r.tok, engine.Options{Context: r.plan.Context, KVDType: r.kv}); err != nil {
+		return err
 	}
-	eng, err := engine.New(mdl, tok, engine.Options{Context: plan.Context, KVDType: kv})
-	if err != nil {
-		return nil, err
-	}
-	weights, asm = nil, nil
 	runtime.GC()
-	if be.dev != nil {
-		if err := be.dev.Sync(); err != nil {
-			return nil, err
-		}
+	if r.be.dev != nil {
+		return r.be.dev.Sync()
 	}
-	phase("build")
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if _, err := await(jsLoader.Call("commit", o.Model, manifestText, js.ValueOf(jsOpts))); err != nil {
-		return nil, err
-	}
-	ok = true
-	info := map[string]any{
-		"backend":        be.name,
-		"notice":         be.notice,
-		"adapter":        be.adapter,
-		"limits":         be.deviceLimits,
-		"context_length": eng.Context(),
-		"kv_cache_dtype": kvDTypeName(eng.KVDType()),
+	return nil
+}
+
+// info is what the page is told about the loaded model.
+func (r *loadRun) info() map[string]any {
+	tok, m := r.tok, r.m
+	return map[string]any{
+		"backend":        r.be.name,
+		"notice":         r.be.notice,
+		"adapter":        r.be.adapter,
+		"limits":         r.be.deviceLimits,
+		"context_length": r.eng.Context(),
+		"kv_cache_dtype": kvDTypeName(r.eng.KVDType()),
 		"model": map[string]any{
-			"name": m.Name, "url": o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
+			"name": m.Name, "url": r.o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
 			"bytes": m.TotalBytes(), "shards": len(m.Shards), "tensors": len(m.Tensors),
 			"has_tokenizer": tok != nil, "has_chat_template": tok != nil && tok.ChatTemplate() != "",
 			// The template has Qwen3's thinking switch (chat_template_kwargs.enable_thinking).
 			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
-		"plan": map[string]any{"weight_bytes": plan.WeightBytes, "kv_bytes": plan.KVBytes},
+		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes},
 		"load": map[string]any{
-			"ms":                  msSince(start),
-			"phases_ms":           phases,
-			"network_bytes":       v8(dl, "networkBytes"),
-			"cached_bytes":        v8(dl, "cachedBytes"),
-			"manifest_from_cache": manifestFromCache,
-			"gpu_direct_bytes":    directBytes,
-			"reload":              src != nil,
+			"ms":                  msSince(r.start),
+			"phases_ms":           r.phases,
+			"network_bytes":       v8(r.download, "networkBytes"),
+			"cached_bytes":        v8(r.download, "cachedBytes"),
+			"manifest_from_cache": r.manifestFromCache,
+			"gpu_direct_bytes":    r.directBytes,
+			"reload":              r.src != nil,
 		},
 	}
-	w.loaded = &loadedModel{runner: &api.Runner{Engine: eng, Model: m.Name}, dev: be.dev, info: info}
-	w.src = &loadSource{opts: o, manifestText: manifestText, m: m, tok: tok}
-	w.lost = nil
-	return info, nil
 }
 
 // kvDType parses the kvCacheDtype option: "" or "f32" is F32, "f16" F16.
