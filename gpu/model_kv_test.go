@@ -41,7 +41,7 @@ func TestModelEngineKVF16(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(name, f) {
 				t.Skip("WASMLLM_GOLDEN")
 			}
-			g := golden.Read(t, filepath.Join(goldenDir, name+".json"))
+			g := golden.Read(t, filepath.Join(goldenDir, name+".golden"))
 			const capacity = 64
 			ge, err := engine.Load(filepath.Join(goldenDir, g.Model), b,
 				engine.LoadOptions{Options: engine.Options{Context: capacity, KVDType: loader.F16}})

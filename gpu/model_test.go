@@ -335,7 +335,7 @@ func TestModelEngine(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(name, f) {
 				t.Skip("WASMLLM_GOLDEN")
 			}
-			g := golden.Read(t, filepath.Join(goldenDir, name+".json"))
+			g := golden.Read(t, filepath.Join(goldenDir, name+".golden"))
 			path := filepath.Join(goldenDir, g.Model)
 			opts := engine.LoadOptions{Options: engine.Options{Context: 64}}
 			ge, err := engine.Load(path, b, opts)
@@ -430,7 +430,7 @@ func TestModelSplitBinding(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(c.name, f) {
 				t.Skip("WASMLLM_GOLDEN")
 			}
-			g := golden.Read(t, filepath.Join(goldenDir, c.name+".json"))
+			g := golden.Read(t, filepath.Join(goldenDir, c.name+".golden"))
 			w := goldenWeights(t, g)
 			gm, err := model.Build(b, w)
 			if err != nil {

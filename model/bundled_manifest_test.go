@@ -20,7 +20,7 @@ func TestBundledModel(t *testing.T) {
 	if tok == nil {
 		t.Fatal("no tokenizer")
 	}
-	g := golden.Read(t, "../testdata/golden/stories260K.story.json")
+	g := golden.Read(t, "../testdata/golden/stories260K.story.golden")
 	if ids, err := tok.Encode("Once upon a time", true); err != nil || !slices.Equal(ids, g.Tokens) {
 		t.Errorf("prompt encodes to %v (%v), golden %v", ids, err, g.Tokens)
 	}

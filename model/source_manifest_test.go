@@ -74,7 +74,7 @@ func TestManifestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := golden.Read(t, "../testdata/golden/"+name+".json")
+			g := golden.Read(t, "../testdata/golden/"+name+".golden")
 			checkGolden(t, mod, g, g.Tolerance)
 		})
 	}

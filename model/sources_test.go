@@ -12,10 +12,10 @@ import (
 // the same golden file and agree with each other position by position.
 func TestTwoSources(t *testing.T) {
 	cases := []struct{ a, b, golden string }{
-		{"../testdata/models/stories260K.gguf", "../testdata/models/stories260K.bin", "stories260K.json"},
-		{"../testdata/models/tiny-llama3-f32.gguf", "../testdata/hf/tiny-llama3", "tiny-llama3-f32.long.json"},
-		{"../testdata/models/tiny-qwen3-f32.gguf", "../testdata/hf/tiny-qwen3", "tiny-qwen3-f32.long.json"},
-		{"../testdata/models/tiny-qwen3moe-f32.gguf", "../testdata/hf/tiny-qwen3moe", "tiny-qwen3moe-f32.json"},
+		{"../testdata/models/stories260K.gguf", "../testdata/models/stories260K.bin", "stories260K.golden"},
+		{"../testdata/models/tiny-llama3-f32.gguf", "../testdata/hf/tiny-llama3", "tiny-llama3-f32.long.golden"},
+		{"../testdata/models/tiny-qwen3-f32.gguf", "../testdata/hf/tiny-qwen3", "tiny-qwen3-f32.long.golden"},
+		{"../testdata/models/tiny-qwen3moe-f32.gguf", "../testdata/hf/tiny-qwen3moe", "tiny-qwen3moe-f32.golden"},
 	}
 	for _, c := range cases {
 		t.Run(c.b, func(t *testing.T) {

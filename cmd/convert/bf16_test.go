@@ -84,7 +84,7 @@ func rewriteHF(t *testing.T, srcDir string, cfg func(map[string]any), mapTensor 
 // and all stay close to the F32 golden.
 func TestBF16(t *testing.T) {
 	in := bf16Folder(t, "tiny-qwen3")
-	g := readGolden(t, "tiny-qwen3-f32.json")
+	g := readGolden(t, "tiny-qwen3-f32.golden")
 	for _, c := range []struct {
 		quant  string
 		dst    string  // layout of the matrices

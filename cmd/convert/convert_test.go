@@ -22,14 +22,14 @@ var tinyModels = []string{"tiny-llama3", "tiny-qwen3", "tiny-qwen3moe"}
 func TestConvertGoldens(t *testing.T) {
 	type tc struct{ in, golden string }
 	cases := []tc{
-		{"models/stories260K.gguf", "stories260K.json"},
-		{"models/stories260K.bin", "stories260K.json"}, // tok512.bin beside it
+		{"models/stories260K.gguf", "stories260K.golden"},
+		{"models/stories260K.bin", "stories260K.golden"}, // tok512.bin beside it
 	}
 	for _, m := range tinyModels {
 		for _, q := range []string{"f32", "q8_0", "q4_0"} {
-			cases = append(cases, tc{"models/" + m + "-" + q + ".gguf", m + "-" + q + ".json"})
+			cases = append(cases, tc{"models/" + m + "-" + q + ".gguf", m + "-" + q + ".golden"})
 		}
-		cases = append(cases, tc{"hf/" + m, m + "-f32.json"})
+		cases = append(cases, tc{"hf/" + m, m + "-f32.golden"})
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestQuantizeLikeLlamaQuantize(t *testing.T) {
 						t.Errorf("%s: %s differs from %s's %s", name, got.DType, c.file, want.DType)
 					}
 				}
-				checkExact(t, w, readGolden(t, m+"-"+c.file+".json"))
+				checkExact(t, w, readGolden(t, m+"-"+c.file+".golden"))
 			})
 		}
 	}
@@ -205,7 +205,7 @@ func TestQuantErrorReport(t *testing.T) {
 				if !near(math.Sqrt(sumSq/float64(n)), r.Total.RMS) || !near(math.Sqrt(sumSq/refSq), r.Total.RelRMS) {
 					t.Errorf("model error rms %g rel %g, recomputed %g %g", r.Total.RMS, r.Total.RelRMS, math.Sqrt(sumSq/float64(n)), math.Sqrt(sumSq/refSq))
 				}
-				g := readGolden(t, m+"-f32.json")
+				g := readGolden(t, m+"-f32.golden")
 				rows, ids := runGolden(t, w, g)
 				agree, worst := 0, 0.0
 				for i := range g.Greedy {
@@ -250,5 +250,5 @@ func TestReconvert(t *testing.T) {
 		}
 	}
 	w, _ := loadFolder(t, q8)
-	checkExact(t, w, readGolden(t, "tiny-qwen3-q4_0.json"))
+	checkExact(t, w, readGolden(t, "tiny-qwen3-q4_0.golden"))
 }

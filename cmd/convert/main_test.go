@@ -48,7 +48,7 @@ func TestCLI(t *testing.T) {
 		}
 	}
 	w, _ := loadFolder(t, out)
-	checkExact(t, w, readGolden(t, "tiny-qwen3moe-q8_0.json"))
+	checkExact(t, w, readGolden(t, "tiny-qwen3moe-q8_0.golden"))
 }
 
 func TestUsage(t *testing.T) {

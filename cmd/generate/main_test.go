@@ -106,7 +106,7 @@ func TestGoldenCLI(t *testing.T) {
 
 // TestStory checks the 64-token greedy story from both sources of stories260K.
 func TestStory(t *testing.T) {
-	g := golden.Read(t, "../../testdata/golden/stories260K.story.json")
+	g := golden.Read(t, "../../testdata/golden/stories260K.story.golden")
 	for _, args := range [][]string{
 		{"-model", "../../testdata/models/stories260K.gguf"},
 		{"-model", "../../testdata/models/stories260K.bin", "-tokenizer", "../../testdata/models/tok512.bin"},
@@ -121,7 +121,7 @@ func TestStory(t *testing.T) {
 // TestKVDType: -kv-dtype f16 on the CPU backend keeps the f32 cache, says
 // so on stderr and generates the same story; a bad type is a flag error.
 func TestKVDType(t *testing.T) {
-	g := golden.Read(t, "../../testdata/golden/stories260K.story.json")
+	g := golden.Read(t, "../../testdata/golden/stories260K.story.golden")
 	args := []string{"-model", "../../testdata/models/stories260K.gguf", "-prompt", "Once upon a time", "-n", "16", "-json"}
 	for _, kv := range []string{"f32", "f16"} {
 		c, err := parseFlags(append(args, "-kv-dtype", kv))

@@ -54,7 +54,7 @@ func runWebGPU(t *testing.T, args ...string) (stdout, stderr string, err error) 
 // prompt's logits, and checks both against llama.cpp's golden file.
 func TestWebGPUGolden(t *testing.T) {
 	needChromium(t)
-	const goldenFile = "../../testdata/golden/tiny-llama3-q4_0.json"
+	const goldenFile = "../../testdata/golden/tiny-llama3-q4_0.golden"
 	g := golden.Read(t, goldenFile)
 	if g.Kind != "exact" {
 		t.Fatalf("%s: kind %q", goldenFile, g.Kind)

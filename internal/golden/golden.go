@@ -1,10 +1,10 @@
 // Package golden reads the golden files of testdata/golden (llama.cpp's
-// logits and greedy ids, see testdata/README.md) and compares rows the way
-// those files define a match.
+// logits and greedy ids, see testdata/README.md), stored in the compact
+// .golden format of format.go, and compares rows the way those files define
+// a match.
 package golden
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,7 +13,8 @@ import (
 	"testing"
 )
 
-// File is one golden file.
+// File is one golden file. The json tags name the keys of the original
+// JSON golden (and of the .golden header).
 type File struct {
 	Model        string      `json:"model"` // model path, relative to the file's folder
 	Kind         string      `json:"kind"`  // "exact" or "quantized-native"
@@ -26,29 +27,47 @@ type File struct {
 	Path         string      `json:"-"`
 }
 
-// Read parses a golden file, failing t on error.
+// Read parses a .golden file, failing t on error: a header it does not
+// know, rows that do not match the header's counts or sha256.
 func Read(t testing.TB, path string) *File {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	decode := Decode
+	if filepath.Ext(path) == ".json" { // the original form (the shared data)
+		decode = DecodeJSON
+	}
+	f, err := decode(b)
+	if err != nil {
+		t.Fatalf("golden file %s: %v", path, err)
 	}
 	f.Name, f.Path = filepath.Base(path), path
-	return &f
+	return f
 }
 
 // ModelPath is the model the file was made from.
 func (f *File) ModelPath() string { return filepath.Join(filepath.Dir(f.Path), f.Model) }
 
-// Files lists the golden files of dir (testdata/golden) of the given kind,
-// sorted; story and long files are included only when asked.
+// Files lists the golden files (*.golden) of dir (testdata/golden) of the
+// given kind, sorted; story and long files are included only when asked.
 func Files(t testing.TB, dir, kind string, long, story bool) []*File {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	return files(t, filepath.Join(dir, "*.golden"), kind, long, story)
+}
+
+// FilesJSON is Files for a folder of goldens in their original JSON form
+// (the shared data's, see internal/shareddata).
+func FilesJSON(t testing.TB, dir, kind string, long, story bool) []*File {
+	t.Helper()
+	return files(t, filepath.Join(dir, "*.json"), kind, long, story)
+}
+
+func files(t testing.TB, pattern, kind string, long, story bool) []*File {
+	t.Helper()
+	dir := filepath.Dir(pattern)
+	paths, err := filepath.Glob(pattern)
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no golden files in %s", dir)
 	}
@@ -56,7 +75,7 @@ func Files(t testing.TB, dir, kind string, long, story bool) []*File {
 	var out []*File
 	for _, p := range paths {
 		base := filepath.Base(p)
-		if (!long && strings.Contains(base, ".long.")) || (!story && strings.Contains(base, ".story.")) {
+		if (!long && strings.Contains(base, ".long.")) || (!story && strings.Contains(base, ".story.")) || base == "dequant-rows.json" {
 			continue
 		}
 		if f := Read(t, p); kind == "" || f.Kind == kind {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/internal/browsertest"
+	"wasmllm/internal/golden"
 )
 
 func runner(e *engine.Engine) *Runner {
@@ -61,17 +61,7 @@ func roundTrip(t *testing.T, v any) map[string]any {
 }
 
 func goldenStory(t *testing.T) []int32 {
-	data, err := os.ReadFile(browsertest.RepoFile("testdata/golden/stories260K.story.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
-		Greedy []int32 `json:"greedy"`
-	}
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
-	return g.Greedy
+	return golden.Read(t, browsertest.RepoFile("testdata/golden/stories260K.story.golden")).Greedy
 }
 
 func choice(m map[string]any) map[string]any { return m["choices"].([]any)[0].(map[string]any) }
