@@ -50,179 +50,254 @@ const (
 	wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad float64 = 14, 6, 10, 2
 )
 
+// run is one bench: builds, the server and the browser, the kernels, the
+// models, each engine on them, as the phases of a benchRun.
 func run(ctx context.Context, o options) (*Report, error) {
-	start := time.Now()
-	deadline := start.Add(o.Budget)
-	root, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
-	if o.Out, err = filepath.Abs(o.Out); err != nil {
-		return nil, err
-	}
-	models := filepath.Join(o.Out, "models")
-	if err := os.MkdirAll(models, 0o755); err != nil {
-		return nil, err
-	}
-	rep := &Report{Started: start.UTC().Format(time.RFC3339), Short: o.Short,
-		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
-	rep.LoadAvg[0] = loadAvg()
-	busy := load1() // before our own builds load the machine
-	note := func(format string, args ...any) {
-		s := fmt.Sprintf(format, args...)
-		logf("note: %s", s)
-		rep.Notes = append(rep.Notes, s)
-	}
-
-	// Builds: the probe, the browser engine and the converter.
-	logf("building the probe, the engine and the converter")
-	probe, engineWasm, convBin := filepath.Join(o.Out, "probe.wasm"), filepath.Join(o.Out, "wasmllm.wasm"), filepath.Join(o.Out, "convert")
-	for _, b := range []struct {
-		out, pkg string
-		wasm     bool
-	}{{probe, "./cmd/bench/probe", true}, {engineWasm, "./wasm", true}, {convBin, "./cmd/convert", false}} {
-		if err := goBuild(ctx, root, b.out, b.pkg, b.wasm); err != nil {
+	r := &benchRun{ctx: ctx, o: o, start: time.Now()}
+	r.deadline = r.start.Add(o.Budget)
+	defer r.cleanup()
+	for _, phase := range []func() error{r.setup, r.build, r.serve, r.kernels, r.planModels, r.runModels} {
+		if err := phase(); err != nil {
 			return nil, err
 		}
 	}
-	wasmExec, err := wasmExecJS(ctx, root)
-	if err != nil {
-		return nil, err
+	r.collectNotes()
+	r.rep.computeRatios()
+	r.rep.Seconds = time.Since(r.start).Seconds()
+	r.rep.LoadAvg[1] = loadAvg()
+	return r.rep, nil
+}
+
+// benchRun is a bench in progress: what each phase makes for the next.
+type benchRun struct {
+	ctx             context.Context
+	o               options
+	start, deadline time.Time
+	rep             *Report
+	busy            float64 // the load average before our own builds
+	root, models    string
+
+	probe, engineWasm, convBin, wasmExec string // builds
+	peerDir                              string // the installed peer, "" for none
+	srv                                  *server
+	br                                   *browser
+	page                                 string
+	closers                              []func()
+
+	list                    []*benchModel
+	lens                    []int
+	ctxLen, repeats, thread int
+	total                   float64 // weights of the units left to run
+}
+
+func (r *benchRun) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	logf("note: %s", s)
+	r.rep.Notes = append(r.rep.Notes, s)
+}
+
+func (r *benchRun) cleanup() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
 	}
-	peerDir := ""
-	if o.Peer != "off" {
-		logf("installing %s %s (npm ci in bench/)", peerPackage, peerVersion)
-		peerDir, err = installPeer(ctx, filepath.Join(root, "cmd", "bench", "page"))
-		if err != nil {
-			if o.Peer == "on" || err != errNoNpm {
-				return nil, fmt.Errorf("the peer: %w", err)
-			}
-			note("no peer: npm is not installed")
+}
+
+// setup finds the repository and the output folder, and starts the report.
+func (r *benchRun) setup() error {
+	var err error
+	if r.root, err = repoRoot(); err != nil {
+		return err
+	}
+	if r.o.Out, err = filepath.Abs(r.o.Out); err != nil {
+		return err
+	}
+	r.models = filepath.Join(r.o.Out, "models")
+	if err := os.MkdirAll(r.models, 0o755); err != nil {
+		return err
+	}
+	r.rep = &Report{Started: r.start.UTC().Format(time.RFC3339), Short: r.o.Short,
+		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
+	r.rep.LoadAvg[0] = loadAvg()
+	r.busy = load1() // before our own builds load the machine
+	return nil
+}
+
+// build builds the probe, the browser engine and the converter, and
+// installs the peer.
+func (r *benchRun) build() error {
+	logf("building the probe, the engine and the converter")
+	o := r.o.Out
+	r.probe, r.engineWasm, r.convBin = filepath.Join(o, "probe.wasm"), filepath.Join(o, "wasmllm.wasm"), filepath.Join(o, "convert")
+	for _, b := range []struct {
+		out, pkg string
+		wasm     bool
+	}{{r.probe, "./cmd/bench/probe", true}, {r.engineWasm, "./wasm", true}, {r.convBin, "./cmd/convert", false}} {
+		if err := goBuild(r.ctx, r.root, b.out, b.pkg, b.wasm); err != nil {
+			return err
 		}
 	}
-	srv, err := startServer(serverFiles{Page: filepath.Join(root, "cmd", "bench", "page"), Web: filepath.Join(root, "web"), Wllama: peerDir,
-		Models: models, Probe: probe, EngineWasm: engineWasm, WasmExe: wasmExec})
-	if err != nil {
-		return nil, err
+	var err error
+	if r.wasmExec, err = wasmExecJS(r.ctx, r.root); err != nil {
+		return err
 	}
-	defer srv.stop()
+	if r.o.Peer != "off" {
+		logf("installing %s %s (npm ci in cmd/bench/page/)", peerPackage, peerVersion)
+		r.peerDir, err = installPeer(r.ctx, filepath.Join(r.root, "cmd", "bench", "page"))
+		if err != nil {
+			if r.o.Peer == "on" || err != errNoNpm {
+				return fmt.Errorf("the peer: %w", err)
+			}
+			r.note("no peer: npm is not installed")
+		}
+	}
+	return nil
+}
+
+// serve starts the bench page's server and the browser.
+func (r *benchRun) serve() error {
+	var err error
+	r.srv, err = startServer(serverFiles{Page: filepath.Join(r.root, "cmd", "bench", "page"), Web: filepath.Join(r.root, "web"), Wllama: r.peerDir,
+		Models: r.models, Probe: r.probe, EngineWasm: r.engineWasm, WasmExe: r.wasmExec})
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, r.srv.stop)
 	profile, err := os.MkdirTemp("", "wasmllm-bench-profile-")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer os.RemoveAll(profile)
-	br, err := startBrowser(ctx, o.Browser, profile, o.Flags, o.Verbose)
-	if err != nil {
-		return nil, err
+	r.closers = append(r.closers, func() { os.RemoveAll(profile) })
+	if r.br, err = startBrowser(r.ctx, r.o.Browser, profile, r.o.Flags, r.o.Verbose); err != nil {
+		return err
 	}
-	defer br.close()
-	page := srv.URL + "/index.html"
+	r.closers = append(r.closers, r.br.close)
+	r.page = r.srv.URL + "/index.html"
+	return nil
+}
 
-	// Roofline probes and kernels.
-	kernelBudget := min(4*time.Minute, time.Until(deadline)/4)
-	if o.Short {
-		kernelBudget = min(2*time.Minute, time.Until(deadline)/3)
+// kernels runs the roofline probes and the hot kernels.
+func (r *benchRun) kernels() error {
+	budget := min(4*time.Minute, time.Until(r.deadline)/4)
+	if r.o.Short {
+		budget = min(2*time.Minute, time.Until(r.deadline)/3)
 	}
-	logf("kernels: roofline probes and hot kernels (budget %v)", kernelBudget.Round(time.Second))
+	logf("kernels: roofline probes and hot kernels (budget %v)", budget.Round(time.Second))
 	var kout struct {
 		Kernels *result.Kernels `json:"kernels"`
 		Error   string          `json:"error"`
 	}
-	kcfg := map[string]any{"phase": "kernels", "quick": o.Short, "budget_s": kernelBudget.Seconds()}
-	if err := br.call(page, "bench.runProbe", kcfg, kernelBudget+2*time.Minute, &kout); err != nil {
-		return nil, fmt.Errorf("kernels: %w", err)
+	kcfg := map[string]any{"phase": "kernels", "quick": r.o.Short, "budget_s": budget.Seconds()}
+	if err := r.br.call(r.page, "bench.runProbe", kcfg, budget+2*time.Minute, &kout); err != nil {
+		return fmt.Errorf("kernels: %w", err)
 	}
 	if kout.Error != "" || kout.Kernels == nil {
-		return nil, fmt.Errorf("kernels: %s", kout.Error)
+		return fmt.Errorf("kernels: %s", kout.Error)
 	}
-	rep.Adapter, rep.Roofline, rep.Kernels = kout.Kernels.Adapter, kout.Kernels.Roofline, kout.Kernels.Kernels
+	r.rep.Adapter, r.rep.Roofline, r.rep.Kernels = kout.Kernels.Adapter, kout.Kernels.Roofline, kout.Kernels.Kernels
 	for _, n := range kout.Kernels.Notes {
-		note("%s", n)
+		r.note("%s", n)
 	}
-	if o.Short {
-		note("-short: small kernel shapes, one model, one run per prompt length")
+	if r.o.Short {
+		r.note("-short: small kernel shapes, one model, one run per prompt length")
 	}
+	return nil
+}
 
-	// The models.
-	lens := []int{16, 128, 512}
-	ctxLen := 1024
-	if o.Short {
-		lens, ctxLen = []int{16, 128}, 256
+// planModels lists the models (the test ones, and the synthetic one),
+// converts and prepares each, and sums the time weights of what will run.
+func (r *benchRun) planModels() error {
+	r.lens, r.ctxLen = []int{16, 128, 512}, 1024
+	if r.o.Short {
+		r.lens, r.ctxLen = []int{16, 128}, 256
 	}
-	rep.Prompts, rep.Headline = lens, min(decodeTarget, lens[len(lens)-1])
-	list, err := listModels(root, o)
-	if err != nil {
-		return nil, err
+	r.rep.Prompts, r.rep.Headline = r.lens, min(decodeTarget, r.lens[len(r.lens)-1])
+	var err error
+	if r.list, err = listModels(r.root, r.o); err != nil {
+		return err
 	}
-	if o.Synthetic && !o.Short {
-		layers := o.SynthLayers
-		if layers <= 0 {
-			layers = llama32_1B.Layers
-			if rep.Adapter.Fallback {
-				layers = 1
-			}
+	if r.o.Synthetic && !r.o.Short {
+		m, err := r.synthetic()
+		if err != nil {
+			return err
 		}
-		s := llama32_1B
-		s.Layers = layers
-		path := filepath.Join(models, fmt.Sprintf("%s-%dL.gguf", synthName, layers))
-		if _, err := os.Stat(path); err != nil {
-			logf("writing %s", path)
-			if err := writeSynthetic(path, filepath.Join(root, "testdata/models/tiny-llama3-q4_0.gguf"), s); err != nil {
-				return nil, fmt.Errorf("synthetic model: %w", err)
-			}
-		}
-		decode := 64
-		if rep.Adapter.Fallback {
-			decode = 8
-		}
-		if layers != llama32_1B.Layers {
-			note("%s: %d of Llama-3.2-1B's %d layers (hidden 2048, 32/8 heads, ffn 8192, vocab 128256 kept), %d decode tokens a run: a software adapter is too slow for all",
-				synthName, layers, llama32_1B.Layers, decode)
-		}
-		list = append(list, &benchModel{name: synthName, gguf: path, synthetic: true, decode: decode})
+		r.list = append(r.list, m)
 	}
-	peerThreads := o.PeerThreads
-	if peerThreads <= 0 {
-		peerThreads = runtime.NumCPU()
-		if peerDir != "" && peerThreads > 1 && busy > float64(runtime.NumCPU()) {
-			peerThreads = 1
-			note("wllama runs on 1 thread: the load average (%.1f) was over the %d CPUs at the start, and llama.cpp's threads wait for each other by spinning", busy, runtime.NumCPU())
+	r.thread = r.o.PeerThreads
+	if r.thread <= 0 {
+		r.thread = runtime.NumCPU()
+		if r.peerDir != "" && r.thread > 1 && r.busy > float64(runtime.NumCPU()) {
+			r.thread = 1
+			r.note("wllama runs on 1 thread: the load average (%.1f) was over the %d CPUs at the start, and llama.cpp's threads wait for each other by spinning", r.busy, runtime.NumCPU())
 		}
 	}
-	repeats := o.Repeats
-	if o.Short {
-		repeats = 1
+	r.repeats = r.o.Repeats
+	if r.o.Short {
+		r.repeats = 1
 	}
-	total := 0.0
-	for _, m := range list {
-		if err := prepareModel(ctx, m, root, models, convBin, lens, repeats, ctxLen, o.Short); err != nil {
-			return nil, err
+	for _, m := range r.list {
+		if err := prepareModel(r.ctx, m, r.root, r.models, r.convBin, r.lens, r.repeats, r.ctxLen, r.o.Short); err != nil {
+			return err
 		}
-		rep.Models = append(rep.Models, m.rep)
+		r.rep.Models = append(r.rep.Models, m.rep)
 		if m.synthetic {
-			total += wSynthGPU + wSynthCPU + wSynthLoad
-			if peerDir != "" {
-				total += wSynthPeer
+			r.total += wSynthGPU + wSynthCPU + wSynthLoad
+			if r.peerDir != "" {
+				r.total += wSynthPeer
 			}
 		} else {
-			total += wTinyGPU + wTinyCPU + wTinyLoad
-			if peerDir != "" {
-				total += wTinyPeer
+			r.total += wTinyGPU + wTinyCPU + wTinyLoad
+			if r.peerDir != "" {
+				r.total += wTinyPeer
 			}
 		}
 	}
+	return nil
+}
 
-	// share returns a unit's time: its weight's part of what is left.
-	share := func(w float64) time.Duration {
-		left := time.Until(deadline) - 20*time.Second // the report
-		d := time.Duration(float64(left) * w / total)
-		total -= w
-		return max(d, 0)
+// synthetic writes (once) the Llama-3.2-1B-shaped q4 model, with all its
+// layers on a real GPU and one on a software adapter.
+func (r *benchRun) synthetic() (*benchModel, error) {
+	layers := r.o.SynthLayers
+	if layers <= 0 {
+		layers = llama32_1B.Layers
+		if r.rep.Adapter.Fallback {
+			layers = 1
+		}
 	}
-	// The test models run in one page per engine of ours (a WebGPU device
-	// compiles each kernel once); the synthetic one alone, after them.
+	s := llama32_1B
+	s.Layers = layers
+	path := filepath.Join(r.models, fmt.Sprintf("%s-%dL.gguf", synthName, layers))
+	if _, err := os.Stat(path); err != nil {
+		logf("writing %s", path)
+		if err := writeSynthetic(path, filepath.Join(r.root, "testdata/models/tiny-llama3-q4_0.gguf"), s); err != nil {
+			return nil, fmt.Errorf("synthetic model: %w", err)
+		}
+	}
+	decode := 64
+	if r.rep.Adapter.Fallback {
+		decode = 8
+	}
+	if layers != llama32_1B.Layers {
+		r.note("%s: %d of Llama-3.2-1B's %d layers (hidden 2048, 32/8 heads, ffn 8192, vocab 128256 kept), %d decode tokens a run: a software adapter is too slow for all",
+			synthName, layers, llama32_1B.Layers, decode)
+	}
+	return &benchModel{name: synthName, gguf: path, synthetic: true, decode: decode}, nil
+}
+
+// share returns a unit's time: its weight's part of what is left.
+func (r *benchRun) share(w float64) time.Duration {
+	left := time.Until(r.deadline) - 20*time.Second // the report
+	d := time.Duration(float64(left) * w / r.total)
+	r.total -= w
+	return max(d, 0)
+}
+
+// runModels runs every engine on the models: the test models in one page
+// per engine of ours (a WebGPU device compiles each kernel once), the
+// synthetic one alone, after them.
+func (r *benchRun) runModels() error {
 	var tiny, synth []*benchModel
-	for _, m := range list {
+	for _, m := range r.list {
 		if m.synthetic {
 			synth = append(synth, m)
 		} else {
@@ -245,40 +320,42 @@ func run(ctx context.Context, o options) (*Report, error) {
 			}
 			return ws
 		}
-		for i, e := range ours(br, page, group, each(wg), "webgpu", repeats, ctxLen, share(wg*n)) {
+		for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", r.repeats, r.ctxLen, r.share(wg*n)) {
 			group[i].rep.Engines = append(group[i].rep.Engines, e)
 		}
-		if peerDir != "" {
+		if r.peerDir != "" {
 			for _, m := range group {
-				m.rep.Engines = append(m.rep.Engines, peer(br, page, m, repeats, ctxLen, peerThreads, share(wp)))
+				m.rep.Engines = append(m.rep.Engines, peer(r.br, r.page, m, r.repeats, r.ctxLen, r.thread, r.share(wp)))
 			}
 		}
-		for i, e := range ours(br, page, group, each(wc), "cpu", repeats, ctxLen, share(wc*n)) {
+		for i, e := range ours(r.br, r.page, group, each(wc), "cpu", r.repeats, r.ctxLen, r.share(wc*n)) {
 			group[i].rep.Engines = append(group[i].rep.Engines, e)
 		}
 		for _, m := range group {
-			m.rep.Load = load(br, page, m, share(wl))
+			m.rep.Load = load(r.br, r.page, m, r.share(wl))
 		}
 	}
-	for _, m := range list {
+	return nil
+}
+
+// collectNotes turns each engine's and load's skips and failures into
+// notes of the report.
+func (r *benchRun) collectNotes() {
+	for _, m := range r.list {
 		for _, e := range m.rep.Engines {
-			for _, n := range summarizeSkips(e.Notes, repeats) {
-				note("%s %s: %s", m.name, e.Engine, n)
+			for _, n := range summarizeSkips(e.Notes, r.repeats) {
+				r.note("%s %s: %s", m.name, e.Engine, n)
 			}
 			if e.Error != "" {
-				note("%s %s failed: %s", m.name, e.Engine, firstLine(e.Error))
+				r.note("%s %s failed: %s", m.name, e.Engine, firstLine(e.Error))
 			}
 		}
 		if l := m.rep.Load; l != nil && l.Error != "" {
-			note("%s load failed: %s", m.name, firstLine(l.Error))
+			r.note("%s load failed: %s", m.name, firstLine(l.Error))
 		} else if l != nil && l.Note != "" {
-			note("%s load: %s", m.name, l.Note)
+			r.note("%s load: %s", m.name, l.Note)
 		}
 	}
-	rep.computeRatios()
-	rep.Seconds = time.Since(start).Seconds()
-	rep.LoadAvg[1] = loadAvg()
-	return rep, nil
 }
 
 // listModels returns the test GGUF models (only stories260K with -short),
