@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"wasmllm/cmd/bench/internal/result"
+	"wasmllm/internal/testserver"
 )
 
 // options are cmd/bench's flags.
@@ -79,7 +80,7 @@ type benchRun struct {
 
 	probe, engineWasm, convBin, wasmExec string // builds
 	peerDir                              string // the installed peer, "" for none
-	srv                                  *server
+	srv                                  *testserver.Server
 	br                                   *browser
 	page                                 string
 	closers                              []func()
@@ -161,7 +162,7 @@ func (r *benchRun) serve() error {
 	if err != nil {
 		return err
 	}
-	r.closers = append(r.closers, r.srv.stop)
+	r.closers = append(r.closers, r.srv.Close)
 	profile, err := os.MkdirTemp("", "wasmllm-bench-profile-")
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package browsertest
+package testserver
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func TestFaultServer(t *testing.T) {
+func TestServer(t *testing.T) {
 	models := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(models, "m"), 0o755); err != nil {
 		t.Fatal(err)
@@ -19,7 +19,11 @@ func TestFaultServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(models, "m", "s.bin"), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := NewFaultServer(t, t.TempDir(), filepath.Join(models, "m", "s.bin"), models, "")
+	s, err := Start(Options{Mounts: []Mount{{"/", t.TempDir()}, {"/wasmllm.wasm", filepath.Join(models, "m", "s.bin")}, {"/models/", models}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	get := func(rng string) (*http.Response, []byte, error) {
 		req, _ := http.NewRequest("GET", s.URL+"/models/m/s.bin", nil)
 		if rng != "" {
