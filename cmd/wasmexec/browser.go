@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/inspector"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -56,19 +53,10 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 	}
 	defer stopServer()
 
-	browserLog := &chromium.TailBuffer{Max: 16 << 10}
-	var logOut io.Writer = browserLog
+	var verboseOut io.Writer
 	if cfg.verbose {
-		logOut = io.MultiWriter(browserLog, os.Stderr)
+		verboseOut = os.Stderr
 	}
-	opts := append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(cfg.browser),
-		chromedp.CombinedOutput(logOut),
-	}, chromium.Flags...)
-	opts = append(opts, chromium.ExtraFlags(cfg.extraFlags)...)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-
 	done := make(chan outcome, 1)
 	finish := func(o outcome) {
 		select {
@@ -77,39 +65,35 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 		}
 	}
 	out := &outputs{stdout: os.Stdout, stderr: os.Stderr}
-	tctx, cancelTab := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
-		switch ev := ev.(type) {
-		case *runtime.EventBindingCalled:
-			switch ev.Name {
-			case writeBinding:
-				if err := out.write(ev.Payload); err != nil {
-					finish(outcome{err: err})
+	tab, err := chromium.Start(ctx, chromium.Options{Exec: cfg.browser, Output: verboseOut, Extra: chromium.ExtraFlags(cfg.extraFlags),
+		Listen: func(ev any) {
+			if ev, ok := ev.(*runtime.EventBindingCalled); ok {
+				switch ev.Name {
+				case writeBinding:
+					if err := out.write(ev.Payload); err != nil {
+						finish(outcome{err: err})
+					}
+				case exitBinding:
+					code, err := strconv.Atoi(ev.Payload)
+					if err != nil {
+						finish(outcome{err: fmt.Errorf("bad exit code %q from the page", ev.Payload)})
+						return
+					}
+					finish(outcome{code: code})
 				}
-			case exitBinding:
-				code, err := strconv.Atoi(ev.Payload)
-				if err != nil {
-					finish(outcome{err: fmt.Errorf("bad exit code %q from the page", ev.Payload)})
-					return
-				}
-				finish(outcome{code: code})
 			}
-		case *inspector.EventTargetCrashed:
-			finish(outcome{err: errors.New("the page crashed (renderer process died)")})
-		}
-	}))
-	defer cancelTab()
+		}})
+	if err != nil {
+		return 0, err
+	}
+	defer tab.Close()
+	tctx := tab.Ctx
 
 	start := func() error {
 		for _, name := range []string{writeBinding, exitBinding} {
 			if _, err := chromedp.Call(tctx, runtime.AddBinding, runtime.AddBindingParams{Name: name}); err != nil {
 				return fmt.Errorf("starting %s: %w", cfg.browser, err)
 			}
-		}
-		// chromedp enables the Network domain, which makes Chromium keep a
-		// copy of every response for DevTools and report each chunk; the
-		// program reads model files through fetch, so turn it off.
-		if _, err := chromedp.Call(tctx, network.Disable, cdp.Empty{}); err != nil {
-			return fmt.Errorf("starting %s: %w", cfg.browser, err)
 		}
 		go forwardConsole(tctx, cfg.verbose)
 		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: base + "/"})
@@ -122,7 +106,7 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 		return nil
 	}
 	if err := start(); err != nil {
-		return 0, withLog(err, browserLog)
+		return 0, tab.WithTail(err)
 	}
 	detached, err := chromedp.Detached(tctx)
 	if err != nil {
@@ -134,19 +118,21 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 	select {
 	case o := <-done:
 		if o.err != nil {
-			return 0, withLog(o.err, browserLog)
+			return 0, tab.WithTail(o.err)
 		}
 		return o.code, nil
+	case <-tab.Crashed:
+		return 0, tab.WithTail(errors.New("the page crashed (renderer process died)"))
 	case <-timer.C:
 		dumpGoroutines(tctx, done)
 		return 0, fmt.Errorf("timed out after %v (set -timeout or WASMEXEC_TIMEOUT)", cfg.timeout)
 	case <-detached:
-		return 0, withLog(errors.New("the page went away before the program exited"), browserLog)
+		return 0, tab.WithTail(errors.New("the page went away before the program exited"))
 	case <-tctx.Done():
 		if ctx.Err() != nil {
 			return 0, errors.New("interrupted")
 		}
-		return 0, withLog(errors.New("lost the connection to Chromium before the program exited"), browserLog)
+		return 0, tab.WithTail(errors.New("lost the connection to Chromium before the program exited"))
 	}
 }
 
@@ -201,13 +187,5 @@ func (o *outputs) write(payload string) error {
 		w = o.stderr
 	}
 	_, err = w.Write(data)
-	return err
-}
-
-// withLog appends the tail of Chromium's own output to err.
-func withLog(err error, log *chromium.TailBuffer) error {
-	if s := strings.TrimSpace(log.String()); s != "" {
-		return fmt.Errorf("%w\nChromium output (last %d bytes):\n%s", err, log.Max, s)
-	}
 	return err
 }

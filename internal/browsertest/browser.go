@@ -30,9 +30,11 @@ func Chromium() string {
 	return "/usr/bin/chromium"
 }
 
-// Browser is one headless Chromium with one tab, closed when the test ends.
+// Browser is one headless Chromium with one tab (a chromium.Tab), closed
+// when the test ends.
 type Browser struct {
 	t       testing.TB
+	tab     *chromium.Tab
 	ctx     context.Context
 	mu      sync.Mutex
 	console []string
@@ -48,18 +50,13 @@ func NewBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	if _, err := os.Stat(Chromium()); err != nil {
 		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
 	}
-	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium()), chromedp.UserDataDir(t.TempDir())}, chromium.Flags...)
-	opts = append(opts, extra...)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	b := &Browser{t: t, ctx: ctx, Timeout: 3 * time.Minute}
-	if err := chromedp.Do(ctx); err != nil {
-		cancelTab()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", Chromium(), err)
+	tab, err := chromium.Start(context.Background(), chromium.Options{Exec: Chromium(), Profile: t.TempDir(), Extra: extra})
+	if err != nil {
+		t.Fatal(err)
 	}
+	b := &Browser{t: t, tab: tab, ctx: tab.Ctx, Timeout: 3 * time.Minute}
 	go func() {
-		for m, err := range chromedp.Console(ctx) {
+		for m, err := range chromedp.Console(b.ctx) {
 			if err != nil {
 				return
 			}
@@ -72,8 +69,7 @@ func NewBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 		if t.Failed() {
 			t.Logf("browser console:\n%s", strings.Join(b.Console(), "\n"))
 		}
-		cancelTab()
-		cancelAlloc()
+		tab.Close()
 	})
 	return b
 }
@@ -89,25 +85,17 @@ func (b *Browser) Console() []string {
 // (TestPage does once wasmllm.js is imported).
 func (b *Browser) Open(url string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), ready()); err != nil {
-		b.t.Fatalf("opening %s: %v", url, err)
+	if err := b.tab.Open(url, b.Timeout); err != nil {
+		b.t.Fatal(err)
 	}
 }
 
 // Reload reloads the page and waits for window.pageReady.
 func (b *Browser) Reload() {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Reload(), ready()); err != nil {
-		b.t.Fatalf("reloading: %v", err)
+	if err := b.tab.Reload(b.Timeout); err != nil {
+		b.t.Fatal(err)
 	}
-}
-
-func ready() chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void]("window.pageReady === true", chromedp.WithPollingTimeout(time.Minute))
 }
 
 // JSError is a rejection or exception from Run, with the WasmLLMError's
@@ -124,24 +112,16 @@ func (e *JSError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Messag
 // decodes its value (as JSON) into out, which may be nil. A throw or a
 // rejection is returned as a *JSError.
 func (b *Browser) Run(expr string, out any) error {
-	wrapped := `(async () => { try { return {ok: true, value: await (` + expr + `)}; } catch (e) {
-		return {ok: false, error: {code: (e && e.code) || "", message: String((e && e.message) || e), details: (e && e.details) || null}}; } })()`
-	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
-	defer cancel()
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](wrapped, chromedp.EvalAwaitPromise))
+	res, err := b.tab.Eval(expr, `e => ({code: (e && e.code) || "", message: String((e && e.message) || e), details: (e && e.details) || null})`, b.Timeout)
 	if err != nil {
-		return fmt.Errorf("evaluating %.80q: %w", expr, err)
-	}
-	var res struct {
-		OK    bool            `json:"ok"`
-		Value json.RawMessage `json:"value"`
-		Error *JSError        `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("decoding the result of %.80q: %w", expr, err)
+		return err
 	}
 	if !res.OK {
-		return res.Error
+		var je JSError
+		if err := json.Unmarshal(res.Error, &je); err != nil {
+			return fmt.Errorf("decoding the error of %.80q: %w", expr, err)
+		}
+		return &je
 	}
 	if out == nil || len(res.Value) == 0 {
 		return nil
