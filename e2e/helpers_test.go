@@ -15,8 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp/kb"
 
-	"wasmllm/engine"
 	"wasmllm/internal/browsertest"
+	"wasmllm/source"
 	"wasmllm/tokenizer"
 )
 
@@ -254,7 +254,7 @@ func chatIDs(t *testing.T, modelDir string, msgs []tokenizer.Message, kwargs map
 
 func loadTokenizer(t *testing.T, modelDir string) *tokenizer.Tokenizer {
 	t.Helper()
-	_, tok, err := engine.LoadWeights(modelDir, "")
+	_, tok, err := source.Load(modelDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,14 @@ import (
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"
+	"wasmllm/source"
 )
 
 // nanEngine loads stories260K with NaN in the values [lo, hi) of an F32
 // tensor.
 func nanEngine(t *testing.T, name string, lo, hi int) *Engine {
 	t.Helper()
-	w, tok, err := LoadWeights(stories, "")
+	w, tok, err := source.Load(stories, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -138,7 +139,7 @@ func (a *attnRef) fill(t testing.TB, n int) {
 				}
 				raw = raw[:2*len(head)]
 			}
-			buf := [2][]*Buffer{c.k, c.v}[i][1]
+			buf := [2][]*webgpu.Buffer{c.k, c.v}[i][1]
 			if err := a.b.d.WriteBuffer(buf, uint64(kh*a.S*a.Dh*elt), raw); err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +176,7 @@ const attnTol = 1e-4 // relative to the largest output, as backendtest
 // boundaries of the flash-decoding kernel, after a prefill, with 1 to 4
 // splits: one split's online softmax crosses every boundary.
 func TestAttentionChunkBoundary(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	// H/Hk = 16 and 12 take two batches of query heads per kv head.
 	for i, sh := range [][3]int{{8, 2, 32}, {4, 4, 64}, {16, 1, 16}, {24, 2, 32}} {
 		H, Hk, Dh := sh[0], sh[1], sh[2]
@@ -200,7 +201,7 @@ func TestAttentionChunkBoundary(t *testing.T) {
 // folds several chunks and every thread of the reduce kernel folds several
 // splits, in f32 and f16, with the backend's NS and with 3 and 32 splits.
 func TestAttentionLongContext(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	for _, c := range []struct {
 		dt        loader.DType
 		H, Hk, Dh int
@@ -220,7 +221,7 @@ func TestAttentionLongContext(t *testing.T) {
 // TestAttentionDecodeReplay decodes one token at many positions with the
 // same tensors: every step after the first replays one recorded program.
 func TestAttentionDecodeReplay(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	a := newAttnRef(t, b, loader.F32, 8, 2, 64, 300, 2)
 	a.step(t, 0, 5, false)
 	a.step(t, 5, 1, true)
@@ -246,7 +247,7 @@ func TestAttentionDecodeReplay(t *testing.T) {
 // TestAttentionPrefill runs batches of 7, 33 and 64 tokens from position 0
 // and from a nonzero start, over head dims and GQA ratios.
 func TestAttentionPrefill(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	seed := uint64(10)
 	for _, Dh := range []int{16, 32, 64, 128} {
 		for _, g := range [][2]int{{2, 2}, {8, 2}, {8, 1}} { // H, Hk: H/Hk = 1, 4, 8
@@ -270,7 +271,7 @@ func TestAttentionPrefill(t *testing.T) {
 
 // TestAttentionHeadDim256 covers the largest head both kernels take.
 func TestAttentionHeadDim256(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	a := newAttnRef(t, b, loader.F32, 8, 2, 256, 100, 3)
 	got, want, _ := a.step(t, 0, 20, false)
 	checkClose(t, "prefill Dh=256 T=20", got, want, attnTol)
@@ -292,7 +293,7 @@ const f16Tol = 3e-3
 // TestAttentionF16 checks the f16 cache against the reference on the same
 // f16-rounded keys and values (f32 accuracy), and on exact ones (f16Tol).
 func TestAttentionF16(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	var worst, worstExact float64
 	for _, sh := range [][3]int{{8, 2, 64}, {4, 1, 128}, {8, 8, 16}} {
 		H, Hk, Dh := sh[0], sh[1], sh[2]
@@ -312,13 +313,13 @@ func TestAttentionF16(t *testing.T) {
 func TestAttentionDecodeFallback(t *testing.T) {
 	// K buffer 16 KiB; partials of H=1024, Dh=4: 32 KiB a split.
 	const S = 1024
-	b := newTestBackend(t, Options{MaxStorageBufferBindingSize: 24 << 10})
+	b := newTestBackend(t, webgpu.Options{MaxStorageBufferBindingSize: 24 << 10})
 	a := newAttnRef(t, b, loader.F32, 1024, 1, 4, S, 5)
 	a.fill(t, 192)
 	got, want, _ := a.step(t, 192, 1, false)
 	checkClose(t, "decode by the prefill kernel", got, want, attnTol)
 	if c := a.cache.(*kvCache); c.part != nil {
-		t.Errorf("partials of %d bytes allocated over a 24 KiB binding limit", c.part.size)
+		t.Errorf("partials of %d bytes allocated over a 24 KiB binding limit", c.part.Size())
 	}
 }
 
@@ -330,7 +331,7 @@ func TestAttentionDecodeFallback(t *testing.T) {
 // work: min(NS, chunks up to the position), pos+1 keys in all.
 func TestAttentionDecodeWork(t *testing.T) {
 	const H, Hk, Dh = 8, 2, 32 // G=4: QB=4, one batch per kv head
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	type work struct{ groups, active, chunks, keys int }
 	measure := func(a *attnRef, pos int) work {
 		t.Helper()
@@ -362,7 +363,7 @@ func TestAttentionDecodeWork(t *testing.T) {
 		defer func() { a.recorded = nil }()
 		ns := c.splits
 		stats := H * ns * Dh / 4 // in vec4, as Params.stats
-		if err := b.d.WriteBuffer(c.part, 0, make([]byte, c.part.size)); err != nil {
+		if err := b.d.WriteBuffer(c.part, 0, make([]byte, c.part.Size())); err != nil {
 			t.Fatal(err)
 		}
 		got, want, _ := a.step(t, pos, 1, true)
@@ -427,7 +428,7 @@ func TestAttentionDecodeWork(t *testing.T) {
 // allowed; one that fits is made.
 func TestKVCacheLimit(t *testing.T) {
 	const lim = 1 << 20
-	b := newTestBackend(t, Options{MaxStorageBufferBindingSize: lim})
+	b := newTestBackend(t, webgpu.Options{MaxStorageBufferBindingSize: lim})
 	// 8 heads × 128 × 4 bytes = 4 KiB a position: 256 positions fit.
 	_, err := b.NewKVCache(4, 257, 8, 128)
 	var ke *KVCacheError
@@ -454,7 +455,7 @@ func TestKVCacheLimit(t *testing.T) {
 	b.FreeKVCache(c)
 
 	// maxBufferSize below the binding limit is the one named.
-	b2 := newTestBackend(t, Options{MaxBufferSize: lim / 2})
+	b2 := newTestBackend(t, webgpu.Options{MaxBufferSize: lim / 2})
 	if _, err := b2.NewKVCache(1, 129, 8, 128); !errors.As(err, &ke) || ke.Limit != "maxBufferSize" || ke.Have != lim/2 || ke.MaxCapacity != 128 {
 		t.Errorf("over maxBufferSize: %v", err)
 	}
@@ -476,7 +477,7 @@ func TestKVCacheLimit(t *testing.T) {
 // TestAttentionBadInput: mismatched tensors are op errors at the next
 // Read, never a panic or a silent result.
 func TestAttentionBadInput(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	cache, err := b.NewKVCache(2, 16, 2, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -567,7 +568,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, H, Hk, Dh int
 	r := rand.New(rand.NewPCG(1, 2))
 	// Fill the layer directly; the timed step writes position pos.
 	c := cache.(*kvCache)
-	for _, buf := range []*Buffer{c.k[0], c.v[0]} {
+	for _, buf := range []*webgpu.Buffer{c.k[0], c.v[0]} {
 		vals := randF32(r, ctx*Hk*Dh)
 		raw := f32Bytes(vals)
 		if dt == loader.F16 {
@@ -617,8 +618,8 @@ func benchAdd(bm *testing.B, bytes int) {
 	const per = 1 << 20
 	r := rand.New(rand.NewPCG(3, 4))
 	a, bb := f32Buffer(bm, d, "a", randF32(r, n)), f32Buffer(bm, d, "b", randF32(r, n))
-	out := newBuffer(bm, d, "out", uint64(4*n), UsageStorage)
-	params := newBuffer(bm, d, "params", 16, UsageUniform)
+	out := newBuffer(bm, d, "out", uint64(4*n), webgpu.UsageStorage)
+	params := newBuffer(bm, d, "params", 16, webgpu.UsageUniform)
 	if err := d.WriteBuffer(params, 0, u32Bytes(per, 0, 0, 0)); err != nil {
 		bm.Fatal(err)
 	}
@@ -628,8 +629,8 @@ func benchAdd(bm *testing.B, bytes int) {
 		m := uint64(4 * min(per, n-off))
 		o := uint64(4 * off)
 		g, err := d.CreateBindGroup("add", k.layout,
-			Binding{Binding: 0, Buffer: a, Offset: o, Size: m}, Binding{Binding: 1, Buffer: bb, Offset: o, Size: m},
-			Binding{Binding: 2, Buffer: out, Offset: o, Size: m}, Binding{Binding: 3, Buffer: params})
+			webgpu.Binding{Binding: 0, Buffer: a, Offset: o, Size: m}, webgpu.Binding{Binding: 1, Buffer: bb, Offset: o, Size: m},
+			webgpu.Binding{Binding: 2, Buffer: out, Offset: o, Size: m}, webgpu.Binding{Binding: 3, Buffer: params})
 		if err != nil {
 			bm.Fatal(err)
 		}

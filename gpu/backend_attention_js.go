@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -23,10 +24,10 @@ type kvCache struct {
 	layers, capacity, kvHeads int
 	headDim                   int
 	dtype                     loader.DType
-	k, v                      []*Buffer
-	splits                    int       // NS of the decode kernel, fixed at creation
-	part                      *Buffer   // flash-decoding partials, grown on demand
-	old                       []*Buffer // outgrown partials, still bound by cached programs
+	k, v                      []*webgpu.Buffer
+	splits                    int              // NS of the decode kernel, fixed at creation
+	part                      *webgpu.Buffer   // flash-decoding partials, grown on demand
+	old                       []*webgpu.Buffer // outgrown partials, still bound by cached programs
 	freed                     bool
 }
 
@@ -91,13 +92,13 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 	for l := 0; l < layers; l++ {
 		for _, kv := range []struct {
 			name string
-			dst  *[]*Buffer
+			dst  *[]*webgpu.Buffer
 		}{{"K", &c.k}, {"V", &c.v}} {
-			buf, err := b.d.CreateBuffer(fmt.Sprintf("kv cache %s layer %d", kv.name, l), per, UsageStorage)
+			buf, err := b.d.CreateBuffer(fmt.Sprintf("kv cache %s layer %d", kv.name, l), per, webgpu.UsageStorage)
 			if err != nil {
 				c.destroy()
-				var le *LimitError
-				var ge *GPUError
+				var le *webgpu.LimitError
+				var ge *webgpu.GPUError
 				switch {
 				case errors.As(err, &le):
 					return nil, fail(le.Limit, le.Need, le.Have, err)
@@ -113,7 +114,7 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 	// Out-of-memory is reported asynchronously, when the error scopes settle.
 	if err := b.d.Sync(); err != nil {
 		c.destroy()
-		var ge *GPUError
+		var ge *webgpu.GPUError
 		if errors.As(err, &ge) && ge.Kind == "out-of-memory" {
 			return nil, fail("out-of-memory", total, 0, err)
 		}
@@ -123,7 +124,7 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 }
 
 func (c *kvCache) destroy() {
-	for _, list := range [][]*Buffer{c.k, c.v, c.old, {c.part}} {
+	for _, list := range [][]*webgpu.Buffer{c.k, c.v, c.old, {c.part}} {
 		for _, buf := range list {
 			if buf != nil {
 				buf.Destroy()
@@ -153,9 +154,6 @@ func (b *Backend) FreeKVCache(cache model.KVCache) {
 // decodeMaxT is the most tokens the flash-decoding path takes; larger
 // batches use the tiled prefill kernel.
 const decodeMaxT = 4
-
-// decodeChunk is CH in attention_decode.wgsl.
-const decodeChunk = 64
 
 // maxDecodeSplits bounds NS, the fixed number of workgroups that share the
 // keys of one (kv head batch, token) in the decode kernel: on a GPU enough,
@@ -239,14 +237,14 @@ func (c *kvCache) units() int {
 }
 
 func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
-	k, err := b.kernel(kernelKey{file: "kv_write.wgsl", entry: "main", consts: [4]constant{{"KV_F16", c.f16()}}}, 4, 2, 3)
+	k, err := use(b, kKVWrite, constant{"KV_F16", c.f16()})
 	if err != nil {
 		b.fail(err)
 		return
 	}
 	Hk, Dh, uh := c.kvHeads, c.headDim, c.units()
 	units := Hk * uh
-	b.dispatch(k, Params{uint32(C / 4), uint32(H * Dh / 4), uint32(Hk * Dh / 4), uint32(uh), uint32(Dh / 4), uint32(c.capacity), uint32(units)},
+	k.dispatch(b, kvWriteParams{Row4: uint32(C / 4), K4: uint32(H * Dh / 4), KV4: uint32(Hk * Dh / 4), UH: uint32(uh), DH4: uint32(Dh / 4), Cap: uint32(c.capacity), Units: uint32(units)},
 		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
 }
 
@@ -277,8 +275,8 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bo
 	if need > lim {
 		return false
 	}
-	if c.part == nil || c.part.size < need {
-		buf, err := b.d.CreateBuffer("attention partials", need, UsageStorage)
+	if c.part == nil || c.part.Size() < need {
+		buf, err := b.d.CreateBuffer("attention partials", need, webgpu.UsageStorage)
 		if err != nil {
 			return false
 		}
@@ -287,23 +285,21 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bo
 		}
 		c.part = buf
 	}
-	kp, err := b.kernel(kernelKey{file: "attention_decode.wgsl", entry: "partial",
-		consts: [4]constant{{"DH", float64(Dh)}, {"QB", float64(qb)}, {"KV_F16", c.f16()}}}, 5, 4)
+	kp, err := use(b, kDecodePartial, constant{"DH", float64(Dh)}, constant{"QB", float64(qb)}, constant{"KV_F16", c.f16()})
 	if err != nil {
 		b.fail(err)
 		return true
 	}
-	kr, err := b.kernel(kernelKey{file: "attention_decode.wgsl", entry: "reduce",
-		consts: [4]constant{{"DH", float64(Dh)}}}, 3, 2)
+	kr, err := use(b, kDecodeReduce, constant{"DH", float64(Dh)})
 	if err != nil {
 		b.fail(err)
 		return true
 	}
-	scale := f32bits(float32(1 / math.Sqrt(float64(Dh))))
+	scale := float32(1 / math.Sqrt(float64(Dh)))
 	stats := uint32(rows * uint64(Dh/4))
-	b.dispatch(kp, Params{uint32(C / 4), uint32(H), uint32(G), uint32(c.capacity), uint32(ns), scale, stats, uint32(G / qb)},
+	kp.dispatch(b, decodeParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), NS: uint32(ns), Scale: scale, Stats: stats, NQB: uint32(G / qb)},
 		ns, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
-	b.dispatch(kr, Params{uint32(H), uint32(c.capacity), uint32(ns), stats},
+	kr.dispatch(b, decodeReduceParams{Heads: uint32(H), Cap: uint32(c.capacity), NS: uint32(ns), Stats: stats},
 		H, T, 1, bind{buf: c.part}, p.whole(), o.whole())
 	return true
 }
@@ -321,14 +317,13 @@ func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int) {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	bq, bk := prefillTiles(Dh)
-	k, err := b.kernel(kernelKey{file: "attention_prefill.wgsl", entry: "main",
-		consts: [4]constant{{"DH", float64(Dh)}, {"BQ", float64(bq)}, {"BK", float64(bk)}, {"KV_F16", c.f16()}}}, 5, 4)
+	k, err := use(b, kPrefill, constant{"DH", float64(Dh)}, constant{"BQ", float64(bq)}, constant{"BK", float64(bk)}, constant{"KV_F16", c.f16()})
 	if err != nil {
 		b.fail(err)
 		return
 	}
 	rows := T * G
-	scale := f32bits(float32(1 / math.Sqrt(float64(Dh))))
-	b.dispatch(k, Params{uint32(C / 4), uint32(H), uint32(G), uint32(c.capacity), uint32(rows), scale},
+	scale := float32(1 / math.Sqrt(float64(Dh)))
+	k.dispatch(b, prefillParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), Rows: uint32(rows), Scale: scale},
 		(rows+bq-1)/bq, Hk, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, o.whole())
 }

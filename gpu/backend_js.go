@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/model"
 )
 
@@ -21,20 +22,20 @@ type BackendOptions struct {
 // list, then replayed) and submits it once. A decode step therefore costs a
 // fixed handful of calls into JavaScript however many dispatches it has.
 type Backend struct {
-	d    *Device
+	d    *webgpu.Device
 	opts BackendOptions
 
-	modules map[string]*ShaderModule
+	modules map[string]*module
 	kernels map[kernelKey]*kernel
-	groups  map[groupKey]*BindGroup
-	params  map[Params]*Buffer
-	dummy   *Buffer // bound where a kernel's optional input is absent
+	groups  map[groupKey]*webgpu.BindGroup
+	params  map[Params]*webgpu.Buffer
+	dummy   *webgpu.Buffer // bound where a kernel's optional input is absent
 
 	pending []cmd
 	upload  []byte
 	rbuf    []byte
-	pair    *Buffer // staging for ReadI32F32
-	writes  bool    // pending holds only writes so far
+	pair    *webgpu.Buffer // staging for ReadI32F32
+	writes  bool           // pending holds only writes so far
 	progs   map[uint64][]*cachedProg
 	nprogs  int
 	tick    uint64
@@ -63,10 +64,17 @@ var (
 	_ model.KVCacheAllocator = (*Backend)(nil)
 )
 
+// Device and Options are the binding's, which OpenBackend opens and returns,
+// so that a caller which only opens a backend needs no second import.
+type (
+	Device  = webgpu.Device
+	Options = webgpu.Options
+)
+
 // OpenBackend opens the browser's WebGPU device with o and builds a Backend
 // on it; the caller closes the device when done.
 func OpenBackend(ctx context.Context, o Options, bo BackendOptions) (*Backend, *Device, error) {
-	d, err := Open(ctx, o)
+	d, err := webgpu.Open(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,27 +87,27 @@ func OpenBackend(ctx context.Context, o Options, bo BackendOptions) (*Backend, *
 }
 
 // NewBackend builds a Backend on an open device.
-func NewBackend(d *Device, opts BackendOptions) (*Backend, error) {
+func NewBackend(d *webgpu.Device, opts BackendOptions) (*Backend, error) {
 	if opts.MaxPrograms <= 0 {
 		opts.MaxPrograms = 64
 	}
 	b := &Backend{
 		d: d, opts: opts,
-		modules: map[string]*ShaderModule{},
+		modules: map[string]*module{},
 		kernels: map[kernelKey]*kernel{},
-		groups:  map[groupKey]*BindGroup{},
-		params:  map[Params]*Buffer{},
+		groups:  map[groupKey]*webgpu.BindGroup{},
+		params:  map[Params]*webgpu.Buffer{},
 		progs:   map[uint64][]*cachedProg{},
 	}
 	var err error
-	if b.dummy, err = d.CreateBuffer("dummy", 16, UsageStorage); err != nil {
+	if b.dummy, err = d.CreateBuffer("dummy", 16, webgpu.UsageStorage); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
 // Device returns the backend's device.
-func (b *Backend) Device() *Device { return b.d }
+func (b *Backend) Device() *webgpu.Device { return b.d }
 
 // Stats returns the backend's counters.
 func (b *Backend) Stats() BackendStats { return b.counters }

@@ -5,12 +5,9 @@ package gpu
 import (
 	"fmt"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/shaders"
 )
-
-// Params is a kernel's uniform block: up to 16 words, each kernel naming
-// them in its own WGSL struct. Floats go in as math.Float32bits.
-type Params [16]uint32
 
 // kernelKey names a pipeline: a shader file, its entry point and up to four
 // override constants.
@@ -24,19 +21,26 @@ type constant struct {
 	value float64
 }
 
-// kernel is a compiled pipeline with its bind group layout: nbind buffers
-// (bindings 0..nbind-1: read-only storage unless writable) then the uniform
-// Params at binding nbind.
+// kernel is a compiled pipeline with its bind group layout, as the entry
+// point's WGSL declares it (shaders.Parse): nbind buffers (bindings
+// 0..nbind-1, read-only or read-write storage) then the uniform Params at
+// binding nbind.
 type kernel struct {
 	key   kernelKey
-	pipe  *Pipeline
-	bgl   *BindGroupLayout
+	pipe  *webgpu.Pipeline
+	bgl   *webgpu.BindGroupLayout
 	nbind int
+}
+
+// module is a compiled shader file and the interface read from its source.
+type module struct {
+	sm    *webgpu.ShaderModule
+	iface *shaders.Module
 }
 
 // bind is a buffer binding; size 0 means to the end of the buffer.
 type bind struct {
-	buf       *Buffer
+	buf       *webgpu.Buffer
 	off, size uint64
 }
 
@@ -46,12 +50,34 @@ type groupKey struct {
 	p Params
 }
 
-const maxBindings = 10
+// kernelOf is a compiled kernel whose uniform struct is P; the zero value
+// (a kernel that failed to compile) dispatches nothing.
+type kernelOf[P any] struct{ k *kernel }
 
-// kernel returns the pipeline for key, compiling it on first use. writable
-// lists the bindings the kernel writes. The op's WGSL file is followed by
-// shaders/common.wgsl, so compile errors keep the op file's line numbers.
-func (b *Backend) kernel(key kernelKey, nbind int, writable ...int) (*kernel, error) {
+// use returns the kernel of s with the given override constants (at most
+// four), compiling it on first use.
+func use[P any](b *Backend, s kernelSpec[P], consts ...constant) (kernelOf[P], error) {
+	key := kernelKey{file: s.file, entry: s.entry}
+	if len(consts) > len(key.consts) {
+		return kernelOf[P]{}, fmt.Errorf("gpu: %s:%s: %d override constants; at most %d", s.file, s.entry, len(consts), len(key.consts))
+	}
+	copy(key.consts[:], consts)
+	k, err := b.kernel(key)
+	if err != nil {
+		return kernelOf[P]{}, err
+	}
+	return kernelOf[P]{k}, nil
+}
+
+// dispatch records one dispatch of k with params p (see Backend.dispatch).
+func (k kernelOf[P]) dispatch(b *Backend, p P, x, y, z int, binds ...bind) {
+	b.dispatch(k.k, packParams(&p), x, y, z, binds...)
+}
+
+// kernel returns the pipeline for key, compiling it on first use, with the
+// bind group layout its entry point declares. The op's WGSL file is followed
+// by shaders/common.wgsl, so compile errors keep the op file's line numbers.
+func (b *Backend) kernel(key kernelKey) (*kernel, error) {
 	if k, ok := b.kernels[key]; ok {
 		return k, nil
 	}
@@ -61,21 +87,37 @@ func (b *Backend) kernel(key kernelKey, nbind int, writable ...int) (*kernel, er
 		if err != nil {
 			return nil, err
 		}
-		mod, err = b.d.CreateShaderModule(shaders.Path(key.file), src)
+		iface, err := shaders.Parse(shaders.Path(key.file), src)
 		if err != nil {
 			return nil, err
 		}
+		sm, err := b.d.CreateShaderModule(shaders.Path(key.file), src)
+		if err != nil {
+			return nil, err
+		}
+		mod = &module{sm: sm, iface: iface}
 		b.modules[key.file] = mod
 	}
-	types := make([]BindingType, nbind+1)
-	for i := range types[:nbind] {
-		types[i] = ReadOnlyStorage
-	}
-	for _, w := range writable {
-		types[w] = Storage
-	}
-	types[nbind] = Uniform
 	label := key.file + ":" + key.entry
+	e, ok := mod.iface.Entries[key.entry]
+	if !ok {
+		return nil, fmt.Errorf("gpu: %s has no @compute entry point %s", shaders.Path(key.file), key.entry)
+	}
+	nbind := len(e.Bindings) - 1
+	if nbind < 0 || e.Bindings[nbind].Access != shaders.Uniform || nbind > maxBindings {
+		return nil, fmt.Errorf("gpu: %s: want at most %d storage bindings and then the uniform params", label, maxBindings)
+	}
+	types := make([]webgpu.BindingType, nbind+1)
+	for i, bd := range e.Bindings {
+		switch bd.Access {
+		case shaders.Read:
+			types[i] = webgpu.ReadOnlyStorage
+		case shaders.ReadWrite:
+			types[i] = webgpu.Storage
+		case shaders.Uniform:
+			types[i] = webgpu.Uniform
+		}
+	}
 	bgl, err := b.d.CreateBindGroupLayout(label, types...)
 	if err != nil {
 		return nil, err
@@ -93,7 +135,7 @@ func (b *Backend) kernel(key kernelKey, nbind int, writable ...int) (*kernel, er
 			consts[c.name] = c.value
 		}
 	}
-	pipe, err := b.d.CreateComputePipeline(label, mod, key.entry, pl, consts)
+	pipe, err := b.d.CreateComputePipeline(label, mod.sm, key.entry, pl, consts)
 	if err != nil {
 		return nil, err
 	}
@@ -130,14 +172,14 @@ func (b *Backend) dispatch(k *kernel, p Params, x, y, z int, binds ...bind) {
 			b.fail(err)
 			return
 		}
-		entries := make([]Binding, 0, len(binds)+1)
+		entries := make([]webgpu.Binding, 0, len(binds)+1)
 		for i, bd := range binds {
 			if bd.buf == nil {
 				bd.buf = b.dummy
 			}
-			entries = append(entries, Binding{Binding: i, Buffer: bd.buf, Offset: bd.off, Size: bd.size})
+			entries = append(entries, webgpu.Binding{Binding: i, Buffer: bd.buf, Offset: bd.off, Size: bd.size})
 		}
-		entries = append(entries, Binding{Binding: len(binds), Buffer: ub})
+		entries = append(entries, webgpu.Binding{Binding: len(binds), Buffer: ub})
 		bg, err = b.d.CreateBindGroup(k.key.file+":"+k.key.entry, k.bgl, entries...)
 		if err != nil {
 			b.fail(err)
@@ -148,11 +190,11 @@ func (b *Backend) dispatch(k *kernel, p Params, x, y, z int, binds ...bind) {
 	b.push(cmd{kind: cmdDispatch, k: k, bg: bg, x: x, y: y, z: z})
 }
 
-func (b *Backend) paramBuffer(p Params) (*Buffer, error) {
+func (b *Backend) paramBuffer(p Params) (*webgpu.Buffer, error) {
 	if buf, ok := b.params[p]; ok {
 		return buf, nil
 	}
-	buf, err := b.d.CreateBuffer(fmt.Sprintf("params %v", p[:4]), 64, UsageUniform)
+	buf, err := b.d.CreateBuffer(fmt.Sprintf("params %v", p[:4]), 64, webgpu.UsageUniform)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +210,7 @@ func (b *Backend) paramBuffer(p Params) (*Buffer, error) {
 }
 
 // copyBytes records a buffer-to-buffer copy.
-func (b *Backend) copyBytes(src *Buffer, srcOff uint64, dst *Buffer, dstOff, n uint64) {
+func (b *Backend) copyBytes(src *webgpu.Buffer, srcOff uint64, dst *webgpu.Buffer, dstOff, n uint64) {
 	b.push(cmd{kind: cmdCopy, src: src, srcOff: srcOff, dst: dst, dstOff: dstOff, n: n})
 }
 

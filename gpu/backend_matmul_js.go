@@ -21,10 +21,6 @@ func (b *Backend) gemvMaxT() int {
 	return 32
 }
 
-// gemvMaxTB is the most tokens one GEMV workgroup carries (MAXTB in
-// shaders/matmul_gemv.wgsl): each weight chunk it loads serves them all.
-const gemvMaxTB = 4
-
 // gemvChunk is the number of values of each weight dtype in the 16-byte chunk
 // a GEMV thread loads.
 func gemvChunk(dt loader.DType) int {
@@ -122,8 +118,8 @@ func (b *Backend) gemv(o, xt, wt *tensor, T, N, K int) {
 }
 
 func (b *Backend) gemvWith(o, xt, wt *tensor, T, N, K int, s gemvShape) {
-	k, err := b.kernel(kernelKey{file: "matmul_gemv.wgsl", entry: "main", consts: [4]constant{
-		{"WTYPE", float64(wtype(wt.dtype))}, {"WG", float64(s.wg)}, {"R", float64(s.r)}, {"TB", float64(s.tb)}}}, 4, 3)
+	k, err := use(b, kGemv,
+		constant{"WTYPE", float64(wtype(wt.dtype))}, constant{"WG", float64(s.wg)}, constant{"R", float64(s.r)}, constant{"TB", float64(s.tb)})
 	if err != nil {
 		b.fail(err)
 		return
@@ -131,24 +127,20 @@ func (b *Backend) gemvWith(o, xt, wt *tensor, T, N, K int, s gemvShape) {
 	chunks := K / gemvChunk(wt.dtype)
 	for _, p := range wt.parts {
 		gx, gy := b.groups2D((p.rows + s.r - 1) / s.r)
-		b.dispatch(k, Params{uint32(N), uint32(K), uint32(p.row0), uint32(p.rows), uint32(T), uint32(chunks)},
+		k.dispatch(b, gemvParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Chunks: uint32(chunks)},
 			gx, gy, (T+s.tb-1)/s.tb,
 			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole())
 	}
 }
 
-// gemm tile sizes: BN weight rows by BM tokens (shaders/matmul_gemm.wgsl).
-const gemmBN, gemmBM = 64, 64
-
 func (b *Backend) gemm(o, xt, wt *tensor, T, N, K int) {
-	k, err := b.kernel(kernelKey{file: "matmul_gemm.wgsl", entry: "main", consts: [4]constant{
-		{"WTYPE", float64(wtype(wt.dtype))}}}, 4, 3)
+	k, err := use(b, kGemm, constant{"WTYPE", float64(wtype(wt.dtype))})
 	if err != nil {
 		b.fail(err)
 		return
 	}
 	for _, p := range wt.parts {
-		b.dispatch(k, Params{uint32(N), uint32(K), uint32(p.row0), uint32(p.rows), uint32(T)},
+		k.dispatch(b, gemmParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T)},
 			(p.rows+gemmBN-1)/gemmBN, (T+gemmBM-1)/gemmBM, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole())
 	}

@@ -5,18 +5,16 @@ package gpu
 import (
 	"fmt"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
 
-// Limits and tile sizes of the MoE kernels (shaders/moe_*.wgsl).
+// Limits of the MoE kernels (shaders/moe_*.wgsl; the tile sizes they share
+// with Go are in kernels.go).
 const (
-	moeMaxE        = 4096 // experts: moe_route ranks each against all
-	moeMaxA        = 64   // MAX_A of moe_route
-	moeGemvMaxRows = 16   // MAXR of moe_gemv
-	moeTileRows    = 32   // RT of moe_gemm
-	moeTileT       = 16   // TT of moe_gemm: entries per tile
-	moeChunkT      = 512  // tokens per chunk: bounds the scratch buffers
+	moeMaxE   = 4096 // experts: moe_route ranks each against all
+	moeChunkT = 512  // tokens per chunk: bounds the scratch buffers
 	// moeDecodeMaxT is the most tokens a chunk runs through the
 	// per-token GEMV path; larger chunks group tokens by expert.
 	moeDecodeMaxT = 4
@@ -25,7 +23,7 @@ const (
 // moeState holds the MoE's scratch buffers, sized for one chunk of tokens
 // and kept between calls, so that repeated steps bind the same buffers.
 type moeState struct {
-	logits, ids, wts, act, y, order, tiles, counts *Buffer
+	logits, ids, wts, act, y, order, tiles, counts *webgpu.Buffer
 
 	// decodeMaxT and chunkT, when nonzero, replace moeDecodeMaxT and
 	// moeChunkT; a negative decodeMaxT sends every chunk down the tiled
@@ -62,7 +60,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 		chunk = fit
 	}
 	if chunk < 1 {
-		b.fail(&LimitError{Label: "MoE scratch", Limit: "maxStorageBufferBindingSize", Need: uint64(4 * A * max(D, F)), Have: limit})
+		b.fail(&webgpu.LimitError{Label: "MoE scratch", Limit: "maxStorageBufferBindingSize", Need: uint64(4 * A * max(D, F)), Have: limit})
 		return
 	}
 	chunk = min(chunk, T)
@@ -76,7 +74,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	ids := b.scratch(&m.ids, "moe ids", uint64(4*n))
 	wts := b.scratch(&m.wts, "moe weights", uint64(4*n))
 	act := b.scratch(&m.act, "moe act", uint64(4*n*F))
-	var y, order, tiles, counts *Buffer
+	var y, order, tiles, counts *webgpu.Buffer
 	if chunk > decodeMax {
 		y = b.scratch(&m.y, "moe y", uint64(4*n*D))
 		order = b.scratch(&m.order, "moe order", uint64(4*n))
@@ -86,8 +84,8 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil || counts == nil)) {
 		return
 	}
-	dense, dr := b.moeGemvKernel("dense", rt.dtype, D)
-	route, err := b.kernel(kernelKey{file: "moe_route.wgsl", entry: "main"}, 3, 1, 2)
+	dense, dr := b.moeGemvKernel(kMoeDense, rt.dtype, D)
+	route, err := use(b, kMoeRoute)
 	if err != nil {
 		b.fail(err)
 		return
@@ -100,11 +98,11 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	for t0 := 0; t0 < T; t0 += chunk {
 		nt := min(chunk, T-t0)
 		for _, p := range rt.parts {
-			b.dispatch(dense, Params{uint32(D), uint32(p.rows), uint32(p.row0), 0, 0, uint32(t0), 0, 0, uint32(E)},
+			dense.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(p.rows), E0: uint32(p.row0), T0: uint32(t0), LDO: uint32(E)},
 				moeCeil(p.rows, dr), nt, 1,
 				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), bind{buf: b.dummy}, bind{buf: b.dummy}, bind{buf: logits})
 		}
-		b.dispatch(route, Params{uint32(E), uint32(A), normU, uint32(nt)}, nt, 1, 1,
+		route.dispatch(b, moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}, nt, 1, 1,
 			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
 		if nt <= decodeMax {
 			b.moeDecode(sh, t0, nt, o, xt, gt, dt, ids, wts, act)
@@ -170,12 +168,12 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 // gate_up+SiluMul GEMV over the A chosen experts, then the down GEMV that
 // also sums the experts' outputs with their weights. Both run once per part
 // of the expert tensors; parts after the first add to out.
-func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, wts, act *Buffer) {
+func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, wts, act *webgpu.Buffer) {
 	D, F, A := sh.D, sh.F, sh.A
-	gu, gr := b.moeGemvKernel("gate_up", gt.dtype, D)
-	dn, dr := b.moeGemvKernel("down", dt.dtype, A*F)
+	gu, gr := b.moeGemvKernel(kMoeGateUp, gt.dtype, D)
+	dn, dr := b.moeGemvKernel(kMoeDown, dt.dtype, A*F)
 	for _, p := range gt.parts {
-		b.dispatch(gu, Params{uint32(D), uint32(2 * F), uint32(p.row0 / (2 * F)), uint32(p.rows / (2 * F)), uint32(A), uint32(t0), uint32(F)},
+		gu.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(t0), F: uint32(F)},
 			moeCeil(F, gr/2), A, nt,
 			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: ids}, bind{buf: wts}, bind{buf: act})
 	}
@@ -184,7 +182,7 @@ func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, w
 		if i > 0 {
 			acc = 1
 		}
-		b.dispatch(dn, Params{uint32(F), uint32(D), uint32(p.row0 / D), uint32(p.rows / D), uint32(A), uint32(t0), uint32(F), acc},
+		dn.dispatch(b, moeGemvParams{K: uint32(F), N: uint32(D), E0: uint32(p.row0 / D), NE: uint32(p.rows / D), A: uint32(A), T0: uint32(t0), F: uint32(F), Acc: acc},
 			moeCeil(D, dr), nt, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: ids}, bind{buf: wts}, o.whole())
 	}
@@ -194,36 +192,36 @@ func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, w
 // per-expert entry lists and the tile table, the tiled gate_up+SiluMul and
 // down kernels run over every possible tile (those past the table's count
 // return at once), and moe_combine sums each token's A outputs.
-func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act, y, order, tiles, counts *Buffer) {
+func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act, y, order, tiles, counts *webgpu.Buffer) {
 	D, E, F, A := sh.D, sh.E, sh.F, sh.A
 	n := nt * A
 	maxTiles := moeMaxTiles(n, E)
-	group, err := b.kernel(kernelKey{file: "moe_group.wgsl", entry: "main"}, 4, 1, 2, 3)
+	group, err := use(b, kMoeGroup)
 	if err != nil {
 		b.fail(err)
 		return
 	}
-	combine, err := b.kernel(kernelKey{file: "moe_combine.wgsl", entry: "main"}, 3, 2)
+	combine, err := use(b, kMoeCombine)
 	if err != nil {
 		b.fail(err)
 		return
 	}
-	gu := b.moeKernel("moe_gemm.wgsl", "gate_up", ew, 6, 5)
-	dn := b.moeKernel("moe_gemm.wgsl", "down", ew, 6, 5)
-	b.dispatch(group, Params{uint32(E), uint32(n), moeTileT}, 1, 1, 1,
+	gu := op(b, kMoeGemmGateUp, constant{"WTYPE", float64(ew)})
+	dn := op(b, kMoeGemmDown, constant{"WTYPE", float64(ew)})
+	group.dispatch(b, moeGroupParams{E: uint32(E), N: uint32(n), TT: moeTileT}, 1, 1, 1,
 		bind{buf: ids}, bind{buf: order}, bind{buf: tiles}, bind{buf: counts})
 	for _, p := range gt.parts {
-		b.dispatch(gu, Params{uint32(D), uint32(2 * F), uint32(p.row0 / (2 * F)), uint32(p.rows / (2 * F)), uint32(A), uint32(t0), uint32(F)},
+		gu.dispatch(b, moeGemmParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(t0), F: uint32(F)},
 			moeCeil(F, moeTileRows/2), maxTiles, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: order}, bind{buf: tiles}, bind{buf: act})
 	}
 	for _, p := range dt.parts {
-		b.dispatch(dn, Params{uint32(F), uint32(D), uint32(p.row0 / D), uint32(p.rows / D), uint32(A), 0, uint32(F)},
+		dn.dispatch(b, moeGemmParams{K: uint32(F), N: uint32(D), E0: uint32(p.row0 / D), NE: uint32(p.rows / D), A: uint32(A), F: uint32(F)},
 			moeCeil(D, moeTileRows), maxTiles, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: order}, bind{buf: tiles}, bind{buf: y})
 	}
 	gx, gy := b.groups2D(moeCeil(nt*D, 64))
-	b.dispatch(combine, Params{uint32(D), uint32(A), uint32(t0), uint32(nt * D)}, gx, gy, 1,
+	combine.dispatch(b, moeCombineParams{D: uint32(D), A: uint32(A), T0: uint32(t0), N: uint32(nt * D)}, gx, gy, 1,
 		bind{buf: y}, bind{buf: wts}, o.whole())
 }
 
@@ -243,16 +241,16 @@ func moeChunk(dt loader.DType) int {
 // list ends in at most one partial tile.
 func moeMaxTiles(n, E int) int { return moeCeil(n, moeTileT) + min(E, n) }
 
-// moeGemvKernel returns entry of moe_gemv.wgsl for weights of dtype dt
+// moeGemvKernel returns s, an entry of moe_gemv.wgsl, for weights of dtype dt
 // whose workgroups stride over n values (K, or A*F for down), and its rows
 // per workgroup. WG is picked as for matmul_gemv. A CPU adapter takes 16
 // rows (its workgroups cost even when short: 1.2x faster than 8 there); GPUs
 // 8, for more workgroups (the down GEMV has only D/R per token) and fewer
 // registers.
-func (b *Backend) moeGemvKernel(entry string, dt loader.DType, n int) (*kernel, int) {
+func (b *Backend) moeGemvKernel(s kernelSpec[moeGemvParams], dt loader.DType, n int) (kernelOf[moeGemvParams], int) {
 	cpu := b.d.AdapterInfo.Fallback
-	if s := b.ops.moe.gemvShape; s != 0 {
-		cpu = s == 2
+	if g := b.ops.moe.gemvShape; g != 0 {
+		cpu = g == 2
 	}
 	r := 8
 	if cpu {
@@ -263,36 +261,21 @@ func (b *Backend) moeGemvKernel(entry string, dt loader.DType, n int) (*kernel, 
 	if f := b.d.Features; f.Subgroups && wg <= f.SubgroupMinSize {
 		onesg = 1
 	}
-	k, err := b.kernel(kernelKey{file: "moe_gemv.wgsl", entry: entry, consts: [4]constant{
-		{"WTYPE", float64(wtype(dt))}, {"WG", float64(wg)}, {"R", float64(r)}, {"ONESG", onesg}}}, 6, 5)
-	if err != nil {
-		b.fail(err)
-		return nil, r
-	}
+	k := op(b, s, constant{"WTYPE", float64(wtype(dt))}, constant{"WG", float64(wg)}, constant{"R", float64(r)}, constant{"ONESG", onesg})
 	return k, r
-}
-
-// moeKernel returns an MoE kernel for weight type wt.
-func (b *Backend) moeKernel(file, entry string, wt, nbind int, writable ...int) *kernel {
-	k, err := b.kernel(kernelKey{file: file, entry: entry, consts: [4]constant{{"WTYPE", float64(wt)}}}, nbind, writable...)
-	if err != nil {
-		b.fail(err)
-		return nil
-	}
-	return k
 }
 
 // scratch returns *slot grown to at least n bytes. Growing first submits the
 // pending commands, which may use the old buffer, then destroys it and
 // forgets the programs and bind groups that reference it.
-func (b *Backend) scratch(slot **Buffer, label string, n uint64) *Buffer {
+func (b *Backend) scratch(slot **webgpu.Buffer, label string, n uint64) *webgpu.Buffer {
 	n = max(16, (n+15)&^15)
 	if *slot != nil && (*slot).Size() >= n {
 		return *slot
 	}
 	limit := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
 	if n > limit {
-		b.fail(&LimitError{Label: label, Limit: "maxStorageBufferBindingSize", Need: n, Have: limit})
+		b.fail(&webgpu.LimitError{Label: label, Limit: "maxStorageBufferBindingSize", Need: n, Have: limit})
 		return nil
 	}
 	if *slot != nil {
@@ -305,7 +288,7 @@ func (b *Backend) scratch(slot **Buffer, label string, n uint64) *Buffer {
 		*slot = nil
 		b.dropCaches()
 	}
-	buf, err := b.d.CreateBuffer(label, n, UsageStorage)
+	buf, err := b.d.CreateBuffer(label, n, webgpu.UsageStorage)
 	if err != nil {
 		b.fail(err)
 		return nil

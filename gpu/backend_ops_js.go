@@ -5,19 +5,17 @@ package gpu
 import (
 	"math"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
 
-// opKernels caches the kernels of each op, keyed without allocation.
+// opKernels holds the ops' state between calls (the kernels themselves are
+// in Backend.kernels).
 type opKernels struct {
-	embed                       [4]*kernel // by wtype
-	rmsNorm, addRMSNorm, qkNorm *kernel
-	rope                        *kernel
-	siluMul                     *kernel
-	ropeFreqs                   map[*float32]*Buffer
-	moe                         moeState    // backend_moe_js.go
-	sel                         selectState // backend_select_js.go
+	ropeFreqs map[*float32]*webgpu.Buffer
+	moe       moeState    // backend_moe_js.go
+	sel       selectState // backend_select_js.go
 }
 
 // wtype is the WTYPE code of a weight dtype (see shaders/common.wgsl).
@@ -33,29 +31,24 @@ func wtype(dt loader.DType) int {
 	return 0
 }
 
-// cached returns *slot, compiling the kernel on first use.
-func (b *Backend) cached(slot **kernel, key kernelKey, nbind int, writable ...int) *kernel {
-	if *slot == nil {
-		k, err := b.kernel(key, nbind, writable...)
-		if err != nil {
-			b.fail(err)
-			return nil
-		}
-		*slot = k
+// op returns the kernel of s for an op, recording a compile error as the
+// op's (the zero kernel it then returns dispatches nothing).
+func op[P any](b *Backend, s kernelSpec[P], consts ...constant) kernelOf[P] {
+	k, err := use(b, s, consts...)
+	if err != nil {
+		b.fail(err)
 	}
-	return *slot
+	return k
 }
-
-func f32bits(f float32) uint32 { return math.Float32bits(f) }
 
 // Embed implements model.Backend.
 func (b *Backend) Embed(out, table, ids model.Tensor) {
 	o, tb, id := tt(out), tt(table), tt(ids)
 	wt := wtype(tb.dtype)
-	k := b.cached(&b.ops.embed[wt], kernelKey{file: "embed.wgsl", entry: "main", consts: [4]constant{{"WTYPE", float64(wt)}}}, 4, 3)
+	k := op(b, kEmbed, constant{"WTYPE", float64(wt)})
 	D, T := o.cols(), o.rows()
 	for _, p := range tb.parts {
-		b.dispatch(k, Params{uint32(D), uint32(p.row0), uint32(p.rows)}, (D+63)/64, T, 1,
+		k.dispatch(b, embedParams{D: uint32(D), Row0: uint32(p.row0), Rows: uint32(p.rows)}, (D+63)/64, T, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, id.whole(), o.whole())
 	}
 }
@@ -63,7 +56,7 @@ func (b *Backend) Embed(out, table, ids model.Tensor) {
 // RMSNorm implements model.Backend.
 func (b *Backend) RMSNorm(out, x, w model.Tensor, eps float32) {
 	o, xt, wt := tt(out), tt(x), tt(w)
-	k := b.cached(&b.ops.rmsNorm, kernelKey{file: "rmsnorm.wgsl", entry: "rms_norm"}, 4, 0, 1)
+	k := op(b, kRMSNorm)
 	S := wt.numel()
 	n := xt.numel() / S
 	gx, gy := b.groups2D(n)
@@ -71,34 +64,34 @@ func (b *Backend) RMSNorm(out, x, w model.Tensor, eps float32) {
 		b.opErr("RMSNorm", "in-place RMSNorm is not supported; use a separate output")
 		return
 	}
-	b.dispatch(k, Params{uint32(S), f32bits(eps), 0, 0, 0, uint32(n)}, gx, gy, 1,
+	k.dispatch(b, rmsNormParams{S: uint32(S), Eps: eps, Count: uint32(n)}, gx, gy, 1,
 		xt.whole(), o.whole(), bind{buf: wt.parts[0].data}, bind{buf: b.dummy})
 }
 
 // AddRMSNorm implements model.Backend.
 func (b *Backend) AddRMSNorm(x, residual, w model.Tensor, eps float32) {
 	xt, rt, wt := tt(x), tt(residual), tt(w)
-	k := b.cached(&b.ops.addRMSNorm, kernelKey{file: "rmsnorm.wgsl", entry: "add_rms_norm"}, 4, 0, 1)
+	k := op(b, kAddRMSNorm)
 	S := wt.numel()
 	n := xt.numel() / S
 	gx, gy := b.groups2D(n)
-	b.dispatch(k, Params{uint32(S), f32bits(eps), 0, 0, 0, uint32(n)}, gx, gy, 1,
+	k.dispatch(b, rmsNormParams{S: uint32(S), Eps: eps, Count: uint32(n)}, gx, gy, 1,
 		xt.whole(), rt.whole(), bind{buf: wt.parts[0].data}, bind{buf: b.dummy})
 }
 
 // QKNorm implements model.Backend.
 func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float32) {
 	q := tt(qkv)
-	k := b.cached(&b.ops.qkNorm, kernelKey{file: "rmsnorm.wgsl", entry: "qk_norm"}, 4, 0, 1)
+	k := op(b, kQKNorm)
 	Dh := tt(qw).numel()
-	b.dispatch(k, Params{uint32(Dh), f32bits(eps), uint32(heads), uint32(kvHeads), uint32(q.cols())}, heads+kvHeads, q.rows(), 1,
+	k.dispatch(b, rmsNormParams{S: uint32(Dh), Eps: eps, Heads: uint32(heads), KVHeads: uint32(kvHeads), Row: uint32(q.cols())}, heads+kvHeads, q.rows(), 1,
 		q.whole(), bind{buf: b.dummy}, bind{buf: tt(qw).parts[0].data}, bind{buf: tt(kw).parts[0].data})
 }
 
 // RoPE implements model.Backend.
 func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
 	xt := tt(x)
-	k := b.cached(&b.ops.rope, kernelKey{file: "rope.wgsl", entry: "main"}, 3, 0)
+	k := op(b, kRoPE)
 	freq := b.ropeFreqs(r)
 	if freq == nil {
 		return
@@ -108,20 +101,20 @@ func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
 	if r.NeoX {
 		neox = 1
 	}
-	b.dispatch(k, Params{uint32(xt.cols()), uint32(heads), uint32(half), neox}, (heads*half+63)/64, xt.rows(), 1,
+	k.dispatch(b, ropeParams{Row: uint32(xt.cols()), Heads: uint32(heads), Half: uint32(half), NeoX: neox}, (heads*half+63)/64, xt.rows(), 1,
 		xt.whole(), tt(pos).whole(), bind{buf: freq})
 }
 
 // ropeFreqs uploads, once per frequency table, each frequency in turns per
 // position at the scales rope.wgsl uses, computed in float64 and split into
 // a high part of 18 significant bits and the rest.
-func (b *Backend) ropeFreqs(r *model.RoPE) *Buffer {
+func (b *Backend) ropeFreqs(r *model.RoPE) *webgpu.Buffer {
 	if len(r.InvFreq) == 0 {
 		b.opErr("RoPE", "no frequencies")
 		return nil
 	}
 	if b.ops.ropeFreqs == nil {
-		b.ops.ropeFreqs = map[*float32]*Buffer{}
+		b.ops.ropeFreqs = map[*float32]*webgpu.Buffer{}
 	}
 	key := &r.InvFreq[0]
 	if buf, ok := b.ops.ropeFreqs[key]; ok {
@@ -154,10 +147,10 @@ func (b *Backend) ropeFreqs(r *model.RoPE) *Buffer {
 // SiluMul implements model.Backend.
 func (b *Backend) SiluMul(out, gateUp model.Tensor) {
 	o := tt(out)
-	k := b.cached(&b.ops.siluMul, kernelKey{file: "silu_mul.wgsl", entry: "main"}, 2, 1)
+	k := op(b, kSiluMul)
 	n := o.numel()
 	gx, gy := b.groups2D((n + 63) / 64)
-	b.dispatch(k, Params{uint32(o.cols()), uint32(n)}, gx, gy, 1, tt(gateUp).whole(), o.whole())
+	k.dispatch(b, siluMulParams{F: uint32(o.cols()), N: uint32(n)}, gx, gy, 1, tt(gateUp).whole(), o.whole())
 }
 
 // CopyRows implements model.Backend.

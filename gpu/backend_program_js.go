@@ -5,6 +5,8 @@ package gpu
 import (
 	"fmt"
 	"slices"
+
+	"wasmllm/gpu/webgpu"
 )
 
 type cmdKind uint8
@@ -20,9 +22,9 @@ const (
 type cmd struct {
 	kind           cmdKind
 	k              *kernel
-	bg             *BindGroup
+	bg             *webgpu.BindGroup
 	x, y, z        int
-	src, dst       *Buffer
+	src, dst       *webgpu.Buffer
 	srcOff, dstOff uint64
 	n              uint64
 	up             int
@@ -31,7 +33,7 @@ type cmd struct {
 // cachedProg is a recorded program and the command list it was made from.
 type cachedProg struct {
 	cmds []cmd
-	prog *Program
+	prog *webgpu.Program
 	used uint64
 }
 
@@ -77,12 +79,12 @@ func (b *Backend) readBuf(n int) []byte {
 // flush submits the pending commands as one program (recorded once per
 // distinct list, then replayed) and, when src is set, reads len(dst) bytes
 // of it from off in the same submit.
-func (b *Backend) flush(src *Buffer, dst []byte, off uint64) error {
+func (b *Backend) flush(src *webgpu.Buffer, dst []byte, off uint64) error {
 	if err := b.takeErr(); err != nil {
 		b.pending, b.upload = b.pending[:0], b.upload[:0]
 		return err
 	}
-	var prog *Program
+	var prog *webgpu.Program
 	if len(b.pending) > 0 {
 		var err error
 		if prog, err = b.program(); err != nil {
@@ -106,7 +108,7 @@ func (b *Backend) flush(src *Buffer, dst []byte, off uint64) error {
 }
 
 // program finds or records the program for the pending list.
-func (b *Backend) program() (*Program, error) {
+func (b *Backend) program() (*webgpu.Program, error) {
 	h := hashCmds(b.pending)
 	b.tick++
 	for _, cp := range b.progs[h] {
@@ -184,7 +186,7 @@ func (b *Backend) dropCaches() {
 	}
 	b.progs = map[uint64][]*cachedProg{}
 	b.nprogs = 0
-	b.groups = map[groupKey]*BindGroup{}
+	b.groups = map[groupKey]*webgpu.BindGroup{}
 }
 
 func hashCmds(cs []cmd) uint64 {
@@ -194,14 +196,14 @@ func hashCmds(cs []cmd) uint64 {
 		c := &cs[i]
 		mix(uint64(c.kind))
 		if c.bg != nil {
-			mix(uint64(c.bg.h))
+			mix(uint64(c.bg.ID()))
 		}
 		mix(uint64(c.x)<<32 | uint64(c.y)<<16 | uint64(c.z))
 		if c.src != nil {
-			mix(uint64(c.src.h))
+			mix(uint64(c.src.ID()))
 		}
 		if c.dst != nil {
-			mix(uint64(c.dst.h))
+			mix(uint64(c.dst.ID()))
 		}
 		mix(c.srcOff ^ c.dstOff<<20 ^ c.n<<40 ^ uint64(c.up))
 	}

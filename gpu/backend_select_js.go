@@ -5,21 +5,18 @@ package gpu
 import (
 	"fmt"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
 
-// Block sizes of shaders/argmax.wgsl and shaders/topk.wgsl.
-const (
-	argmaxBlock = 2048    // logits per workgroup of argmax's first pass
-	topkBlock   = 64 * 32 // CH of topk.wgsl: WG*PER
-	topkMaxL    = 128     // MAX_L of topk.wgsl: blocks a row may have
-	topkMaxV    = topkBlock * topkMaxL
-)
+// argmaxBlock is the logits per workgroup of argmax's first pass (its
+// params' ch); topk.wgsl's block sizes are in kernels.go.
+const argmaxBlock = 2048
 
 // selectState holds the candidate buffers of Argmax and TopK between calls.
 type selectState struct {
-	part, cv, ci *Buffer
+	part, cv, ci *webgpu.Buffer
 }
 
 // selectShape checks a (T, V) F32 logits tensor.
@@ -53,12 +50,12 @@ func (b *Backend) Argmax(out, logits model.Tensor) {
 	}
 	nb := moeCeil(V, argmaxBlock)
 	part := b.scratch(&b.ops.sel.part, "argmax partials", uint64(8*T*nb))
-	kp, err := b.kernel(kernelKey{file: "argmax.wgsl", entry: "partial"}, 3, 1, 2)
+	kp, err := use(b, kArgmaxPartial)
 	if err != nil {
 		b.fail(err)
 		return
 	}
-	km, err := b.kernel(kernelKey{file: "argmax.wgsl", entry: "merge"}, 3, 1, 2)
+	km, err := use(b, kArgmaxMerge)
 	if err != nil {
 		b.fail(err)
 		return
@@ -66,9 +63,9 @@ func (b *Backend) Argmax(out, logits model.Tensor) {
 	if part == nil {
 		return
 	}
-	p := Params{uint32(V), uint32(nb), argmaxBlock}
-	b.dispatch(kp, p, nb, T, 1, l.whole(), bind{buf: part}, o.whole())
-	b.dispatch(km, p, T, 1, 1, l.whole(), bind{buf: part}, o.whole())
+	p := argmaxParams{V: uint32(V), NB: uint32(nb), CH: argmaxBlock}
+	kp.dispatch(b, p, nb, T, 1, l.whole(), bind{buf: part}, o.whole())
+	km.dispatch(b, p, T, 1, 1, l.whole(), bind{buf: part}, o.whole())
 }
 
 // TopK implements model.Backend: each block of topkBlock logits yields its k
@@ -106,12 +103,12 @@ func (b *Backend) TopK(ids, vals, logits model.Tensor, k int) {
 	n := uint64(4 * T * nb * k)
 	cv := b.scratch(&b.ops.sel.cv, "topk values", n)
 	ci := b.scratch(&b.ops.sel.ci, "topk indices", n)
-	kb, err := b.kernel(kernelKey{file: "topk.wgsl", entry: "block"}, 5, 1, 2, 3, 4)
+	kb, err := use(b, kTopKBlock)
 	if err != nil {
 		b.fail(err)
 		return
 	}
-	km, err := b.kernel(kernelKey{file: "topk.wgsl", entry: "merge"}, 5, 1, 2, 3, 4)
+	km, err := use(b, kTopKMerge)
 	if err != nil {
 		b.fail(err)
 		return
@@ -119,7 +116,7 @@ func (b *Backend) TopK(ids, vals, logits model.Tensor, k int) {
 	if cv == nil || ci == nil {
 		return
 	}
-	p := Params{uint32(V), uint32(nb), uint32(k), uint32(leaves)}
-	b.dispatch(kb, p, nb, T, 1, l.whole(), bind{buf: cv}, bind{buf: ci}, it.whole(), vt.whole())
-	b.dispatch(km, p, T, 1, 1, l.whole(), bind{buf: cv}, bind{buf: ci}, it.whole(), vt.whole())
+	p := topkParams{V: uint32(V), NB: uint32(nb), K: uint32(k), L: uint32(leaves)}
+	kb.dispatch(b, p, nb, T, 1, l.whole(), bind{buf: cv}, bind{buf: ci}, it.whole(), vt.whole())
+	km.dispatch(b, p, T, 1, 1, l.whole(), bind{buf: cv}, bind{buf: ci}, it.whole(), vt.whole())
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -18,8 +19,8 @@ import (
 type tensor struct {
 	shape []int
 	dtype loader.DType
-	buf   *Buffer // activations
-	parts []part  // weights
+	buf   *webgpu.Buffer // activations
+	parts []part         // weights
 	freed bool
 }
 
@@ -27,8 +28,8 @@ type tensor struct {
 // dimensions (an expert tensor (E, N, K) has E*N rows).
 type part struct {
 	row0, rows int
-	data       *Buffer
-	scales     *Buffer // planar types; nil otherwise
+	data       *webgpu.Buffer
+	scales     *webgpu.Buffer // planar types; nil otherwise
 }
 
 func (t *tensor) Shape() []int { return t.shape }
@@ -62,7 +63,7 @@ func (b *Backend) newAct(dt loader.DType, shape []int) model.Tensor {
 	if size == 0 {
 		size = 4
 	}
-	buf, err := b.d.CreateBuffer(fmt.Sprintf("act %s %v", dt, shape), size, UsageStorage)
+	buf, err := b.d.CreateBuffer(fmt.Sprintf("act %s %v", dt, shape), size, webgpu.UsageStorage)
 	if err != nil {
 		b.fail(err)
 		buf = b.dummy
@@ -124,7 +125,7 @@ func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.uploadParts(w.Name, g.DType, g.Shape, func(label string, off, n int) (*Buffer, error) {
+	return b.uploadParts(w.Name, g.DType, g.Shape, func(label string, off, n int) (*webgpu.Buffer, error) {
 		return b.createFilled(label, g.Data[off:off+n])
 	}, len(g.Data))
 }
@@ -154,12 +155,12 @@ func weightRowBytes(dt loader.DType, cols int) (int, int) {
 }
 
 // createFilled creates a storage buffer holding data (padded to 4 bytes).
-func (b *Backend) createFilled(label string, data []byte) (*Buffer, error) {
+func (b *Backend) createFilled(label string, data []byte) (*webgpu.Buffer, error) {
 	size := uint64(len(data)+3) &^ 3
 	if size == 0 {
 		size = 4
 	}
-	buf, err := b.d.CreateBuffer(label, size, UsageStorage)
+	buf, err := b.d.CreateBuffer(label, size, webgpu.UsageStorage)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +245,7 @@ func (b *Backend) ReadI32F32(ids model.Tensor, idsDst []int32, vals model.Tensor
 			b.pair.Destroy()
 			b.dropCaches()
 		}
-		buf, err := b.d.CreateBuffer("readback pair", max(ni+nv, 256), UsageStorage)
+		buf, err := b.d.CreateBuffer("readback pair", max(ni+nv, 256), webgpu.UsageStorage)
 		if err != nil {
 			return err
 		}

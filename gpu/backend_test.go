@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"wasmllm/backendtest"
+	"wasmllm/gpu/webgpu"
 )
 
 // newTestBackend opens the browser's device; WASMLLM_MAX_BINDING lowers the
 // binding limit so split tensors are exercised.
-func newTestBackend(t *testing.T, opts Options) *Backend {
+func newTestBackend(t *testing.T, opts webgpu.Options) *Backend {
 	t.Helper()
-	d, err := Open(context.Background(), opts)
+	d, err := webgpu.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func newTestBackend(t *testing.T, opts Options) *Backend {
 // TestBackendConformance runs the conformance suite on the WebGPU backend.
 // WASMLLM_OPS limits it to one op (e.g. WASMLLM_OPS=MatMul).
 func TestBackendConformance(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	t.Logf("adapter %+v, subgroups %v, f16 %v", b.d.AdapterInfo, b.d.Features.Subgroups, b.d.Features.ShaderF16)
 	backendtest.Run(t, b, backendtest.Options{Short: true, Only: os.Getenv("WASMLLM_OPS")})
 }
@@ -37,7 +38,7 @@ func TestBackendConformance(t *testing.T) {
 // TestBackendConformanceNoSubgroups runs the ops whose kernels have a
 // subgroup path (MatMul, MoE) again without subgroups.
 func TestBackendConformanceNoSubgroups(t *testing.T) {
-	b := newTestBackend(t, Options{DisableFeatures: []string{"subgroups"}})
+	b := newTestBackend(t, webgpu.Options{DisableFeatures: []string{"subgroups"}})
 	if b.d.Features.Subgroups {
 		t.Fatal("subgroups were not disabled")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall/js"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -36,7 +37,7 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 	if got := src.Get("byteLength").Int(); got != size {
 		return nil, fmt.Errorf("gpu: UploadJS %s: %v %s needs %d bytes, has %d", name, shape, dt, size, got)
 	}
-	return b.uploadParts(name, dt, shape, func(label string, off, n int) (*Buffer, error) {
+	return b.uploadParts(name, dt, shape, func(label string, off, n int) (*webgpu.Buffer, error) {
 		return b.createFromJS(label, src, off, n)
 	}, size)
 }
@@ -47,7 +48,7 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 // weight's value plane and, for quantised types, of its scale plane. On a
 // failure every buffer made so far is destroyed. size is the weight's
 // bytes, for the counters.
-func (b *Backend) uploadParts(name string, dt loader.DType, shape []int, fill func(label string, off, n int) (*Buffer, error), size int) (model.Tensor, error) {
+func (b *Backend) uploadParts(name string, dt loader.DType, shape []int, fill func(label string, off, n int) (*webgpu.Buffer, error), size int) (model.Tensor, error) {
 	shape = append([]int(nil), shape...)
 	if len(shape) == 0 {
 		shape = []int{1}
@@ -102,7 +103,7 @@ func (b *Backend) rowsPerPart(name string, shape []int, rows, rowBytes int) (int
 			per = per / (256 * unit) * 256 * unit
 		}
 		if per == 0 {
-			return 0, &LimitError{Label: name, Limit: "maxStorageBufferBindingSize", Need: uint64(rowBytes) * uint64(unit), Have: limit}
+			return 0, &webgpu.LimitError{Label: name, Limit: "maxStorageBufferBindingSize", Need: uint64(rowBytes) * uint64(unit), Have: limit}
 		}
 	}
 	return per, nil
@@ -110,12 +111,12 @@ func (b *Backend) rowsPerPart(name string, shape []int, rows, rowBytes int) (int
 
 // createFromJS creates a storage buffer holding src[off:off+n] (padded to 4
 // bytes), written from JavaScript.
-func (b *Backend) createFromJS(label string, src js.Value, off, n int) (*Buffer, error) {
+func (b *Backend) createFromJS(label string, src js.Value, off, n int) (*webgpu.Buffer, error) {
 	size := uint64(n+3) &^ 3
 	if size == 0 {
 		size = 4
 	}
-	buf, err := b.d.CreateBuffer(label, size, UsageStorage)
+	buf, err := b.d.CreateBuffer(label, size, webgpu.UsageStorage)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 	"testing"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -16,7 +17,7 @@ import (
 // every dtype UploadJS takes; other dtypes and sizes are refused.
 func TestUploadJS(t *testing.T) {
 	for _, split := range []bool{false, true} {
-		opts := Options{}
+		opts := webgpu.Options{}
 		if split {
 			opts.MaxStorageBufferBindingSize = 4096 // several parts per weight
 		}

@@ -1,39 +1,36 @@
-// Package gpu is a thin WebGPU binding over syscall/js, covering what the
-// WebGPU backend uses: one device, storage/uniform buffers, WGSL compute
-// pipelines, bind groups, and programs.
+// Package gpu is the WebGPU model.Backend: the model's ops as WGSL compute
+// kernels (shaders/) over the binding in package gpu/webgpu, plus the KV
+// cache, weight upload (split by rows to the device's binding limits) and
+// top-k/argmax selection.
 //
-// A Program is a prebuilt list of compute work (set pipeline, set bind
-// group, dispatch, copy, clear, write) that a small JavaScript replayer
-// encodes into one command buffer and submits once, so a decode step crosses
-// from Go into JavaScript a fixed number of times however many dispatches it
-// has. Device.Run replays a program; Device.RunRead replays one and reads a
-// small buffer back in the same submit.
+// Ops append commands to a pending list; a Read turns the list into one
+// webgpu.Program (recorded once per distinct list, then replayed from a
+// cache) and submits it once, so a decode step costs a fixed handful of calls
+// into JavaScript however many dispatches it has (see ARCHITECTURE.md,
+// "capture by equality"). Kernels, bind groups and uniform parameter buffers
+// are cached too, so a repeated step allocates nothing.
 //
-// A typical use, at load time and then once per step:
+// Each kernel's interface is stated once, in its WGSL: the bind group
+// layout comes from shaders.Parse of the built source, and the uniform's
+// fields from a Go struct per kernel in kernels.go, in the WGSL struct's
+// order, which a native test checks against every shader (as it checks the
+// few Go constants that restate a shader's).
 //
-//	d, err := gpu.Open(ctx, gpu.Options{})
-//	mod, err := d.CreateShaderModule("shaders/add.wgsl", src)
-//	bgl, err := d.CreateBindGroupLayout("add", gpu.ReadOnlyStorage, gpu.ReadOnlyStorage, gpu.Storage, gpu.Uniform)
-//	pl, err := d.CreatePipelineLayout("add", bgl)
-//	pipe, err := d.CreateComputePipeline("add", mod, "main", pl, nil)
-//	bg, err := d.CreateBindGroup("add", bgl, gpu.Binding{Binding: 0, Buffer: a}, ...)
-//	rec := d.NewRecorder("decode")
-//	rec.Write(params, 0, 0, 16) // the step's uniform, from Run's upload
-//	rec.SetPipeline(pipe)
-//	rec.SetBindGroup(0, bg)
-//	rec.Dispatch(groups, 1, 1)
-//	prog, err := rec.Finish()
-//	// per step: one submit, one await, 4 bytes back
-//	err = d.RunRead(prog, upload, ids, 0, dst[:4])
+// A typical use:
+//
+//	b, d, err := gpu.OpenBackend(ctx, gpu.Options{}, gpu.BackendOptions{})
+//	defer d.Close()
+//	// b is a model.Backend: upload weights with b.Upload (or b.UploadJS
+//	// from shard bytes held by JavaScript) and run the model's Forward on it
+//
+// Device and Options are the binding's webgpu.Device and webgpu.Options
+// (aliases), and ErrNoWebGPU is webgpu.ErrNoWebGPU, so that code which only
+// opens a backend needs no second import. The binding's error types
+// (webgpu.DeviceLostError, GPUError, ShaderError, LimitError, UsageError)
+// come back from the Backend's calls unchanged, for errors.As; this package
+// adds KVCacheError and KVShapeError for KV caches that do not fit.
 //
 // Everything that touches JavaScript needs GOOS=js (files with the js build
-// tag); the error and option types build everywhere. A Device is not safe for
-// concurrent use: drive it from one goroutine, never from inside a js.Func
-// callback, since its blocking calls wait on the browser's event loop.
-//
-// WebGPU reports validation and out-of-memory errors asynchronously. Shader
-// compilation and pipeline creation wait for theirs. Other errors come back,
-// naming the object's label, from the next Run, RunRead, ReadBuffer or Sync.
-// Sizes, offsets and limits are checked in Go first, so most mistakes are a
-// *UsageError or *LimitError at the call that makes them.
+// tag); the error types build everywhere. A Backend is not safe for
+// concurrent use: drive it, like its Device, from one goroutine.
 package gpu

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"wasmllm/engine"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/internal/golden"
 	"wasmllm/sampler"
 )
@@ -24,13 +25,13 @@ import (
 type lossCase struct {
 	name  string
 	model string // golden file name, without .golden
-	kill  func(d *Device)
+	kill  func(d *webgpu.Device)
 	at    int // tokens emitted before the loss; 0: lost while idle, before the request
 }
 
 var lossCases = []lossCase{
 	// Device.Close marks the loss at once: no work reaches the device.
-	{"Close/decode", "stories260K", (*Device).Close, 3},
+	{"Close/decode", "stories260K", (*webgpu.Device).Close, 3},
 	// device.destroy() from JavaScript: the binding learns of the loss
 	// from the lost promise, after the next step has already been sent.
 	{"destroy/decode", "tiny-qwen3moe-q4_0", destroyFromJS, 5},
@@ -40,18 +41,18 @@ var lossCases = []lossCase{
 // destroyFromJS destroys the GPUDevice behind the binding's back and
 // returns without letting the event loop run, so the lost promise is still
 // pending.
-func destroyFromJS(d *Device) { d.JSValue().Call("destroy") }
+func destroyFromJS(d *webgpu.Device) { d.JSValue().Call("destroy") }
 
 // lossModel is a model loaded on its own device.
 type lossModel struct {
-	d *Device
+	d *webgpu.Device
 	b *Backend
 	e *engine.Engine
 }
 
 func loadLossModel(t *testing.T, path string) *lossModel {
 	t.Helper()
-	d, err := openDevice(Options{})
+	d, err := openDevice(webgpu.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestDeviceLostGenerate(t *testing.T) {
 				}
 				return nil
 			})
-			var le *DeviceLostError
+			var le *webgpu.DeviceLostError
 			if !errors.As(err, &le) {
 				t.Fatalf("Generate after the loss: err = %v (%T), want a *DeviceLostError", err, err)
 			}
@@ -149,7 +150,7 @@ func checkRefused(t *testing.T, m *lossModel, path string, req *engine.Request) 
 	t.Helper()
 	isLost := func(what string, err error) {
 		t.Helper()
-		var le *DeviceLostError
+		var le *webgpu.DeviceLostError
 		if !errors.As(err, &le) {
 			t.Errorf("%s: err = %v (%T), want a *DeviceLostError", what, err, err)
 		}
@@ -172,7 +173,7 @@ func checkRefused(t *testing.T, m *lossModel, path string, req *engine.Request) 
 	isLost("ReadI32", m.b.ReadI32(m.b.NewI32(1), make([]int32, 1)))
 	_, err = engine.Load(path, m.b, engine.LoadOptions{Options: engine.Options{Context: 64}})
 	isLost("engine.Load", err)
-	_, err = m.d.CreateBuffer("after loss", 16, UsageStorage)
+	_, err = m.d.CreateBuffer("after loss", 16, webgpu.UsageStorage)
 	isLost("CreateBuffer", err)
 	freeModel(m.b, m.e.Model)
 	m.b.Free(x)

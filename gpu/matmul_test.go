@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -126,14 +127,14 @@ func TestMatMulShapes(t *testing.T) {
 		{1, 67, 32}, {1, 257, 2048}, {2, 130, 96}, {3, 1000, 96}, {3, 257, 2048}, {4, 63, 64},
 		{9, 70, 32}, {17, 100, 448}, {33, 67, 96}, {64, 100, 96}, {64, 123, 32},
 	}
-	t.Run("subgroups", func(t *testing.T) { testMatMulShapes(t, Options{}, shapes, matmulTypes) })
+	t.Run("subgroups", func(t *testing.T) { testMatMulShapes(t, webgpu.Options{}, shapes, matmulTypes) })
 	t.Run("nosubgroups", func(t *testing.T) {
-		testMatMulShapes(t, Options{DisableFeatures: []string{"subgroups"}},
+		testMatMulShapes(t, webgpu.Options{DisableFeatures: []string{"subgroups"}},
 			[][3]int{{1, 257, 2048}, {9, 70, 32}}, []loader.DType{loader.F16, loader.Q4})
 	})
 }
 
-func testMatMulShapes(t *testing.T, opts Options, shapes [][3]int, types []loader.DType) {
+func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types []loader.DType) {
 	opts.MaxStorageBufferBindingSize = matmulLimit
 	b := newTestBackend(t, opts)
 	if len(opts.DisableFeatures) > 0 && b.d.Features.Subgroups {
@@ -194,7 +195,7 @@ func testMatMulShapes(t *testing.T, opts Options, shapes [][3]int, types []loade
 // TestMatMulUnalignedK covers f32 and f16 rows whose K is not a multiple of
 // the GEMV chunk: MatMul must take the GEMM, which pads the last K tile.
 func TestMatMulUnalignedK(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(11, 7))
 	for _, c := range []struct {
 		dt      loader.DType
@@ -223,7 +224,7 @@ func TestMatMulUnalignedK(t *testing.T) {
 // TestMatMulRepeatAllocatesNothing replays the same MatMul: after the first
 // step it records no program and creates no bind group.
 func TestMatMulRepeatAllocatesNothing(t *testing.T) {
-	b := newTestBackend(t, Options{MaxStorageBufferBindingSize: 8192})
+	b := newTestBackend(t, webgpu.Options{MaxStorageBufferBindingSize: 8192})
 	r := rand.New(rand.NewPCG(12, 7))
 	lw, wf := matmulWeight(t, r, loader.Q4, 300, 256)
 	w, err := b.Upload(lw)
@@ -261,7 +262,7 @@ func TestMatMulRepeatAllocatesNothing(t *testing.T) {
 // TestMatMulBadShapes checks that mismatched tensors give ErrOp at the next
 // Read rather than a dispatch.
 func TestMatMulBadShapes(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(13, 7))
 	lw, _ := matmulWeight(t, r, loader.Q4, 6, 64)
 	w, err := b.Upload(lw)
@@ -297,7 +298,7 @@ func TestMatMulBadShapes(t *testing.T) {
 // benchBackend opens a backend with the adapter's own limits for benchmarks.
 func benchBackend(b *testing.B) *Backend {
 	b.Helper()
-	d, err := openDevice(Options{})
+	d, err := openDevice(webgpu.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -355,8 +356,8 @@ func timeSteps(b *testing.B, be *Backend, reps int, issue func(), out model.Tens
 // was fastest in a short sweep; sync waits for the GPU.
 type readProbe struct {
 	be     *Backend
-	k      *kernel
-	src    *Buffer
+	k      kernelOf[benchReadParams]
+	src    *webgpu.Buffer
 	dst    model.Tensor
 	one    model.Tensor
 	n      int
@@ -365,7 +366,7 @@ type readProbe struct {
 
 func newReadProbe(b *testing.B, be *Backend, size int) *readProbe {
 	b.Helper()
-	k, err := be.kernel(kernelKey{file: "bench_read.wgsl", entry: "stream_read", consts: [4]constant{{"WG", 256}}}, 2, 1)
+	k, err := use(be, kBenchRead, constant{"WG", 256})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -410,7 +411,7 @@ func newReadProbe(b *testing.B, be *Backend, size int) *readProbe {
 }
 
 func (p *readProbe) issue() {
-	p.be.dispatch(p.k, Params{uint32(p.n), 0x9e3779b9}, p.gx, p.gy, 1, bind{buf: p.src}, tt(p.dst).whole())
+	p.k.dispatch(p.be, benchReadParams{N: uint32(p.n), Magic: 0x9e3779b9}, p.gx, p.gy, 1, bind{buf: p.src}, tt(p.dst).whole())
 }
 
 func (p *readProbe) sync(b *testing.B) {

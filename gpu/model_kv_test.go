@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"wasmllm/engine"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/internal/golden"
 	"wasmllm/loader"
 	"wasmllm/sampler"
@@ -20,7 +21,7 @@ import (
 // cacheBytes is the bytes of a cache's K and V buffers.
 func cacheBytes(c *kvCache) uint64 {
 	var n uint64
-	for _, list := range [][]*Buffer{c.k, c.v} {
+	for _, list := range [][]*webgpu.Buffer{c.k, c.v} {
 		for _, buf := range list {
 			n += buf.Size()
 		}

@@ -16,6 +16,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/internal/golden"
 	"wasmllm/loader"
 	"wasmllm/model"
@@ -318,7 +319,7 @@ func checkModelGolden(t *testing.T, gm, cm *model.Model, g *golden.File, maxBatc
 
 // stepStats is one decode step's work: from one emitted token to the next.
 type stepStats struct {
-	dev           Stats
+	dev           webgpu.Stats
 	programBuilds int64
 	readback      int64 // bytes the engine asked for
 }
@@ -409,7 +410,7 @@ func TestModelEngine(t *testing.T) {
 // still holds the largest activation, a 12-token prompt's gate_up rows.
 func TestModelSplitBinding(t *testing.T) {
 	const limit = 40 << 10
-	d, err := openDevice(Options{MaxStorageBufferBindingSize: limit})
+	d, err := openDevice(webgpu.Options{MaxStorageBufferBindingSize: limit})
 	if err != nil {
 		t.Fatal(err)
 	}

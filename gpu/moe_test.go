@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/shaders"
@@ -132,7 +133,7 @@ func TestMoEPaths(t *testing.T) {
 			t.Fatalf("%s: %s = %d; the backend assumes %d", c.file, c.name, got, c.want)
 		}
 	}
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(21, 1))
 	for _, dt := range []loader.DType{loader.F16, loader.Q4} {
 		c := newMoECase(t, b, r, dt, 64, 128, 32, 8, dt == loader.Q4)
@@ -157,13 +158,13 @@ func TestMoEPaths(t *testing.T) {
 // different experts: after the first step the backend records no new
 // program, and each step is one submit with one readback.
 func TestMoEDecodeReplay(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(22, 1))
 	c := newMoECase(t, b, r, loader.Q4, 128, 128, 64, 8, true)
 	x, out := b.NewF32(1, c.D), b.NewF32(1, c.D)
 	got, want := make([]float32, c.D), make([]float32, c.D)
 	var builds int64
-	var stats Stats
+	var stats webgpu.Stats
 	for step := 0; step < 6; step++ {
 		if step == 1 {
 			builds, stats = b.Stats().ProgramBuilds, b.d.Stats()
@@ -194,7 +195,7 @@ func TestMoESplitExperts(t *testing.T) {
 		D, E, F, A := 128, 16, 32, 4
 		rowBytes, _ := weightRowBytes(dt, D)
 		limit := uint64(5 * 2 * F * rowBytes) // five experts of gate_up
-		b := newTestBackend(t, Options{MaxStorageBufferBindingSize: limit})
+		b := newTestBackend(t, webgpu.Options{MaxStorageBufferBindingSize: limit})
 		r := rand.New(rand.NewPCG(23, 1))
 		c := newMoECase(t, b, r, dt, D, E, F, A, true)
 		gp, dp := len(tt(c.gu).parts), len(tt(c.dn).parts)
@@ -217,9 +218,9 @@ func TestMoESplitExperts(t *testing.T) {
 // its GEMV widens bytes.
 func TestMoEGemvShapes(t *testing.T) {
 	for _, sub := range []bool{true, false} {
-		name, opts := "subgroups", Options{}
+		name, opts := "subgroups", webgpu.Options{}
 		if !sub {
-			name, opts = "nosubgroups", Options{DisableFeatures: []string{"subgroups"}}
+			name, opts = "nosubgroups", webgpu.Options{DisableFeatures: []string{"subgroups"}}
 		}
 		t.Run(name, func(t *testing.T) {
 			for _, dt := range []loader.DType{loader.F32, loader.F16, loader.Q8, loader.Q4} {
@@ -252,7 +253,7 @@ func TestMoEGemvShapes(t *testing.T) {
 // TestMoERouteTies uses a zero router: every logit ties, so the experts are
 // 0..A-1 with equal weights.
 func TestMoERouteTies(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(24, 1))
 	D, E, F, A := 64, 32, 32, 4
 	c := newMoECase(t, b, r, loader.Q8, D, E, F, A, false)
@@ -269,7 +270,7 @@ func TestMoERouteTies(t *testing.T) {
 
 // TestMoEErrors checks that bad calls fail the next Read with ErrOp.
 func TestMoEErrors(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(25, 1))
 	c := newMoECase(t, b, r, loader.Q4, 64, 8, 32, 2, true)
 	x, out := b.NewF32(2, 64), b.NewF32(2, 64)
@@ -336,7 +337,7 @@ func TestSelect(t *testing.T) {
 	if wg, per, l := wgslConst(t, "topk.wgsl", "WG"), wgslConst(t, "topk.wgsl", "PER"), wgslConst(t, "topk.wgsl", "MAX_L"); wg*per != topkBlock || l != topkMaxL {
 		t.Fatalf("topk.wgsl has WG %d, PER %d, MAX_L %d; the backend assumes a block of %d and %d blocks", wg, per, l, topkBlock, topkMaxL)
 	}
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(26, 1))
 	// 152k logits of 7 distinct values: every rank is a tie
 	V := 151936
@@ -365,7 +366,7 @@ func TestSelect(t *testing.T) {
 // step nothing is recorded, and each step reads back only the id and the k
 // candidates.
 func TestSelectReplay(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(27, 1))
 	V, k := 151936, 40
 	l := b.NewF32(1, V)
@@ -373,7 +374,7 @@ func TestSelectReplay(t *testing.T) {
 	gotA, gotI, gotV := make([]int32, 1), make([]int32, k), make([]float32, k)
 	wantA, wantI, wantV := make([]int32, 1), make([]int32, k), make([]float32, k)
 	var builds int64
-	var stats Stats
+	var stats webgpu.Stats
 	for step := 0; step < 4; step++ {
 		if step == 1 {
 			builds, stats = b.Stats().ProgramBuilds, b.d.Stats()
@@ -418,7 +419,7 @@ func wgslConst(t *testing.T, file, name string) int {
 
 // TestSelectErrors checks that bad calls fail the next Read with ErrOp.
 func TestSelectErrors(t *testing.T) {
-	b := newTestBackend(t, Options{})
+	b := newTestBackend(t, webgpu.Options{})
 	l := b.NewF32(2, 100)
 	huge := b.NewF32(1, topkMaxV+1)
 	ids, vals, am := b.NewI32(2, 8), b.NewF32(2, 8), b.NewI32(2)
@@ -449,7 +450,7 @@ func TestSelectErrors(t *testing.T) {
 // through the expert-grouped path, reported in tokens/s.
 func BenchmarkMoEQwen3A3B(b *testing.B) {
 	const D, E, A, F = 2048, 128, 8, 768
-	d, err := openDevice(Options{})
+	d, err := openDevice(webgpu.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,14 +6,14 @@ import (
 	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
-	"wasmllm/engine"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
 // TestBundledModel loads the committed models/stories260K folder the way
 // cmd/generate does and checks its tokenizer and the 64-token story golden.
 func TestBundledModel(t *testing.T) {
-	w, tok, err := engine.LoadWeights("../models/stories260K", "")
+	w, tok, err := source.Load("../models/stories260K", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"wasmllm/loader"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
 // openLazy opens path with FromGGUFLazy or FromHFLazy.
@@ -42,7 +43,7 @@ func TestLazyMatchesLoad(t *testing.T) {
 	hf, _ := filepath.Glob("../testdata/hf/*")
 	for _, path := range append(paths, hf...) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			want, err := model.Load(path)
+			want, err := source.Weights(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -266,5 +266,3 @@ func fromHFTensors(dir string, c Config, st tensorSource) (*Weights, error) {
 	}
 	return w, nil
 }
-
-func init() { loaders[FormatHF] = FromHF }

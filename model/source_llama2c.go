@@ -23,13 +23,3 @@ func (l llama2cNamed) Has(name string) bool {
 	}
 	return false
 }
-
-func init() {
-	loaders[FormatLlama2C] = func(path string) (*Weights, error) {
-		m, err := loader.ReadLlama2C(path)
-		if err != nil {
-			return nil, err
-		}
-		return FromLlama2C(m)
-	}
-}

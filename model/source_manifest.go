@@ -12,23 +12,6 @@ import (
 	"wasmllm/loader"
 )
 
-// Converted folders (FormatManifest) are read by package manifest, which
-// imports this package for Config; it cannot be imported from here. Package
-// engine registers the reader with RegisterLoader, so Load understands
-// converted folders in every program that links engine.
-
-// RegisterLoader makes Load read format f with load, replacing an earlier
-// registration. Call it from an init function.
-func RegisterLoader(f Format, load func(path string) (*Weights, error)) {
-	loaders[f] = load
-}
-
-func init() {
-	loaders[FormatManifest] = func(path string) (*Weights, error) {
-		return nil, fmt.Errorf("%s: converted model folders are read through package wasmllm/engine; import it to register the reader", path)
-	}
-}
-
 // TensorNames lists every canonical tensor name a model of config c may
 // hold, in forward-pass order: the embedding, rope_freqs, each layer's
 // tensors, the final norm and the output head. rope_freqs is optional, and

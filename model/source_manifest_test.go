@@ -12,10 +12,10 @@ import (
 	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
-	_ "wasmllm/engine" // registers the converted-folder reader with model.Load
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
 // writeFolder writes w as a converted folder without cmd/convert: Q4_0 and
@@ -50,7 +50,7 @@ func writeFolder(t *testing.T, w *model.Weights, shardBytes int64) string {
 }
 
 // TestManifestGoldens writes GGUF models as converted folders split into
-// many shards, loads them with model.Load and checks the exact goldens.
+// many shards, loads them with source.Weights and checks the exact goldens.
 func TestManifestGoldens(t *testing.T) {
 	for _, name := range []string{"tiny-llama3-q4_0", "tiny-qwen3-q8_0", "tiny-qwen3moe-f32"} {
 		t.Run(name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestManifestGoldens(t *testing.T) {
 			if len(m.Shards) < 3 {
 				t.Fatalf("only %d shards", len(m.Shards))
 			}
-			w, err := model.Load(dir)
+			w, err := source.Weights(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestLoadManifestErrors(t *testing.T) {
 	data, _ := os.ReadFile(shard)
 	data[len(data)/2] ^= 1
 	os.WriteFile(shard, data, 0o644)
-	_, err = model.Load(dir)
+	_, err = source.Weights(dir)
 	var fe *loader.FormatError
 	if !errors.Is(err, manifest.ErrChecksum) || !errors.As(err, &fe) || fe.File != shard {
 		t.Errorf("flipped byte: got %v, want a checksum error naming %s", err, shard)
@@ -184,7 +184,7 @@ func TestLoadManifestErrors(t *testing.T) {
 	if err := wr.Close(&manifest.Manifest{Arch: w.Config.Arch, Config: w.Config}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := model.Load(dir); !errors.Is(err, loader.ErrUnsupported) || !strings.Contains(err.Error(), "blk.0.attn_q.weight") {
+	if _, err := source.Weights(dir); !errors.Is(err, loader.ErrUnsupported) || !strings.Contains(err.Error(), "blk.0.attn_q.weight") {
 		t.Errorf("extra tensor: got %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
 // TestTwoSources loads one model from two formats and checks that both meet
@@ -22,7 +23,7 @@ func TestTwoSources(t *testing.T) {
 			g := golden.Read(t, "../testdata/golden/"+c.golden)
 			var rows [2][]float32
 			for i, path := range []string{c.a, c.b} {
-				w, err := model.Load(path)
+				w, err := source.Weights(path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,7 +49,7 @@ func TestTwoSources(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	for _, path := range []string{"../testdata/tokenizer/qwen3.jsonl", "../testdata", "missing.gguf"} {
-		if _, err := model.Load(path); err == nil {
+		if _, err := source.Weights(path); err == nil {
 			t.Errorf("Load(%s): no error", path)
 		} else {
 			t.Logf("Load(%s): %v", path, err)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"wasmllm/loader"
 )
 
 // hfFile is the part of a Hugging Face tokenizer.json this package reads.
@@ -56,54 +58,73 @@ func FromHFJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, error) {
 	return fromHF("tokenizer.json", tokenizerJSON, "tokenizer_config.json", tokenizerConfigJSON)
 }
 
-// FromHFDir loads tokenizer.json, tokenizer_config.json (optional),
-// generation_config.json (optional, for its eos_token_id list) and
-// chat_template.jinja (optional) from dir. A path to a tokenizer.json file
-// is accepted too.
+// HFFiles are the files of a Hugging Face tokenizer that FromHFDir and
+// FromHFFiles read, tokenizer.json first: tokenizer_config.json (BOS/EOS
+// tokens and the chat template), generation_config.json (its eos_token_id
+// list) and chat_template.jinja (the template when the config has none)
+// are optional.
+var HFFiles = []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json", "chat_template.jinja"}
+
+// FromHFDir loads the HFFiles there are in dir (ReadHFDir) and builds the
+// tokenizer (FromHFFiles). A path to a tokenizer.json file is accepted too.
 func FromHFDir(dir string) (*Tokenizer, error) {
+	files, err := ReadHFDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		dir = filepath.Dir(dir)
 	}
-	tj := filepath.Join(dir, "tokenizer.json")
+	return FromHFFiles(dir, files)
+}
+
+// ReadHFDir reads the HFFiles there are in dir, by name; tokenizer.json
+// must be there, and not over the size FromHFFiles takes. A path to a
+// tokenizer.json file is accepted too.
+func ReadHFDir(dir string) (map[string][]byte, error) {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	tj := filepath.Join(dir, HFFiles[0])
 	if st, err := os.Stat(tj); err != nil {
 		return nil, err
 	} else if st.Size() > maxTokenizerJSON {
 		return nil, formatErrf(tj, "", "file of %d bytes is over the %d-byte limit", st.Size(), maxTokenizerJSON)
 	}
-	data, err := os.ReadFile(tj)
-	if err != nil {
-		return nil, err
-	}
-	opt := func(name string) ([]byte, string, error) {
-		p := filepath.Join(dir, name)
-		b, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, p, nil
+	files := map[string][]byte{}
+	for i, name := range HFFiles {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if i > 0 && errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-		return b, p, err
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
 	}
-	cfg, cfgName, err := opt("tokenizer_config.json")
+	return files, nil
+}
+
+// FromHFFiles builds a tokenizer from the contents of HFFiles, by name:
+// tokenizer.json is required, the others are used when present. Errors
+// name each file as filepath.Join(dir, name), so dir is where the files
+// were read from (or "", for their names alone).
+func FromHFFiles(dir string, files map[string][]byte) (*Tokenizer, error) {
+	path := func(name string) string { return filepath.Join(dir, name) }
+	data, ok := files[HFFiles[0]]
+	if !ok {
+		return nil, formatErr(path(HFFiles[0]), "file", loader.ErrNotFound)
+	}
+	t, err := fromHF(path("tokenizer.json"), data, path("tokenizer_config.json"), files["tokenizer_config.json"])
 	if err != nil {
 		return nil, err
 	}
-	gen, genName, err := opt("generation_config.json")
-	if err != nil {
-		return nil, err
-	}
-	t, err := fromHF(tj, data, cfgName, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if gen != nil {
-		if err := t.addGenerationEOS(genName, gen); err != nil {
+	if gen, ok := files["generation_config.json"]; ok {
+		if err := t.addGenerationEOS(path("generation_config.json"), gen); err != nil {
 			return nil, err
 		}
 	}
-	tmpl, _, err := opt("chat_template.jinja")
-	if err != nil {
-		return nil, err
-	}
-	if tmpl != nil && t.chatTemplate == "" {
+	if tmpl, ok := files["chat_template.jinja"]; ok && t.chatTemplate == "" {
 		t.chatTemplate = string(tmpl)
 		t.chatTemplateFrom = "chat_template.jinja"
 	}

@@ -19,13 +19,14 @@ import (
 	"wasmllm/model"
 	"wasmllm/tokenizer"
 	"wasmllm/wasm/api"
+	"wasmllm/wasm/loading"
 )
 
 // loadOptions is the "load" message (createEngine's options, resolved).
 type loadOptions struct {
 	Model       string `json:"model"`          // absolute URL of the model folder, ending in "/"
 	Backend     string `json:"backend"`        // "", "webgpu" or "cpu"
-	Context     int    `json:"context_length"` // 0: the model's, at most api.DefaultContext
+	Context     int    `json:"context_length"` // 0: the model's, at most loading.DefaultContext
 	HeapBytes   int64  `json:"heap_bytes"`
 	Concurrency int    `json:"concurrency"`
 	MaxRetries  int    `json:"max_retries"`
@@ -91,7 +92,7 @@ func (w *worker) load(j job) (map[string]any, error) {
 		return nil, api.Errorf(api.CodeBadRequest, "load options: model is required")
 	}
 	switch o.Backend {
-	case "", "auto", api.BackendWebGPU, api.BackendCPU:
+	case "", "auto", loading.BackendWebGPU, loading.BackendCPU:
 	default:
 		return nil, api.Errorf(api.CodeBadRequest, `load options: backend %q: want "webgpu" or "cpu"`, o.Backend)
 	}
@@ -182,12 +183,12 @@ type loadRun struct {
 	m                 *manifest.Manifest
 	manifestFromCache bool
 	kv                loader.DType
-	plan              *api.Plan
+	plan              *loading.Plan
 	shardsJSON        string
 	tok               *tokenizer.Tokenizer
-	asm               *api.Assembler // the tensors copied out of the shards
-	download          js.Value       // the loader's download result
-	directBytes       int64          // weights written from JavaScript straight to the GPU
+	asm               *loading.Assembler // the tensors copied out of the shards
+	download          js.Value           // the loader's download result
+	directBytes       int64              // weights written from JavaScript straight to the GPU
 	eng               *engine.Engine
 }
 
@@ -233,10 +234,10 @@ func (r *loadRun) readManifest() error {
 	if r.kv, err = kvDType(r.o.KVCacheDtype); err != nil {
 		return err
 	}
-	if r.be.name == api.BackendCPU {
+	if r.be.name == loading.BackendCPU {
 		r.kv = loader.F32 // the CPU backend's cache is f32 (engine.Options.KVDType)
 	}
-	r.plan, err = api.CheckKV(r.m, r.be.limits, r.o.Context, r.kv)
+	r.plan, err = loading.CheckKV(r.m, r.be.limits, r.o.Context, r.kv)
 	return err
 }
 
@@ -263,7 +264,7 @@ func (r *loadRun) readTokenizer() error {
 // arrives its tensors are copied out: on WebGPU most go from the verified
 // shard's JavaScript bytes straight into GPU buffers, the rest into Go.
 func (r *loadRun) downloadShards() error {
-	asm := api.NewAssembler(r.m, r.o.Model)
+	asm := loading.NewAssembler(r.m, r.o.Model)
 	r.asm = asm
 	var shard js.Value
 	if gb, ok := r.be.b.(*gpu.Backend); ok {
@@ -371,7 +372,7 @@ func kvDTypeName(d loader.DType) string {
 // fetchTokenizer fetches the model's tokenizer files and builds the
 // tokenizer (nil for a model folder without one).
 func fetchTokenizer(model string, m *manifest.Manifest, jsOpts map[string]any) (*tokenizer.Tokenizer, error) {
-	spec, err := api.TokenizerFiles(m)
+	spec, err := loading.TokenizerFiles(m)
 	if err != nil || spec == nil {
 		return nil, err
 	}
@@ -386,7 +387,7 @@ func fetchTokenizer(model string, m *manifest.Manifest, jsOpts map[string]any) (
 		js.CopyBytesToGo(b, v)
 		files[name] = b
 	}
-	return api.BuildTokenizer(m, files)
+	return loading.BuildTokenizer(m, files)
 }
 
 func v8(v js.Value, key string) int64 {
@@ -403,7 +404,7 @@ type backend struct {
 	name         string
 	b            model.Backend
 	dev          *gpu.Device
-	limits       api.Limits
+	limits       loading.Limits
 	notice       string
 	adapter      any
 	deviceLimits any
@@ -416,27 +417,27 @@ type backend struct {
 // backend runs the model.
 func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 	cpuBackend := func(notice string) *backend {
-		return &backend{name: api.BackendCPU, b: cpu.New(1), notice: notice,
-			limits: api.Limits{Backend: api.BackendCPU, HeapBytes: o.HeapBytes}}
+		return &backend{name: loading.BackendCPU, b: cpu.New(1), notice: notice,
+			limits: loading.Limits{Backend: loading.BackendCPU, HeapBytes: o.HeapBytes}}
 	}
-	if o.Backend == api.BackendCPU {
+	if o.Backend == loading.BackendCPU {
 		return cpuBackend(""), nil
 	}
 	b, d, err := gpu.OpenBackend(ctx, gpu.Options{MaxStorageBufferBindingSize: o.Limits.MaxStorageBufferBindingSize, MaxBufferSize: o.Limits.MaxBufferSize}, gpu.BackendOptions{})
 	if err != nil {
-		if o.Backend == api.BackendWebGPU {
+		if o.Backend == loading.BackendWebGPU {
 			return nil, &api.Error{Code: api.CodeNoWebGPU, Message: err.Error(), Err: err}
 		}
 		return cpuBackend("WebGPU is not available (" + err.Error() + "); running on the CPU, which is much slower."), nil
 	}
-	if d.AdapterInfo.Fallback && o.Backend != api.BackendWebGPU {
+	if d.AdapterInfo.Fallback && o.Backend != loading.BackendWebGPU {
 		name := d.AdapterInfo.Architecture
 		d.Close()
 		return cpuBackend("WebGPU runs on a software renderer here (" + name + "), slower than the CPU engine; running on the CPU. Ask for the webgpu backend to use it anyway."), nil
 	}
 	return &backend{
-		name: api.BackendWebGPU, b: b, dev: d,
-		limits: api.Limits{Backend: api.BackendWebGPU, HeapBytes: o.HeapBytes,
+		name: loading.BackendWebGPU, b: b, dev: d,
+		limits: loading.Limits{Backend: loading.BackendWebGPU, HeapBytes: o.HeapBytes,
 			MaxStorageBufferBindingSize: d.Limits.MaxStorageBufferBindingSize, MaxBufferSize: d.Limits.MaxBufferSize},
 		adapter: map[string]any{"vendor": d.AdapterInfo.Vendor, "architecture": d.AdapterInfo.Architecture,
 			"device": d.AdapterInfo.Device, "description": d.AdapterInfo.Description, "fallback": d.AdapterInfo.Fallback,

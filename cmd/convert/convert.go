@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -17,6 +16,7 @@ import (
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
 // options are one conversion's settings.
@@ -38,23 +38,20 @@ func convert(ctx context.Context, o options) (*report, error) {
 	if err := checkQuant(o.quant); err != nil {
 		return nil, err
 	}
-	src, err := openSource(o.in)
+	src, err := openInput(o.in, o.tokenizer)
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
+	defer src.Close()
 	return convertSource(ctx, o, src)
 }
 
 // convertSource writes src as a model folder at o.out, loading one tensor
 // at a time and letting it go once written.
-func convertSource(ctx context.Context, o options, src *source) (*report, error) {
-	w := src.w
+func convertSource(ctx context.Context, o options, src *input) (*report, error) {
+	w := src.Weights
 	c := &w.Config
-	tok, err := sourceTokenizer(src, o.tokenizer)
-	if err != nil {
-		return nil, err
-	}
+	tok := src.Tokenizer
 	names, err := orderedNames(w)
 	if err != nil {
 		return nil, err
@@ -72,22 +69,17 @@ func convertSource(ctx context.Context, o options, src *source) (*report, error)
 		}
 		total += int64(n)
 	}
-	tok.spec.SHA256 = map[string]string{}
-	for _, f := range tok.files {
-		sum := sha256.Sum256(f.data)
-		tok.spec.SHA256[f.name] = hex.EncodeToString(sum[:])
-	}
-	specJSON, err := json.Marshal(tok.spec)
+	specJSON, err := json.Marshal(tok.Spec)
 	if err != nil {
 		return nil, err
 	}
-	files := tok.files
+	files := slices.Clip(tok.Files)
 	for _, path := range o.extra {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, namedFile{filepath.Base(path), data})
+		files = append(files, source.File{Name: filepath.Base(path), Data: data})
 	}
 
 	if o.writing != nil {
@@ -103,10 +95,10 @@ func convertSource(ctx context.Context, o options, src *source) (*report, error)
 	defer wr.Abort()
 	r := &report{Input: o.in, Output: o.out, Quant: o.quant}
 	for _, f := range files {
-		if err := wr.AddFile(f.name, f.data); err != nil {
+		if err := wr.AddFile(f.Name, f.Data); err != nil {
 			return nil, err
 		}
-		r.Files = append(r.Files, f.name)
+		r.Files = append(r.Files, f.Name)
 	}
 	bar := newBar(o.progress, total, filepath.Base(o.out))
 	workers := o.workers
@@ -138,7 +130,7 @@ func convertSource(ctx context.Context, o options, src *source) (*report, error)
 		fmt.Fprintln(o.progress)
 	}
 	m := &manifest.Manifest{Name: o.name, Arch: c.Arch, Quant: o.quant, Config: *c,
-		Tokenizer: specJSON, ChatTemplate: tok.tok.ChatTemplate()}
+		Tokenizer: specJSON, ChatTemplate: tok.Tok.ChatTemplate()}
 	if err := wr.Close(m); err != nil {
 		return nil, err
 	}

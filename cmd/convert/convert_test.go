@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/engine"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
 var tinyModels = []string{"tiny-llama3", "tiny-qwen3", "tiny-qwen3moe"}
@@ -43,7 +43,7 @@ func TestConvertGoldens(t *testing.T) {
 			w, tok := loadFolder(t, dir)
 			checkExact(t, w, readGolden(t, c.golden))
 
-			_, srcTok, err := engine.LoadWeights(in, "")
+			_, srcTok, err := source.Load(in, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,9 +9,9 @@ import (
 	"wasmllm/internal/golden"
 
 	"wasmllm/cpu"
-	"wasmllm/engine"
 	"wasmllm/loader"
 	"wasmllm/model"
+	"wasmllm/source"
 	"wasmllm/tokenizer"
 )
 
@@ -39,7 +39,7 @@ func convertTo(t *testing.T, in string, quant string, mod ...func(*options)) (st
 // loadFolder reads a converted folder the way cmd/generate does.
 func loadFolder(t *testing.T, dir string) (*model.Weights, *tokenizer.Tokenizer) {
 	t.Helper()
-	w, tok, err := engine.LoadWeights(dir, "")
+	w, tok, err := source.Load(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +126,10 @@ func checkExact(t *testing.T, w *model.Weights, g *golden.File) {
 	t.Logf("worst row error %.3g", worst)
 }
 
-// sourceWeights loads in with package model, as the converter does.
+// sourceWeights reads in whole with package source.
 func sourceWeights(t *testing.T, in string) *model.Weights {
 	t.Helper()
-	w, err := model.Load(in)
+	w, err := source.Weights(in)
 	if err != nil {
 		t.Fatal(err)
 	}

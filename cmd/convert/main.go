@@ -42,7 +42,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	_ "wasmllm/engine" // registers the converted-folder reader with model.Load
 	"wasmllm/manifest"
 )
 

@@ -4,72 +4,56 @@ import (
 	"fmt"
 
 	"wasmllm/loader"
-	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/source"
 )
 
-// source is a loaded input model: canonical weights plus what the
-// converter needs besides them.
-type source struct {
-	path   string
-	format model.Format
-	w      *model.Weights
+// input is an opened input model: its source (canonical weights and
+// tokenizer) plus what the converter needs besides them.
+type input struct {
+	*source.Source
 	// parts maps a canonical tensor to the GGUF types merged into it.
 	parts map[string][]loader.DType
-	gguf  *loader.GGUF       // a GGUF input, for its tokenizer metadata
-	man   *manifest.Manifest // a converted-folder input, for its tokenizer
-	close func() error
 }
 
-// openSource opens path through package model: a GGUF file or a Hugging
+// openInput opens path through package source: a GGUF file or a Hugging
 // Face folder, whose tensors stay in their files until loaded (lazy), or a
-// llama2.c checkpoint or a converted folder, read whole (the latter's planar
-// tensors turned back into ggml blocks, losslessly).
-func openSource(path string) (*source, error) {
-	f, err := model.DetectFormat(path)
+// llama2.c checkpoint or a converted folder, read whole (the latter's
+// planar tensors turned back into ggml blocks, losslessly). The tokenizer
+// comes from tokPath when set, else from the source, which must have one.
+func openInput(path, tokPath string) (*input, error) {
+	s, err := source.Open(path, source.Options{Tokenizer: tokPath, Lazy: true})
 	if err != nil {
 		return nil, err
 	}
-	s := &source{path: path, format: f, close: func() error { return nil }}
-	switch f {
-	case model.FormatGGUF:
-		g, err := loader.OpenGGUF(path)
-		if err != nil {
-			return nil, err
-		}
-		s.gguf, s.close = g, g.Close
-		if s.w, err = model.FromGGUFLazy(g); err != nil {
-			g.Close()
-			return nil, err
-		}
-		s.parts = ggufParts(g, &s.w.Config)
-	case model.FormatHF:
-		if s.w, s.close, err = model.FromHFLazy(path); err != nil {
-			return nil, err
-		}
-	case model.FormatManifest:
-		if s.man, err = manifest.Read(path); err != nil {
-			return nil, err
-		}
-		if s.w, err = model.Load(path); err != nil {
-			return nil, err
-		}
-		for name, t := range s.w.Tensors {
+	in := &input{Source: s}
+	if err := in.prepare(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *input) prepare() error {
+	switch in.Format {
+	case source.FormatGGUF:
+		in.parts = ggufParts(in.GGUF, &in.Weights.Config)
+	case source.FormatManifest:
+		for name, t := range in.Weights.Tensors {
 			if t.DType != loader.Q4 && t.DType != loader.Q8 {
 				continue
 			}
 			b, err := loader.FromPlanar(t)
 			if err != nil {
-				return nil, &TensorError{File: path, Tensor: name, Element: -1, Err: err}
+				return &TensorError{File: in.Path, Tensor: name, Element: -1, Err: err}
 			}
-			s.w.Tensors[name] = b
-		}
-	default:
-		if s.w, err = model.Load(path); err != nil {
-			return nil, err
+			in.Weights.Tensors[name] = b
 		}
 	}
-	return s, nil
+	if in.Tokenizer == nil {
+		return fmt.Errorf("%w; pass -tokenizer", in.NoTokenizer)
+	}
+	return nil
 }
 
 // ggufParts lists, for each merged canonical tensor, the types of the GGUF

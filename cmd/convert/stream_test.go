@@ -24,17 +24,17 @@ func TestLazyMatchesEager(t *testing.T) {
 			t.Run(in+"/"+q, func(t *testing.T) {
 				in := filepath.Join(testdata, in)
 				lazy, _ := convertTo(t, in, q)
-				src, err := openSource(in)
+				src, err := openInput(in, "")
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer src.close()
-				for name, x := range src.w.Tensors {
+				defer src.Close()
+				for name, x := range src.Weights.Tensors {
 					if !x.Lazy() {
 						t.Errorf("%s was read when the source was opened", name)
 					}
 				}
-				src.w = sourceWeights(t, in)
+				src.Weights = sourceWeights(t, in)
 				eager := filepath.Join(t.TempDir(), "model")
 				if _, err := convertSource(context.Background(), options{in: in, out: eager, quant: q, workers: 2}, src); err != nil {
 					t.Fatal(err)
@@ -90,20 +90,20 @@ func TestStreamingBound(t *testing.T) {
 // tensor is loaded (with whatever is left of the tensors before it), over
 // the live heap before in was opened, and the sizes of the largest tensor
 // and of all of them. With eager, it converts weights read whole, as
-// model.Load reads them. Each tensor must load once.
+// source.Weights reads them. Each tensor must load once.
 func heapPeak(t *testing.T, in string, eager bool) (peak, largest, total int64) {
 	t.Helper()
 	base := liveHeap()
-	src, err := openSource(in)
+	src, err := openInput(in, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.close()
+	defer src.Close()
 	if eager {
-		src.w = sourceWeights(t, in)
+		src.Weights = sourceWeights(t, in)
 	}
 	loads := map[string]int{}
-	for name, x := range src.w.Tensors {
+	for name, x := range src.Weights.Tensors {
 		n, err := x.Size()
 		if err != nil {
 			t.Fatal(err)

@@ -21,8 +21,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"wasmllm/engine"
 
+	"wasmllm/source"
 	"wasmllm/tokenizer"
 )
 
@@ -87,7 +87,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // load opens a tokenizer.json (or its folder), a GGUF file's vocabulary,
 // or a llama2.c tokenizer.bin.
-func load(path string) (*tokenizer.Tokenizer, error) { return engine.LoadTokenizer(path, 0) }
+func load(path string) (*tokenizer.Tokenizer, error) {
+	t, err := source.OpenTokenizer(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	return t.Tok, nil
+}
 
 // strict decodes one JSON object into v, rejecting unknown fields.
 func strict(line []byte, v any) error {

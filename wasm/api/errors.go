@@ -7,6 +7,7 @@ import (
 
 	"wasmllm/engine"
 	"wasmllm/gpu"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
@@ -61,6 +62,9 @@ func Classify(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if e := classifyLoading(err); e != nil {
+		return e
+	}
 	out := &Error{Code: CodeInternal, Message: err.Error(), Err: err}
 	var (
 		ce  *engine.ContextError
@@ -68,10 +72,10 @@ func Classify(err error) *Error {
 		pe  *sampler.ParamError
 		te  *tokenizer.TemplateError
 		fe  *loader.FormatError
-		dl  *gpu.DeviceLostError
-		le  *gpu.LimitError
+		dl  *webgpu.DeviceLostError
+		le  *webgpu.LimitError
 		kv  *gpu.KVCacheError
-		ge  *gpu.GPUError
+		ge  *webgpu.GPUError
 	)
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -13,6 +13,7 @@ import (
 	"wasmllm/manifest"
 	"wasmllm/model"
 	"wasmllm/sampler"
+	"wasmllm/wasm/loading"
 )
 
 var convertMu sync.Mutex
@@ -63,11 +64,11 @@ func loadDir(t *testing.T, dir string, context int) (*engine.Engine, *manifest.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Check(m, Limits{Backend: BackendCPU}, context)
+	plan, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, context)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := TokenizerFiles(m)
+	spec, err := loading.TokenizerFiles(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +78,11 @@ func loadDir(t *testing.T, dir string, context int) (*engine.Engine, *manifest.M
 			t.Fatal(err)
 		}
 	}
-	tok, err := BuildTokenizer(m, files)
+	tok, err := loading.BuildTokenizer(m, files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAssembler(m, dir)
+	a := loading.NewAssembler(m, dir)
 	for i := len(m.Shards) - 1; i >= 0; i-- { // any order works
 		shard, err := os.ReadFile(filepath.Join(dir, m.Shards[i].File))
 		if err != nil {

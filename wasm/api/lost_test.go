@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"wasmllm/gpu"
+	"wasmllm/gpu/webgpu"
 )
 
 // A device loss, however deeply wrapped, is code device_lost with the
 // loss's reason and message in the details.
 func TestClassifyDeviceLost(t *testing.T) {
-	lost := &gpu.DeviceLostError{Reason: "unknown", Message: "A valid external Instance reference no longer exists."}
+	lost := &webgpu.DeviceLostError{Reason: "unknown", Message: "A valid external Instance reference no longer exists."}
 	err := fmt.Errorf("decode step 3: %w", fmt.Errorf("gpu backend: %w", lost))
 	e := Classify(err)
 	if e.Code != CodeDeviceLost || e.Details["reason"] != "unknown" || e.Details["message"] != lost.Message {
@@ -30,7 +31,7 @@ func TestClassifyKVCache(t *testing.T) {
 	if e.Code != CodeModelTooLarge || e.Details["max_context"] != 1024 || e.Details["limit"] != "maxBufferSize" {
 		t.Errorf("over a limit: %+v", e)
 	}
-	oom := &gpu.GPUError{Kind: "out-of-memory", Message: "no memory"}
+	oom := &webgpu.GPUError{Kind: "out-of-memory", Message: "no memory"}
 	if e := Classify(fmt.Errorf("upload: %w", oom)); e.Code != CodeModelTooLarge {
 		t.Errorf("out of memory: %+v", e)
 	}

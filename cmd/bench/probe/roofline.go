@@ -9,27 +9,27 @@ import (
 	"time"
 
 	"wasmllm/cmd/bench/internal/result"
-	"wasmllm/gpu"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/shaders"
 )
 
 // roofline runs the probes on d: the streaming read over a few workgroup
 // shapes and the f32 FMA loop.
 type roofline struct {
-	d    *gpu.Device
-	mods map[string]*gpu.ShaderModule
+	d    *webgpu.Device
+	mods map[string]probeModule
 	t    *timer
-	sync *gpu.Buffer // 16 bytes read back to wait for the GPU
+	sync *webgpu.Buffer // 16 bytes read back to wait for the GPU
 	dst  []byte
 	log  func(format string, args ...any)
 }
 
-func newRoofline(d *gpu.Device, t *timer, log func(string, ...any)) (*roofline, error) {
-	sync, err := d.CreateBuffer("probe sync", 16, gpu.UsageStorage)
+func newRoofline(d *webgpu.Device, t *timer, log func(string, ...any)) (*roofline, error) {
+	sync, err := d.CreateBuffer("probe sync", 16, webgpu.UsageStorage)
 	if err != nil {
 		return nil, err
 	}
-	r := &roofline{d: d, mods: map[string]*gpu.ShaderModule{}, t: t, sync: sync, dst: make([]byte, 4), log: log}
+	r := &roofline{d: d, mods: map[string]probeModule{}, t: t, sync: sync, dst: make([]byte, 4), log: log}
 	// The cost of a readback alone: the least of a few, as for the timings.
 	var best float64
 	for i := range 7 {
@@ -45,18 +45,43 @@ func newRoofline(d *gpu.Device, t *timer, log func(string, ...any)) (*roofline, 
 	return r, nil
 }
 
-// pipeline compiles entry of a shaders/ file with override constants.
-func (r *roofline) pipeline(file, entry string, consts map[string]float64, types ...gpu.BindingType) (*gpu.Pipeline, *gpu.BindGroupLayout, error) {
+// probeModule is a compiled shader and the interface read from its source.
+type probeModule struct {
+	sm    *webgpu.ShaderModule
+	iface *shaders.Module
+}
+
+// pipeline compiles entry of a shaders/ file with override constants, with
+// the bind group layout its WGSL declares.
+func (r *roofline) pipeline(file, entry string, consts map[string]float64) (*webgpu.Pipeline, *webgpu.BindGroupLayout, error) {
 	mod, ok := r.mods[file]
 	if !ok {
 		src, err := shaders.Build(file, shaders.Features{Subgroups: r.d.Features.Subgroups, F16: r.d.Features.ShaderF16})
 		if err != nil {
 			return nil, nil, err
 		}
-		if mod, err = r.d.CreateShaderModule(shaders.Path(file), src); err != nil {
+		if mod.iface, err = shaders.Parse(shaders.Path(file), src); err != nil {
+			return nil, nil, err
+		}
+		if mod.sm, err = r.d.CreateShaderModule(shaders.Path(file), src); err != nil {
 			return nil, nil, err
 		}
 		r.mods[file] = mod
+	}
+	e, ok := mod.iface.Entries[entry]
+	if !ok {
+		return nil, nil, fmt.Errorf("%s has no entry point %s", shaders.Path(file), entry)
+	}
+	types := make([]webgpu.BindingType, len(e.Bindings))
+	for i, b := range e.Bindings {
+		switch b.Access {
+		case shaders.Read:
+			types[i] = webgpu.ReadOnlyStorage
+		case shaders.ReadWrite:
+			types[i] = webgpu.Storage
+		case shaders.Uniform:
+			types[i] = webgpu.Uniform
+		}
 	}
 	label := fmt.Sprintf("%s:%s %v", file, entry, consts)
 	bgl, err := r.d.CreateBindGroupLayout(label, types...)
@@ -67,7 +92,7 @@ func (r *roofline) pipeline(file, entry string, consts map[string]float64, types
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := r.d.CreateComputePipeline(label, mod, entry, pl, consts)
+	p, err := r.d.CreateComputePipeline(label, mod.sm, entry, pl, consts)
 	return p, bgl, err
 }
 
@@ -82,7 +107,7 @@ func (r *roofline) grid(n int) (int, int) {
 }
 
 // program records calls dispatches of one pipeline and bind group.
-func (r *roofline) program(label string, p *gpu.Pipeline, bg *gpu.BindGroup, groups, calls int) (*gpu.Program, error) {
+func (r *roofline) program(label string, p *webgpu.Pipeline, bg *webgpu.BindGroup, groups, calls int) (*webgpu.Program, error) {
 	rec := r.d.NewRecorder(label)
 	rec.SetPipeline(p)
 	rec.SetBindGroup(0, bg)
@@ -95,13 +120,13 @@ func (r *roofline) program(label string, p *gpu.Pipeline, bg *gpu.BindGroup, gro
 
 // timeDispatches returns the milliseconds of one dispatch of (p, bg) over
 // groups workgroups: a first submit sizes the timed ones.
-func (r *roofline) timeDispatches(label string, p *gpu.Pipeline, bg *gpu.BindGroup, groups int) (float64, int, error) {
+func (r *roofline) timeDispatches(label string, p *webgpu.Pipeline, bg *webgpu.BindGroup, groups int) (float64, int, error) {
 	one, err := r.program(label, p, bg, groups, 1)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer one.Free()
-	run := func(prog *gpu.Program) error { return r.d.RunRead(prog, nil, r.sync, 0, r.dst) }
+	run := func(prog *webgpu.Program) error { return r.d.RunRead(prog, nil, r.sync, 0, r.dst) }
 	if err := run(one); err != nil { // compile and warm
 		return 0, 0, err
 	}
@@ -126,7 +151,7 @@ var readShapes = [][2]int{{64, 4096}, {64, 16384}, {128, 2048}, {128, 8192}, {25
 // read runs shaders/bench_read.wgsl (stream_read) over size bytes of
 // random data with each shape and returns the best.
 func (r *roofline) read(size int64, rf *result.Roofline) error {
-	src, err := r.d.CreateBuffer("probe src", uint64(size), gpu.UsageStorage)
+	src, err := r.d.CreateBuffer("probe src", uint64(size), webgpu.UsageStorage)
 	if err != nil {
 		return err
 	}
@@ -138,12 +163,11 @@ func (r *roofline) read(size int64, rf *result.Roofline) error {
 	rf.ReadBytes = size
 	for _, sh := range readShapes {
 		wg, groups := sh[0], sh[1]
-		p, bgl, err := r.pipeline("bench_read.wgsl", "stream_read", map[string]float64{"WG": float64(wg)},
-			gpu.ReadOnlyStorage, gpu.Storage, gpu.Uniform)
+		p, bgl, err := r.pipeline("bench_read.wgsl", "stream_read", map[string]float64{"WG": float64(wg)})
 		if err != nil {
 			return err
 		}
-		dst, err := r.d.CreateBuffer("probe dst", uint64(wg*groups*16), gpu.UsageStorage)
+		dst, err := r.d.CreateBuffer("probe dst", uint64(wg*groups*16), webgpu.UsageStorage)
 		if err != nil {
 			return err
 		}
@@ -151,8 +175,8 @@ func (r *roofline) read(size int64, rf *result.Roofline) error {
 		if err != nil {
 			return err
 		}
-		bg, err := r.d.CreateBindGroup("probe read", bgl, gpu.Binding{Binding: 0, Buffer: src},
-			gpu.Binding{Binding: 1, Buffer: dst}, gpu.Binding{Binding: 2, Buffer: params})
+		bg, err := r.d.CreateBindGroup("probe read", bgl, webgpu.Binding{Binding: 0, Buffer: src},
+			webgpu.Binding{Binding: 1, Buffer: dst}, webgpu.Binding{Binding: 2, Buffer: params})
 		if err != nil {
 			return err
 		}
@@ -178,11 +202,11 @@ var fmaShapes = [][2]int{{64, 2048}, {64, 8192}, {256, 512}, {256, 2048}}
 func (r *roofline) fma(rf *result.Roofline) error {
 	for _, sh := range fmaShapes {
 		wg, groups := sh[0], sh[1]
-		p, bgl, err := r.pipeline("bench_fma.wgsl", "fma_loop", map[string]float64{"WG": float64(wg)}, gpu.Storage, gpu.Uniform)
+		p, bgl, err := r.pipeline("bench_fma.wgsl", "fma_loop", map[string]float64{"WG": float64(wg)})
 		if err != nil {
 			return err
 		}
-		dst, err := r.d.CreateBuffer("fma dst", uint64(wg*groups*16), gpu.UsageStorage)
+		dst, err := r.d.CreateBuffer("fma dst", uint64(wg*groups*16), webgpu.UsageStorage)
 		if err != nil {
 			return err
 		}
@@ -194,7 +218,7 @@ func (r *roofline) fma(rf *result.Roofline) error {
 			if err != nil {
 				return err
 			}
-			bg, err := r.d.CreateBindGroup("fma", bgl, gpu.Binding{Binding: 0, Buffer: dst}, gpu.Binding{Binding: 1, Buffer: params})
+			bg, err := r.d.CreateBindGroup("fma", bgl, webgpu.Binding{Binding: 0, Buffer: dst}, webgpu.Binding{Binding: 1, Buffer: params})
 			if err != nil {
 				return err
 			}
@@ -223,8 +247,8 @@ func (r *roofline) fma(rf *result.Roofline) error {
 }
 
 // params makes a 16-byte uniform of two words.
-func (r *roofline) params(a, b uint32) (*gpu.Buffer, error) {
-	buf, err := r.d.CreateBuffer("probe params", 16, gpu.UsageUniform)
+func (r *roofline) params(a, b uint32) (*webgpu.Buffer, error) {
+	buf, err := r.d.CreateBuffer("probe params", 16, webgpu.UsageUniform)
 	if err != nil {
 		return nil, err
 	}
@@ -236,14 +260,14 @@ func (r *roofline) params(a, b uint32) (*gpu.Buffer, error) {
 
 // fillRandom writes 16 MiB of random bytes to a staging buffer and copies
 // them over buf on the GPU.
-func (r *roofline) fillRandom(buf *gpu.Buffer, size int64) error {
+func (r *roofline) fillRandom(buf *webgpu.Buffer, size int64) error {
 	chunk := min(size, 16<<20)
 	raw := make([]byte, chunk)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := 0; i+8 <= len(raw); i += 8 {
 		binary.LittleEndian.PutUint64(raw[i:], rng.Uint64())
 	}
-	stage, err := r.d.CreateBuffer("probe stage", uint64(chunk), gpu.UsageStorage)
+	stage, err := r.d.CreateBuffer("probe stage", uint64(chunk), webgpu.UsageStorage)
 	if err != nil {
 		return err
 	}

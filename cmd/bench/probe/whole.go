@@ -12,6 +12,7 @@ import (
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/gpu"
+	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"
@@ -88,8 +89,8 @@ func runModels(ctx context.Context, c *config, deadline time.Time) ([]*result.Mo
 type modelBackend struct {
 	name    string
 	b       model.Backend
-	dev     *gpu.Device  // webgpu only
-	gb      *gpu.Backend // webgpu only
+	dev     *webgpu.Device // webgpu only
+	gb      *gpu.Backend   // webgpu only
 	adapter *result.Adapter
 }
 
@@ -284,11 +285,11 @@ func encodeTime(m *model.Model, b *gpu.Backend, prompt []int32, steps, capacity 
 
 // counters are the device's and the backend's counts at one moment.
 type counters struct {
-	d gpu.Stats
+	d webgpu.Stats
 	b gpu.BackendStats
 }
 
-func snapshot(d *gpu.Device, b *gpu.Backend) counters {
+func snapshot(d *webgpu.Device, b *gpu.Backend) counters {
 	if d == nil {
 		return counters{}
 	}
@@ -356,7 +357,7 @@ func weightBytes(w *model.Weights) (all, active int64, err error) {
 	return all, active, nil
 }
 
-func adapterOf(d *gpu.Device) result.Adapter {
+func adapterOf(d *webgpu.Device) result.Adapter {
 	return result.Adapter{Vendor: d.AdapterInfo.Vendor, Architecture: d.AdapterInfo.Architecture, Device: d.AdapterInfo.Device,
 		Description: d.AdapterInfo.Description, Fallback: d.AdapterInfo.Fallback, Subgroups: d.Features.Subgroups,
 		ShaderF16: d.Features.ShaderF16, MaxStorageBufferBindingSize: d.Limits.MaxStorageBufferBindingSize,

@@ -1,4 +1,4 @@
-package api
+package loading
 
 import (
 	"fmt"
@@ -51,29 +51,6 @@ type Plan struct {
 	DownloadBytes int64 // the shards
 }
 
-// TooLargeError reports a model part that does not fit the backend, and by
-// how much.
-type TooLargeError struct {
-	What  string // such as `tensor "output.weight"` or "KV cache"
-	Limit string // the WebGPU limit, or "wasm heap"
-	Need  int64  // bytes
-	Have  int64  // bytes
-	Hint  string // what to do about it, if anything
-}
-
-func (e *TooLargeError) Error() string {
-	s := fmt.Sprintf("%s needs %s but %s is %s: %s too large", e.What, bytesText(e.Need), e.Limit, bytesText(e.Have), bytesText(e.Need-e.Have))
-	if e.Hint != "" {
-		s += "; " + e.Hint
-	}
-	return s
-}
-
-func (e *TooLargeError) apiError() *Error {
-	return &Error{Code: CodeModelTooLarge, Message: "model too large: " + e.Error(), Err: e,
-		Details: map[string]any{"what": e.What, "limit": e.Limit, "need": e.Need, "have": e.Have, "over": e.Need - e.Have}}
-}
-
 // Check verifies, before anything is downloaded, that every tensor of m
 // and a KV cache of context tokens (0: the model's maximum, at most
 // DefaultContext, lowered to what the device holds) fit the backend.
@@ -92,7 +69,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	case loader.F16:
 		elt = 2
 	default:
-		return nil, Errorf(CodeBadRequest, "KV cache dtype %v: want F32 or F16", kv)
+		return nil, &OptionError{Msg: fmt.Sprintf("KV cache dtype %v: want F32 or F16", kv)}
 	}
 	heap := lim.HeapBytes
 	if heap <= 0 {
@@ -110,7 +87,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		t := &m.Tensors[i]
 		d, ok := t.Type()
 		if !ok {
-			return nil, Errorf(CodeBadModel, "manifest.json: tensor %q has an unknown dtype %q", t.Name, t.DType)
+			return nil, modelErrorf("manifest.json: tensor %q has an unknown dtype %q", t.Name, t.DType)
 		}
 		n := int64(1)
 		for _, x := range t.Shape {
@@ -131,8 +108,8 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				if unit > 1 {
 					what = "one expert"
 				}
-				return nil, (&TooLargeError{What: fmt.Sprintf("tensor %q (%v %s): %s", t.Name, t.Shape, t.DType, what),
-					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}).apiError()
+				return nil, &TooLargeError{What: fmt.Sprintf("tensor %q (%v %s): %s", t.Name, t.Shape, t.DType, what),
+					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}
 			}
 			p.WeightBytes += gpuBytes(d, n, t.Bytes)
 			if !ResidentOnGPU(t) {
@@ -152,20 +129,20 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 	}
 	if ctx > model.MaxContext {
-		return nil, Errorf(CodeBadRequest, "a context of %d tokens: at most %d", ctx, model.MaxContext)
+		return nil, &OptionError{Msg: fmt.Sprintf("a context of %d tokens: at most %d", ctx, model.MaxContext)}
 	}
 	// The manifest's config is validated (Layers <= MaxLayers, KVHeads <=
 	// MaxHeads, HeadDim <= MaxHeadDim), so 2*Layers*ctx*row stays far
 	// below 2^63 (2^58 at most).
 	if err := c.Validate(); err != nil {
-		return nil, Errorf(CodeBadModel, "manifest.json: %v", err)
+		return nil, &ModelError{Msg: "manifest.json: " + err.Error(), Err: err}
 	}
 	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
 	if gpu {
 		if fit := int64(buf) / row; int64(ctx) > fit {
 			if asked || fit < 1 {
-				return nil, (&TooLargeError{What: fmt.Sprintf("a KV cache of %d tokens (per layer)", ctx), Limit: "the device's " + bufName,
-					Need: int64(ctx) * row, Have: int64(buf), Hint: fmt.Sprintf("the device holds at most %d tokens", fit)}).apiError()
+				return nil, &TooLargeError{What: fmt.Sprintf("a KV cache of %d tokens (per layer)", ctx), Limit: "the device's " + bufName,
+					Need: int64(ctx) * row, Have: int64(buf), Hint: fmt.Sprintf("the device holds at most %d tokens", fit)}
 			}
 			ctx = int(fit)
 		}
@@ -176,17 +153,17 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		// Most weights go from JavaScript to the GPU; the Go heap holds the
 		// others.
 		if need := hostBytes; need > heap {
-			return nil, (&TooLargeError{What: fmt.Sprintf("loading %s of weights through Go", bytesText(hostBytes)),
-				Limit: "the wasm heap budget", Need: need, Have: heap}).apiError()
+			return nil, &TooLargeError{What: fmt.Sprintf("loading %s of weights through Go", bytesText(hostBytes)),
+				Limit: "the wasm heap budget", Need: need, Have: heap}
 		}
 	} else if need := p.WeightBytes + p.KVBytes; need > heap {
-		return nil, (&TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
-			Limit: "the wasm heap budget", Need: need, Have: heap}).apiError()
+		return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
+			Limit: "the wasm heap budget", Need: need, Have: heap}
 	}
 	for _, s := range m.Shards {
 		if s.Bytes > MaxShardBytes {
-			return nil, (&TooLargeError{What: "shard " + s.File, Limit: "the loader's shard size limit", Need: s.Bytes, Have: MaxShardBytes,
-				Hint: "convert the model again with smaller shards (cmd/convert -shard-mb 32)"}).apiError()
+			return nil, &TooLargeError{What: "shard " + s.File, Limit: "the loader's shard size limit", Need: s.Bytes, Have: MaxShardBytes,
+				Hint: "convert the model again with smaller shards (cmd/convert -shard-mb 32)"}
 		}
 	}
 	return p, nil
@@ -221,22 +198,4 @@ func cpuBytes(d loader.DType, n, stored int64) int64 {
 		return stored
 	}
 	return 4 * n
-}
-
-// bytesText formats a byte count for people: "1.5 GiB (1610612736 bytes)".
-func bytesText(n int64) string {
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	if n < 1024 && n > -1024 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	v := float64(n)
-	u := ""
-	for _, x := range units {
-		v /= 1024
-		u = x
-		if v < 1024 && v > -1024 {
-			break
-		}
-	}
-	return fmt.Sprintf("%.1f %s (%d bytes)", v, u, n)
 }

@@ -1,4 +1,4 @@
-package api
+package loading_test
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
+	"wasmllm/wasm/api"
+	"wasmllm/wasm/loading"
 )
 
 func planManifest() *manifest.Manifest {
@@ -24,22 +26,22 @@ func planManifest() *manifest.Manifest {
 
 func TestCheckFits(t *testing.T) {
 	m := planManifest()
-	p, err := Check(m, Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 27, MaxBufferSize: 1 << 28}, 0)
+	p, err := loading.Check(m, loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 27, MaxBufferSize: 1 << 28}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The model's 8192 positions are capped at DefaultContext.
-	if p.Context != DefaultContext {
-		t.Errorf("context %d, want %d", p.Context, DefaultContext)
+	if p.Context != loading.DefaultContext {
+		t.Errorf("context %d, want %d", p.Context, loading.DefaultContext)
 	}
-	if want := int64(2 * 2 * DefaultContext * 2 * 16 * 4); p.KVBytes != want {
+	if want := int64(2 * 2 * loading.DefaultContext * 2 * 16 * 4); p.KVBytes != want {
 		t.Errorf("KV bytes %d, want %d", p.KVBytes, want)
 	}
 	if want := int64(256000 + 4608 + 16384); p.WeightBytes != want {
 		t.Errorf("weight bytes %d, want %d", p.WeightBytes, want)
 	}
 	// On the CPU, F16 is widened to F32.
-	p, err = Check(m, Limits{Backend: BackendCPU}, 100)
+	p, err = loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,20 +50,34 @@ func TestCheckFits(t *testing.T) {
 	}
 }
 
+// code is the error code the worker posts for err ("" for nil), with its
+// message and details.
+func code(err error) (string, string, map[string]any) {
+	if err == nil {
+		return "", "", nil
+	}
+	e := api.Classify(err)
+	return e.Code, e.Message, e.Details
+}
+
 func tooLarge(t *testing.T, err error) map[string]any {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeModelTooLarge {
+	c, _, d := code(err)
+	if c != api.CodeModelTooLarge {
 		t.Fatalf("error %v, want model_too_large", err)
 	}
-	return e.Details
+	var tl *loading.TooLargeError
+	if !errors.As(err, &tl) {
+		t.Errorf("error %T, want a *TooLargeError", err)
+	}
+	return d
 }
 
 func TestCheckTensorTooLarge(t *testing.T) {
 	m := planManifest()
 	// One embedding row is 256 bytes of F32: a 200-byte buffer cannot hold it.
 	d := tooLarge(t, func() error {
-		_, err := Check(m, Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 20, MaxBufferSize: 200}, 16)
+		_, err := loading.Check(m, loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 20, MaxBufferSize: 200}, 16)
 		return err
 	}())
 	if d["need"] != int64(256) || d["have"] != int64(200) || d["over"] != int64(56) || d["limit"] != "the device's maxBufferSize" ||
@@ -71,7 +87,7 @@ func TestCheckTensorTooLarge(t *testing.T) {
 	// An expert (32 rows of 64 F16) stays whole: 4096 bytes.
 	m.Tensors = m.Tensors[2:]
 	d = tooLarge(t, func() error {
-		_, err := Check(m, Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 4000, MaxBufferSize: 1 << 20}, 16)
+		_, err := loading.Check(m, loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 4000, MaxBufferSize: 1 << 20}, 16)
 		return err
 	}())
 	if d["need"] != int64(4096) || d["over"] != int64(96) || !strings.Contains(d["what"].(string), "one expert") {
@@ -82,16 +98,16 @@ func TestCheckTensorTooLarge(t *testing.T) {
 func TestCheckKV(t *testing.T) {
 	m := planManifest()
 	m.Tensors = nil
-	lim := Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
+	lim := loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
 	// Per layer and position: 2 heads × 16 × 4 bytes = 128; the buffer holds 1000.
-	p, err := Check(m, lim, 0)
+	p, err := loading.Check(m, lim, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Context != 1000 {
 		t.Errorf("context %d, want the 1000 the device holds", p.Context)
 	}
-	d := tooLarge(t, func() error { _, err := Check(m, lim, 2000); return err }())
+	d := tooLarge(t, func() error { _, err := loading.Check(m, lim, 2000); return err }())
 	if d["need"] != int64(2000*128) || d["have"] != int64(128000) {
 		t.Errorf("details %v", d)
 	}
@@ -102,48 +118,50 @@ func TestCheckKV(t *testing.T) {
 func TestCheckKVF16(t *testing.T) {
 	m := planManifest()
 	m.Tensors = nil
-	lim := Limits{Backend: BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
-	p, err := CheckKV(m, lim, 0, loader.F16)
+	lim := loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
+	p, err := loading.CheckKV(m, lim, 0, loader.F16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Context != 2000 || p.KVDType != loader.F16 || p.KVBytes != 2*2*2000*64 {
 		t.Errorf("plan %+v, want 2000 positions of 64 bytes per layer's K and V", p)
 	}
-	if p, err := CheckKV(m, lim, 1500, loader.F16); err != nil || p.KVBytes != 2*2*1500*64 {
+	if p, err := loading.CheckKV(m, lim, 1500, loader.F16); err != nil || p.KVBytes != 2*2*1500*64 {
 		t.Errorf("1500 positions: %+v, %v", p, err)
 	}
-	f32, _ := Check(m, Limits{Backend: BackendCPU}, 100)
-	f16, _ := CheckKV(m, Limits{Backend: BackendCPU}, 100, loader.F16)
+	f32, _ := loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, 100)
+	f16, _ := loading.CheckKV(m, loading.Limits{Backend: loading.BackendCPU}, 100, loader.F16)
 	if f32.KVDType != loader.F32 || f16.KVBytes*2 != f32.KVBytes {
 		t.Errorf("kv bytes f32 %+v, f16 %+v", f32, f16)
 	}
-	d := tooLarge(t, func() error { _, err := CheckKV(m, lim, 2001, loader.F16); return err }())
+	d := tooLarge(t, func() error { _, err := loading.CheckKV(m, lim, 2001, loader.F16); return err }())
 	if d["need"] != int64(2001*64) {
 		t.Errorf("details %v", d)
 	}
-	if _, err := CheckKV(m, lim, 0, loader.Q8_0); err == nil {
+	if _, err := loading.CheckKV(m, lim, 0, loader.Q8_0); err == nil {
 		t.Error("a Q8_0 KV cache passed the check")
+	} else if c, _, _ := code(err); c != api.CodeBadRequest {
+		t.Errorf("a Q8_0 KV cache: %v is %s, want bad_request", err, c)
 	}
 }
 
 func TestCheckHeap(t *testing.T) {
 	m := planManifest()
-	_, err := Check(m, Limits{Backend: BackendCPU, HeapBytes: 300000}, 16)
+	_, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU, HeapBytes: 300000}, 16)
 	d := tooLarge(t, err)
 	need := int64(256000+4608+4*4*32*64) + 2*2*16*128
 	if d["need"] != need || d["over"] != need-300000 {
 		t.Errorf("details %v (need %d)", d, need)
 	}
-	if !strings.Contains(err.Error(), "too large") {
-		t.Errorf("message %q", err)
+	if _, msg, _ := code(err); !strings.Contains(err.Error(), "too large") || !strings.HasPrefix(msg, "model too large: ") {
+		t.Errorf("message %q, posted as %q", err, msg)
 	}
 }
 
 func TestCheckShardSize(t *testing.T) {
 	m := planManifest()
-	m.Shards[0].Bytes = MaxShardBytes + 1
-	d := tooLarge(t, func() error { _, err := Check(m, Limits{Backend: BackendCPU}, 16); return err }())
+	m.Shards[0].Bytes = loading.MaxShardBytes + 1
+	d := tooLarge(t, func() error { _, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, 16); return err }())
 	if d["over"] != int64(1) || !strings.Contains(d["what"].(string), m.Shards[0].File) {
 		t.Errorf("details %v", d)
 	}
@@ -156,12 +174,13 @@ func TestCheckShardSize(t *testing.T) {
 func TestCheckHostileConfig(t *testing.T) {
 	m := planManifest()
 	m.Config.Layers = 1 << 53
-	var e *Error
-	if _, err := Check(m, Limits{Backend: BackendCPU}, 0); !errors.As(err, &e) || e.Code != CodeBadModel || !strings.Contains(e.Message, "num_layers") {
+	_, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, 0)
+	if c, msg, _ := code(err); c != api.CodeBadModel || !strings.Contains(msg, "num_layers") {
 		t.Errorf("num_layers 2^53: %v, want bad_model naming num_layers", err)
 	}
 	m = planManifest()
-	if _, err := Check(m, Limits{Backend: BackendCPU}, 1<<40); !errors.As(err, &e) || e.Code != CodeBadRequest {
+	_, err = loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, 1<<40)
+	if c, _, _ := code(err); c != api.CodeBadRequest {
 		t.Errorf("a context of 2^40: %v, want bad_request", err)
 	}
 }

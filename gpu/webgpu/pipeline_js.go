@@ -1,6 +1,6 @@
 //go:build js
 
-package gpu
+package webgpu
 
 import (
 	"context"
@@ -217,6 +217,10 @@ type BindGroup struct {
 	h     int
 	label string
 }
+
+// ID is the bind group's handle in the replayer: nonzero, and distinct among
+// the device's bind groups, for hashing lists of work that use it.
+func (g *BindGroup) ID() int { return g.h }
 
 // CreateBindGroup binds buffers for layout. Offsets must respect the device's
 // offset alignment, and each binding's size the (possibly lowered) binding

@@ -1,4 +1,4 @@
-package gpu
+package webgpu
 
 // Options configures Open.
 type Options struct {

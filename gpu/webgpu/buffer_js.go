@@ -1,6 +1,6 @@
 //go:build js
 
-package gpu
+package webgpu
 
 import (
 	"syscall/js"
@@ -29,6 +29,10 @@ func (b *Buffer) Usage() BufferUsage { return b.usage }
 
 // Label is the buffer's label.
 func (b *Buffer) Label() string { return b.label }
+
+// ID is the buffer's handle in the replayer: nonzero, and distinct among the
+// device's buffers, for hashing lists of work that use it.
+func (b *Buffer) ID() int { return b.h }
 
 // CreateBuffer allocates a zeroed buffer. Storage and uniform buffers always
 // get UsageCopyDst and UsageCopySrc as well, so they can be written and read.

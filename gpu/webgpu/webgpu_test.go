@@ -1,6 +1,6 @@
 //go:build js
 
-package gpu
+package webgpu
 
 import (
 	"context"

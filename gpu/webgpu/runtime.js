@@ -1,4 +1,4 @@
-// The JavaScript half of package gpu: object tables, the program replayer and
+// The JavaScript half of package webgpu: object tables, the program replayer and
 // readback. Go evaluates this expression once per device and calls the
 // returned object's methods. Methods that Go calls never throw; failures are
 // recorded in `errors` (and surface in Go) or returned as a message.

@@ -1,0 +1,142 @@
+package gpu
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// The Go side of each kernel's interface. The WGSL is the one statement of
+// it: the bindings and their access come from shaders.Parse when the kernel
+// is compiled (backend_kernel_js.go), and each entry point's uniform struct
+// has a Go twin here, its fields in the WGSL struct's order, which
+// TestKernelParams checks against every shader; TestKernelConstants checks
+// the constants below that restate a shader's. A kernel is used through its
+// spec (use, in backend_kernel_js.go), which takes only that kernel's params
+// type, so a wrong struct does not compile and a misordered one fails the
+// native test.
+
+// Params is a kernel's uniform block as it is uploaded: up to 16 words.
+// Kernels fill it from their typed params (packParams); it keys the caches
+// of uniform buffers and bind groups.
+type Params [16]uint32
+
+// maxBindings bounds a kernel's storage bindings (the bind group cache's
+// key holds this many).
+const maxBindings = 10
+
+// kernelSpec names one entry point of a shader whose uniform struct is P.
+// Make specs only with spec, which lists them for the tests.
+type kernelSpec[P any] struct{ file, entry string }
+
+// specInfo is a spec as the tests see it.
+type specInfo struct {
+	file, entry string
+	params      reflect.Type
+}
+
+// kernelSpecs lists every spec made by spec.
+var kernelSpecs []specInfo
+
+func spec[P any](file, entry string) kernelSpec[P] {
+	kernelSpecs = append(kernelSpecs, specInfo{file, entry, reflect.TypeFor[P]()})
+	return kernelSpec[P]{file, entry}
+}
+
+// packParams copies p into the uniform's words. Every params struct holds
+// only 4-byte scalars (uint32, int32, float32; TestKernelParams checks), so
+// its memory is the WGSL struct's layout, a float its math.Float32bits.
+func packParams[P any](p *P) (w Params) {
+	n := unsafe.Sizeof(*p) / 4
+	copy(w[:], unsafe.Slice((*uint32)(unsafe.Pointer(p)), n))
+	return w
+}
+
+// Every kernel the backend runs.
+var (
+	kArgmaxPartial = spec[argmaxParams]("argmax.wgsl", "partial")
+	kArgmaxMerge   = spec[argmaxParams]("argmax.wgsl", "merge")
+	kTopKBlock     = spec[topkParams]("topk.wgsl", "block")
+	kTopKMerge     = spec[topkParams]("topk.wgsl", "merge")
+
+	kEmbed      = spec[embedParams]("embed.wgsl", "main")
+	kRMSNorm    = spec[rmsNormParams]("rmsnorm.wgsl", "rms_norm")
+	kAddRMSNorm = spec[rmsNormParams]("rmsnorm.wgsl", "add_rms_norm")
+	kQKNorm     = spec[rmsNormParams]("rmsnorm.wgsl", "qk_norm")
+	kRoPE       = spec[ropeParams]("rope.wgsl", "main")
+	kSiluMul    = spec[siluMulParams]("silu_mul.wgsl", "main")
+
+	kGemv = spec[gemvParams]("matmul_gemv.wgsl", "main")
+	kGemm = spec[gemmParams]("matmul_gemm.wgsl", "main")
+
+	kMoeDense      = spec[moeGemvParams]("moe_gemv.wgsl", "dense")
+	kMoeGateUp     = spec[moeGemvParams]("moe_gemv.wgsl", "gate_up")
+	kMoeDown       = spec[moeGemvParams]("moe_gemv.wgsl", "down")
+	kMoeRoute      = spec[moeRouteParams]("moe_route.wgsl", "main")
+	kMoeGroup      = spec[moeGroupParams]("moe_group.wgsl", "main")
+	kMoeGemmGateUp = spec[moeGemmParams]("moe_gemm.wgsl", "gate_up")
+	kMoeGemmDown   = spec[moeGemmParams]("moe_gemm.wgsl", "down")
+	kMoeCombine    = spec[moeCombineParams]("moe_combine.wgsl", "main")
+
+	kKVWrite       = spec[kvWriteParams]("kv_write.wgsl", "main")
+	kDecodePartial = spec[decodeParams]("attention_decode.wgsl", "partial")
+	kDecodeReduce  = spec[decodeReduceParams]("attention_decode.wgsl", "reduce")
+	kPrefill       = spec[prefillParams]("attention_prefill.wgsl", "main")
+)
+
+// The uniform structs, named as in the WGSL (case and underscores aside);
+// see each shader for what the fields mean.
+type (
+	argmaxParams struct{ V, NB, CH uint32 }
+	topkParams   struct{ V, NB, K, L uint32 }
+
+	embedParams   struct{ D, Row0, Rows uint32 }
+	rmsNormParams struct {
+		S                          uint32
+		Eps                        float32
+		Heads, KVHeads, Row, Count uint32
+	}
+	ropeParams    struct{ Row, Heads, Half, NeoX uint32 }
+	siluMulParams struct{ F, N uint32 }
+
+	gemvParams struct{ N, K, Row0, Rows, T, Chunks uint32 }
+	gemmParams struct{ N, K, Row0, Rows, T uint32 }
+
+	moeGemvParams    struct{ K, N, E0, NE, A, T0, F, Acc, LDO uint32 }
+	moeRouteParams   struct{ E, A, Norm, NT uint32 }
+	moeGroupParams   struct{ E, N, TT uint32 }
+	moeGemmParams    struct{ K, N, E0, NE, A, T0, F uint32 }
+	moeCombineParams struct{ D, A, T0, N uint32 }
+
+	kvWriteParams struct{ Row4, K4, KV4, UH, DH4, Cap, Units uint32 }
+	decodeParams  struct {
+		Row4, Heads, Group, Cap, NS uint32
+		Scale                       float32
+		Stats, NQB                  uint32
+	}
+	decodeReduceParams struct{ Heads, Cap, NS, Stats uint32 }
+	prefillParams      struct {
+		Row4, Heads, Group, Cap, Rows uint32
+		Scale                         float32
+	}
+)
+
+// Constants that restate a shader's (TestKernelConstants).
+const (
+	topkBlock = 64 * 32 // CH of topk.wgsl: WG*PER
+	topkMaxL  = 128     // MAX_L of topk.wgsl: blocks a row may have
+	topkMaxV  = topkBlock * topkMaxL
+
+	// gemvMaxTB is the most tokens one GEMV workgroup carries (MAXTB in
+	// shaders/matmul_gemv.wgsl): each weight chunk it loads serves them all.
+	gemvMaxTB = 4
+	// gemm tile sizes: BN weight rows by BM tokens (shaders/matmul_gemm.wgsl).
+	gemmBN, gemmBM = 64, 64
+
+	moeMaxA        = 64 // MAX_A of moe_route
+	moeGemvMaxRows = 16 // MAXR of moe_gemv
+	moeTileRows    = 32 // RT of moe_gemm
+	moeTileT       = 16 // TT of moe_gemm: entries per tile
+
+	// decodeChunk is CH in attention_decode.wgsl.
+	decodeChunk = 64
+)

@@ -1,0 +1,69 @@
+package source
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+func isGGUF(_ string, magic []byte) bool { return string(magic) == "GGUF" }
+
+// openGGUF reads a GGUF file whole, or with lazy only its header, the
+// tensors staying in the file.
+func openGGUF(s *Source, lazy bool) error {
+	var err error
+	if !lazy {
+		if s.GGUF, err = loader.ReadGGUF(s.Path); err != nil {
+			return err
+		}
+		s.Weights, err = model.FromGGUF(s.GGUF)
+		return err
+	}
+	if s.GGUF, err = loader.OpenGGUF(s.Path); err != nil {
+		return err
+	}
+	s.close = s.GGUF.Close
+	s.Weights, err = model.FromGGUFLazy(s.GGUF)
+	return err
+}
+
+// ggufTokenizer takes the tokenizer from the GGUF's own metadata.
+func ggufTokenizer(s *Source) (*Tokenizer, error) {
+	t, err := ggufMetaTokenizer(s.Path, s.GGUF.MetaKVs())
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, &loader.FormatError{File: s.Path, Field: "metadata tokenizer.ggml.model", Offset: -1,
+			Err: fmt.Errorf("%w: the GGUF has no tokenizer; pass -tokenizer", loader.ErrNotFound)}
+	}
+	return t, nil
+}
+
+// ggufMetaTokenizer writes the tokenizer.* metadata of the GGUF file as a
+// GGUF with no tensors (GGUFTokenizerFile, as a converted folder holds it)
+// and builds the tokenizer from that; nil when there is no tokenizer.*
+// metadata.
+func ggufMetaTokenizer(file string, meta []loader.MetaKV) (*Tokenizer, error) {
+	var keep []loader.MetaKV
+	for _, kv := range meta {
+		if strings.HasPrefix(kv.Key, "tokenizer.") {
+			keep = append(keep, kv)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := loader.WriteGGUF(&buf, 3, keep, nil); err != nil {
+		return nil, fmt.Errorf("%s: writing %s: %w", file, GGUFTokenizerFile, err)
+	}
+	t, err := newTokenizer("", model.TokenizerSpec{Format: model.TokenizerGGUF, File: GGUFTokenizerFile}, []File{{GGUFTokenizerFile, buf.Bytes()}}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tokenizer: %w", file, err)
+	}
+	return t, nil
+}
