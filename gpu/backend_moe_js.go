@@ -208,7 +208,7 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids
 	}
 	gu := op(b, kMoeGemmGateUp, constant{"WTYPE", float64(ew)})
 	dn := op(b, kMoeGemmDown, constant{"WTYPE", float64(ew)})
-	group.dispatch(b, moeGroupParams{E: uint32(E), N: uint32(n), TT: moeTileT}, 1, 1, 1,
+	group.dispatch(b, moeGroupParams{E: uint32(E), N: uint32(n), TT: uint32(moeTileT)}, 1, 1, 1,
 		bind{buf: ids}, bind{buf: order}, bind{buf: tiles}, bind{buf: counts})
 	for _, p := range gt.parts {
 		gu.dispatch(b, moeGemmParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(t0), F: uint32(F)},

@@ -3,14 +3,16 @@ package gpu
 import (
 	"reflect"
 	"unsafe"
+
+	"wasmllm/shaders"
 )
 
 // The Go side of each kernel's interface. The WGSL is the one statement of
 // it: the bindings and their access come from shaders.Parse when the kernel
 // is compiled (backend_kernel_js.go), and each entry point's uniform struct
 // has a Go twin here, its fields in the WGSL struct's order, which
-// TestKernelParams checks against every shader; TestKernelConstants checks
-// the constants below that restate a shader's. A kernel is used through its
+// TestKernelParams checks against every shader; the limits the Go side
+// needs are read from the shaders' consts (shaderConst). A kernel is used through its
 // spec (use, in backend_kernel_js.go), which takes only that kernel's params
 // type, so a wrong struct does not compile and a misordered one fails the
 // native test.
@@ -120,23 +122,39 @@ type (
 	}
 )
 
-// Constants that restate a shader's (TestKernelConstants).
-const (
-	topkBlock = 64 * 32 // CH of topk.wgsl: WG*PER
-	topkMaxL  = 128     // MAX_L of topk.wgsl: blocks a row may have
+// Limits and tile sizes the Go side needs, read from the shaders
+// themselves (their const declarations), so that each is stated once, in
+// the WGSL.
+var (
+	topkBlock = shaderConst("topk.wgsl", "CH")    // logits per workgroup: WG*PER
+	topkMaxL  = shaderConst("topk.wgsl", "MAX_L") // blocks a row may have
 	topkMaxV  = topkBlock * topkMaxL
 
-	// gemvMaxTB is the most tokens one GEMV workgroup carries (MAXTB in
-	// shaders/matmul_gemv.wgsl): each weight chunk it loads serves them all.
-	gemvMaxTB = 4
-	// gemm tile sizes: BN weight rows by BM tokens (shaders/matmul_gemm.wgsl).
-	gemmBN, gemmBM = 64, 64
+	// gemvMaxTB is the most tokens one GEMV workgroup carries: each weight
+	// chunk it loads serves them all.
+	gemvMaxTB = shaderConst("matmul_gemv.wgsl", "MAXTB")
+	// gemm tile sizes: BN weight rows by BM tokens.
+	gemmBN, gemmBM = shaderConst("matmul_gemm.wgsl", "BN"), shaderConst("matmul_gemm.wgsl", "BM")
 
-	moeMaxA        = 64 // MAX_A of moe_route
-	moeGemvMaxRows = 16 // MAXR of moe_gemv
-	moeTileRows    = 32 // RT of moe_gemm
-	moeTileT       = 16 // TT of moe_gemm: entries per tile
+	moeMaxA        = shaderConst("moe_route.wgsl", "MAX_A")
+	moeGemvMaxRows = shaderConst("moe_gemv.wgsl", "MAXR")
+	moeTileRows    = shaderConst("moe_gemm.wgsl", "RT")
+	moeTileT       = shaderConst("moe_gemm.wgsl", "TT") // entries per tile
 
-	// decodeChunk is CH in attention_decode.wgsl.
-	decodeChunk = 64
+	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
 )
+
+// shaderConst is the value of the const declaration name in file. The
+// shaders are embedded, so a missing one is a programming error, caught by
+// every test of the package (TestKernelConstants names them).
+func shaderConst(file, name string) int {
+	m, err := shaders.Interface(file, shaders.Features{})
+	if err != nil {
+		panic(err)
+	}
+	v, err := m.Const(name)
+	if err != nil {
+		panic(err)
+	}
+	return int(v)
+}
