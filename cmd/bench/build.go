@@ -85,22 +85,3 @@ func convert(ctx context.Context, bin, root, src, dst string) error {
 	}
 	return nil
 }
-
-// repoRoot returns the first folder above the working directory holding
-// go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("no go.mod above the working directory: run from the repository")
-		}
-		dir = up
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"wasmllm/cmd/bench/internal/result"
+	"wasmllm/internal/repo"
 	"wasmllm/internal/testserver"
 )
 
@@ -106,7 +107,7 @@ func (r *benchRun) cleanup() {
 // setup finds the repository and the output folder, and starts the report.
 func (r *benchRun) setup() error {
 	var err error
-	if r.root, err = repoRoot(); err != nil {
+	if r.root, err = repo.Root(); err != nil {
 		return err
 	}
 	if r.o.Out, err = filepath.Abs(r.o.Out); err != nil {

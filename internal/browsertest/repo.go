@@ -1,9 +1,10 @@
 package browsertest
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
+
+	"wasmllm/internal/repo"
 )
 
 var (
@@ -11,24 +12,13 @@ var (
 	root     string
 )
 
-// RepoRoot returns the repository root: the first folder above the working
-// directory holding go.mod. It panics when there is none.
+// RepoRoot returns the repository root (repo.Root). It panics when there
+// is none.
 func RepoRoot() string {
 	rootOnce.Do(func() {
-		dir, err := os.Getwd()
-		if err != nil {
-			panic(err)
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				root = dir
-				return
-			}
-			up := filepath.Dir(dir)
-			if up == dir {
-				panic("browsertest: no go.mod above the working directory")
-			}
-			dir = up
+		var err error
+		if root, err = repo.Root(); err != nil {
+			panic("browsertest: " + err.Error())
 		}
 	})
 	return root
