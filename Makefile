@@ -7,7 +7,7 @@ QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go fuzz convert dist clean
+.PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go fuzz convert dist package clean
 
 all: test
 
@@ -75,6 +75,10 @@ convert:
 # dist: a static folder any web host can serve as is (pages, wasm, scripts, bundled model); prints the wasm size.
 dist: wasm
 	$(GO) run ./cmd/dist -o dist -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
+
+# package: the npm package in build/package (package.json, wasmllm.js and webllm.js with their .d.ts types, the worker, the wasm, the bundled model); `npm pack build/package` makes the tarball.
+package: wasm
+	GO="$(GO)" ./scripts/package.sh $(BUILD)/package $(BUILD)/wasmllm.wasm
 
 # clean: remove build outputs.
 clean:

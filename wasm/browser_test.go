@@ -543,7 +543,9 @@ func TestChat(t *testing.T) {
 		}
 	}
 	last := chunks[len(chunks)-1]
-	if last["choices"].([]any)[0].(map[string]any)["finish_reason"] == nil || last["usage"] == nil {
+	// No stream_options.include_usage: the finish chunk ends the stream,
+	// with timings and no usage (OpenAI's shape).
+	if last["choices"].([]any)[0].(map[string]any)["finish_reason"] == nil || last["usage"] != nil || last["timings"] == nil {
 		t.Errorf("last chunk %v", last)
 	}
 
@@ -703,11 +705,13 @@ func abortStream(t *testing.T, b *browsertest.Browser, extra string) abortCount 
 			else if (m.type === "chunk" && ch && ch.text) { if (pinged) after++; else before++; }
 		};
 		w.addEventListener("message", onMsg);
-		const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true, `+extra+`});
+		const stream = await engine.completions.create({prompt: "Once upon a time", max_tokens: 400, temperature: 0, ignore_eos: true, stream: true,
+			stream_options: {include_usage: true}, `+extra+`});
 		let seen = 0;
 		for await (const c of stream) {
 			const ch = c.choices[0];
-			if (ch.finish_reason) { finish = ch.finish_reason; usage = c.usage; continue; }
+			if (!ch) { usage = c.usage; continue; } // the include_usage chunk
+			if (ch.finish_reason) { finish = ch.finish_reason; continue; }
 			if (ch.text && ++seen === 5) { engine.abort(); w.postMessage({id: -7, op: "init"}); }
 		}
 		w.removeEventListener("message", onMsg);

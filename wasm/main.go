@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"syscall/js"
 
 	"wasmllm/wasm/api"
@@ -32,7 +33,7 @@ type job struct {
 	id   int
 	op   string
 	msg  js.Value
-	ctx  context.Context // cancelled by abort
+	ctx  context.Context // cancelled by abort, or by a cancel of this id
 	body string          // request JSON of chat and completion jobs
 }
 
@@ -45,10 +46,13 @@ type worker struct {
 	loaded    *loadedModel
 	src       *loadSource // what the last successful load read, for reload
 	lost      *api.Error  // the device loss that unloaded the model, until a reload or load
+
+	mu      sync.Mutex
+	cancels map[int]context.CancelFunc // per job id, until the job ends
 }
 
 func newWorker() *worker {
-	w := &worker{jobs: make(chan job, 256)}
+	w := &worker{jobs: make(chan job, 256), cancels: map[int]context.CancelFunc{}}
 	w.ctx, w.cancelAll = context.WithCancel(context.Background())
 	return w
 }
@@ -71,10 +75,28 @@ func (w *worker) onMessage(_ js.Value, args []js.Value) any {
 		w.ctx, w.cancelAll = context.WithCancel(context.Background())
 		return nil
 	}
-	j := job{id: id, op: op, msg: msg, ctx: w.ctx, body: jsString(msg.Get("body"))}
+	if op == "cancel" {
+		// One job, queued or running: a request ends with finish_reason
+		// "abort" within one token; the others are not touched.
+		w.mu.Lock()
+		if c := w.cancels[id]; c != nil {
+			c()
+		}
+		w.mu.Unlock()
+		return nil
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	j := job{id: id, op: op, msg: msg, ctx: ctx, body: jsString(msg.Get("body"))}
+	w.mu.Lock()
+	w.cancels[id] = cancel
+	w.mu.Unlock()
 	select {
 	case w.jobs <- j:
 	default:
+		w.mu.Lock()
+		delete(w.cancels, id)
+		w.mu.Unlock()
+		cancel()
 		postError(id, api.Errorf(api.CodeBadRequest, "too many requests queued"))
 	}
 	return nil
@@ -83,6 +105,12 @@ func (w *worker) onMessage(_ js.Value, args []js.Value) any {
 func (w *worker) loop() {
 	for j := range w.jobs {
 		w.run(j)
+		w.mu.Lock()
+		if c := w.cancels[j.id]; c != nil {
+			c()
+			delete(w.cancels, j.id)
+		}
+		w.mu.Unlock()
 	}
 }
 
@@ -106,6 +134,13 @@ func (w *worker) run(j job) {
 		w.generate(j)
 	case "unload":
 		w.forget()
+		postResult(j.id, map[string]any{})
+	case "reset":
+		// Forget the KV cache's prefix: the next request prefills all of
+		// its prompt (WebLLM's resetChat).
+		if w.loaded != nil {
+			w.loaded.runner.Engine.Reset()
+		}
 		postResult(j.id, map[string]any{})
 	case "info":
 		if w.loaded == nil {

@@ -75,10 +75,12 @@ func runProcs(t *testing.T, b *browsertest.Browser, chat bool, body map[string]a
 		const req = {...`+jsValue(body)+`, logits_processors: `+procs+`};
 		try {
 			if (req.stream) {
+				req.stream_options = {include_usage: true};
 				for await (const c of await `+create+`(req)) {
 					const ch = c.choices[0];
+					if (!ch) { run.tokens = c.usage.completion_tokens; continue; } // the usage chunk
 					run.text += (ch.delta ? ch.delta.content : ch.text) || "";
-					if (ch.finish_reason) { run.finish = ch.finish_reason; run.tokens = c.usage.completion_tokens; }
+					if (ch.finish_reason) run.finish = ch.finish_reason;
 				}
 			} else {
 				const c = await `+create+`(req), ch = c.choices[0];

@@ -224,7 +224,9 @@ export class Conversation {
 				if (this.thinking) req.chat_template_kwargs = { enable_thinking: !!settings.thinking };
 				op = this.engine.chat.completions;
 			} else {
-				req = Object.assign({ prompt: joinText(this.text, userText), stream: true }, params);
+				req = Object.assign({ prompt: joinText(this.text, userText), stream: true, stream_options: { include_usage: true } }, params);
+				// 0 is "no limit" in the settings: until the context is full.
+				if (!req.max_tokens) req.max_tokens = (this.engine.info && this.engine.info.context_length) || 4096;
 				op = this.engine.completions;
 			}
 			let text = "", finish = null, usage = null, timings = null, chunks = 0;

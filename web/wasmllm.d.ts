@@ -10,7 +10,20 @@
 //
 // The engine runs in a Web Worker (worker.js beside wasmllm.js, which loads
 // wasm_exec.js, loader.js and wasmllm.wasm from the same folder). Files the
-// page must be able to fetch: those four plus the model folder.
+// page must be able to fetch: those four plus the model folder. From another
+// origin (a CDN, the npm package on another server) the worker starts
+// through a same-origin blob; that server must send CORS headers.
+//
+// OpenAI's semantics, where WebLLM and OpenAI differ (webllm.js is the
+// WebLLM-shaped entry point over the same engine):
+// - create(body, {signal}) cancels one request; leaving a stream's
+//   for-await early (or stream.controller.abort()) cancels it too;
+// - a stream carries usage only with stream_options: {include_usage: true},
+//   in a last chunk whose choices are []; a request that fails before its
+//   first token rejects create() itself (WebLLM throws at the first next());
+// - created is in seconds (WebLLM: milliseconds);
+// - n > 1 is allowed with stream: true (WebLLM refuses it); the choices
+//   stream one after another, each chunk with its index.
 
 /** Error codes of WasmLLMError. */
 export type ErrorCode =
@@ -21,7 +34,7 @@ export type ErrorCode =
   | "integrity"        // a shard failed its sha256 check twice (details: shard, sha256, expected)
   | "network"          // a fetch failed after its retries, or HTTP 4xx (details: url, status, shard)
   | "context_overflow" // the prompt (plus max_tokens) does not fit the context (details: prompt_tokens, context_length)
-  | "aborted"          // a load stopped by its AbortSignal (requests end with finish_reason "abort" instead)
+  | "aborted"          // a load or a request stopped by its AbortSignal (engine.abort() and interrupts end requests with finish_reason "abort" instead)
   | "no_chat_template" // chat.completions on a model without a chat template: use completions
   | "no_tokenizer"     // text on a model folder without a tokenizer: pass token ids
   | "device_lost"      // the GPU device was lost (details: reason, message); the engine unloads itself: call engine.reload()
@@ -187,7 +200,7 @@ export interface SamplingParams {
   ignore_eos?: boolean;
   include_stop_str_in_output?: boolean;
   logprobs_mode?: "raw_logprobs" | "processed_logprobs";
-  /** Tokens to generate; default: chat until it stops or the context is full, completions 16. */
+  /** Tokens to generate, at least 1 (0 is refused, as OpenAI does); default: chat until it stops or the context is full, completions 16. */
   max_tokens?: number | null;
   /** "error" (default): a prompt that does not fit fails with context_overflow; "truncate": drop the oldest turns (chat) or tokens. */
   context_overflow?: "error" | "truncate";
@@ -196,17 +209,46 @@ export interface SamplingParams {
    * generated token (see LogitsProcessor). A wasmllm extension; not JSON.
    */
   logits_processors?: LogitsProcessor[];
-  /** Accepted for OpenAI clients: model and user are ignored, n must be 1. */
-  model?: string;
-  user?: string;
-  n?: 1;
-  stream_options?: { include_usage?: boolean };
+  /** Accepted for OpenAI clients: model and user are ignored (webllm.js uses model to pick a loaded model). */
+  model?: string | null;
+  user?: string | null;
+  /**
+   * Choices to generate, 1 to 16 (default 1), one after another; with a
+   * seed, choice i uses seed + i. Usage counts the prompt once.
+   */
+  n?: number | null;
+  /** include_usage: end the stream with a chunk of usage and no choices (else a stream has no usage). */
+  stream_options?: { include_usage?: boolean } | null;
 }
 
+/** The second argument of create(), as in OpenAI's client. */
+export interface RequestOptions {
+  /**
+   * Cancels this request (queued or running, within one token): create()
+   * rejects, or the stream's next read rejects, with code "aborted".
+   * Other requests are not touched.
+   */
+  signal?: AbortSignal;
+}
+
+/** What a streaming create() resolves to. */
+export interface Stream<T> extends AsyncIterable<T> {
+  /** Aborting it cancels the request; the next read rejects with code "aborted". */
+  readonly controller: AbortController;
+}
+
+/** A text part of a message's content: parts are joined with "\n" (images and audio are refused). */
+export interface TextContentPart { type: "text"; text: string }
+
+/**
+ * A chat message. role "developer" is given to the template as "system";
+ * any other role than these is refused (bad_request). content is required
+ * (a string or text parts) except on assistant messages.
+ */
 export interface ChatMessage {
-  role: "system" | "user" | "assistant" | "tool" | string;
-  content: string | null;
-  [key: string]: unknown;  // tool_calls, name, reasoning_content... passed to the template
+  role: "system" | "developer" | "user" | "assistant" | "tool";
+  content?: string | TextContentPart[] | null;
+  [key: string]: unknown;  // tool_calls, tool_call_id, name, reasoning_content... passed to the template
 }
 
 export interface ChatCompletionRequest extends SamplingParams {
@@ -218,7 +260,13 @@ export interface ChatCompletionRequest extends SamplingParams {
   top_logprobs?: number;
   /** Extra chat template variables, e.g. { enable_thinking: false } for Qwen3. */
   chat_template_kwargs?: Record<string, unknown>;
-  tools?: unknown[];
+  /** Tool definitions, given to the chat template (tool calls come back as the model's text). */
+  tools?: unknown[] | null;
+  /** "auto" (default) or "none" (the template does not see the tools); "required" and named functions are refused. */
+  tool_choice?: "auto" | "none" | null;
+  parallel_tool_calls?: boolean | null;
+  /** Only {type: "text"}: json_object and json_schema are refused (no constrained decoding). */
+  response_format?: { type: "text" } | null;
 }
 
 export interface CompletionRequest extends SamplingParams {
@@ -237,39 +285,51 @@ export interface Usage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
-/** "abort" when engine.abort() stopped the request. */
+/** "abort" when engine.abort() (or webllm's interruptGenerate) stopped the request. */
 export type FinishReason = "stop" | "length" | "abort";
 
 export interface TopLogprob { token: string; logprob: number; bytes: number[] }
 export interface TokenLogprob extends TopLogprob { top_logprobs: TopLogprob[] }
 
+export interface ChatCompletionChoice {
+  /** 0 to n - 1. */
+  index: number;
+  message: { role: "assistant"; content: string };
+  finish_reason: FinishReason;
+  logprobs: { content: TokenLogprob[] } | null;
+}
+
 export interface ChatCompletion {
   id: string;
   object: "chat.completion";
+  /** Unix time in seconds. */
   created: number;
   model: string;
-  choices: [{
-    index: 0;
-    message: { role: "assistant"; content: string };
-    finish_reason: FinishReason;
-    logprobs: { content: TokenLogprob[] } | null;
-  }];
+  /** n of them, in index order. */
+  choices: ChatCompletionChoice[];
   usage: Usage;
   timings: Timings;
 }
 
-/** Chunks of a stream: the first has delta.role, the last has finish_reason, usage and timings. */
+export interface ChatCompletionChunkChoice {
+  index: number;
+  delta: { role?: "assistant"; content?: string };
+  finish_reason: FinishReason | null;
+  logprobs: { content: TokenLogprob[] } | null;
+}
+
+/**
+ * Chunks of a stream: each choice's first has delta.role, its last has
+ * finish_reason and that choice's timings; with stream_options.include_usage
+ * one more chunk ends the stream with usage, the request's timings and
+ * choices [].
+ */
 export interface ChatCompletionChunk {
   id: string;
   object: "chat.completion.chunk";
   created: number;
   model: string;
-  choices: [{
-    index: 0;
-    delta: { role?: "assistant"; content?: string };
-    finish_reason: FinishReason | null;
-    logprobs: { content: TokenLogprob[] } | null;
-  }];
+  choices: ChatCompletionChunkChoice[];
   usage?: Usage;
   timings?: Timings;
 }
@@ -281,13 +341,19 @@ export interface TextLogprobs {
   text_offset: number[];  // in UTF-16 code units
 }
 
-/** A text_completion response or stream chunk (the last chunk has finish_reason, usage and timings). */
+export interface CompletionChoice { index: number; text: string; finish_reason: FinishReason | null; logprobs: TextLogprobs | null }
+
+/**
+ * A text_completion response or stream chunk (as in chat: each choice's
+ * last chunk has finish_reason and timings, and the include_usage chunk has
+ * usage and choices []).
+ */
 export interface Completion {
   id: string;
   object: "text_completion";
   created: number;
   model: string;
-  choices: [{ index: 0; text: string; finish_reason: FinishReason | null; logprobs: TextLogprobs | null }];
+  choices: CompletionChoice[];
   usage?: Usage;
   timings?: Timings;
 }
@@ -298,13 +364,15 @@ export interface Engine {
   readonly stats: Timings | null;
   readonly chat: {
     completions: {
-      create(req: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
-      create(req: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+      create(req: ChatCompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<ChatCompletionChunk>>;
+      create(req: ChatCompletionRequest & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion>;
+      create(req: ChatCompletionRequest, options?: RequestOptions): Promise<Stream<ChatCompletionChunk> | ChatCompletion>;
     };
   };
   readonly completions: {
-    create(req: CompletionRequest & { stream: true }): Promise<AsyncIterable<Completion>>;
-    create(req: CompletionRequest & { stream?: false }): Promise<Completion>;
+    create(req: CompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<Completion>>;
+    create(req: CompletionRequest & { stream?: false | null }, options?: RequestOptions): Promise<Completion>;
+    create(req: CompletionRequest, options?: RequestOptions): Promise<Stream<Completion> | Completion>;
   };
   /**
    * Stops the running request within one token, and any queued ones: they
@@ -313,7 +381,16 @@ export interface Engine {
    */
   abort(): void;
   /**
-   * Loads the model again, in the same worker and engine object, on a newly
+   * Forgets what the KV cache holds: the next request prefills all of its
+   * prompt (cached_tokens 0). Runs in order with the requests.
+   */
+  resetCache(): Promise<void>;
+  /**
+   * With a model (opts.model, or a string: a model folder's URL) other than
+   * the loaded one: loads that model instead, in the same worker, with the
+   * other createEngine options as they were; engine.info then describes it.
+   *
+   * Otherwise: loads the model again, in the same worker and engine object, on a newly
    * opened GPU device; resolves to the new info (also engine.info).
    *
    * Device loss. When the browser loses the GPU device (a GPU process crash
@@ -336,7 +413,7 @@ export interface Engine {
    * runs on the CPU with a notice. It fails with "not_loaded" after unload().
    * onProgress and onNotice default to createEngine's.
    */
-  reload(opts?: { onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
+  reload(opts?: string | { model?: string; onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
   /** Frees the model (GPU memory included) and stops the worker. */
   unload(): Promise<void>;
   /** Deletes this model's cached files; the loaded model keeps working. */

@@ -8,10 +8,14 @@
 //     out.textContent += chunk.choices[0]?.delta?.content ?? "";
 //   }
 //
-// The engine runs in a Web Worker (worker.js next to this file), so the page
-// never freezes. Every failure is a WasmLLMError with a `code` (see
-// wasmllm.d.ts for the list). Types and every option are documented in
-// wasmllm.d.ts.
+// The engine runs in a Web Worker (worker.js next to this file, also when
+// this module is imported from another origin), so the page never freezes.
+// Every failure is a WasmLLMError with a `code` (see wasmllm.d.ts for the
+// list). Types and every option are documented in wasmllm.d.ts. Requests
+// follow OpenAI's semantics: create(body, {signal}) cancels one request,
+// breaking out of a stream's for-await cancels it, a stream carries usage
+// only with stream_options.include_usage (in a last chunk with no choices),
+// and a request that fails before its first token rejects create() itself.
 
 const CACHE_PREFIX = "wasmllm-model:"; // must match loader.js
 
@@ -108,18 +112,31 @@ class Connection {
 		this.pending.clear();
 	}
 
-	// call posts {id, op, ...fields} and resolves with the result.
-	call(op, fields, handlers) {
-		if (this.dead) return Promise.reject(this.dead);
+	// start posts {id, op, ...fields} and returns the id and a promise of
+	// the result.
+	start(op, fields, handlers) {
+		if (this.dead) return { id: 0, promise: Promise.reject(this.dead) };
 		const id = this.next++;
-		return new Promise((resolve, reject) => {
+		const promise = new Promise((resolve, reject) => {
 			this.pending.set(id, Object.assign({ resolve, reject }, handlers));
 			this.worker.postMessage(Object.assign({ id, op }, fields));
 		});
+		return { id, promise };
+	}
+
+	// call posts {id, op, ...fields} and resolves with the result.
+	call(op, fields, handlers) {
+		return this.start(op, fields, handlers).promise;
 	}
 
 	abort() {
 		if (!this.dead) this.worker.postMessage({ op: "abort" });
+	}
+
+	// cancel stops one request, queued or running: it ends (in the worker)
+	// with finish_reason "abort" within one token.
+	cancel(id) {
+		if (!this.dead && id) this.worker.postMessage({ op: "cancel", id });
 	}
 
 	terminate(err) {
@@ -163,16 +180,23 @@ async function runProcessors(fns, logits, output) {
 	return {};
 }
 
-// Stream is the async iterable a streaming create() resolves to.
+// Stream is the async iterable a streaming create() resolves to. Leaving
+// a for-await loop early (break, return, a throw) cancels the request, and
+// so does stream.controller.abort(), as with OpenAI's client.
 class Stream {
-	constructor() {
+	constructor(onCancel) {
 		this.queue = [];
 		this.waiting = null;
 		this.done = false;
 		this.error = null;
+		this._onCancel = onCancel;
+		/** Aborting it cancels the request; the stream then ends with an "aborted" error. */
+		this.controller = new AbortController();
+		this.controller.signal.addEventListener("abort", () => this.cancel(abortError()), { once: true });
 	}
 
 	push(chunk) {
+		if (this.done) return;
 		if (this.waiting) {
 			const w = this.waiting;
 			this.waiting = null;
@@ -183,14 +207,27 @@ class Stream {
 	}
 
 	end(err) {
+		if (this.done) return;
 		this.done = true;
 		this.error = err || null;
 		if (this.waiting) {
 			const w = this.waiting;
 			this.waiting = null;
-			if (err) w.reject(err);
-			else w.resolve({ value: undefined, done: true });
+			if (err) {
+				this.error = null;
+				w.reject(err);
+			} else {
+				w.resolve({ value: undefined, done: true });
+			}
 		}
+	}
+
+	// cancel stops the request; with err, the chunks not yet read are
+	// dropped and the next read rejects with it.
+	cancel(err) {
+		if (!this.done && this._onCancel) this._onCancel();
+		if (err && !this.done) this.queue = [];
+		this.end(err);
 	}
 
 	next() {
@@ -207,26 +244,39 @@ class Stream {
 	}
 
 	[Symbol.asyncIterator]() {
-		return { next: () => this.next(), return: () => Promise.resolve({ value: undefined, done: true }) };
+		return {
+			next: () => this.next(),
+			return: (value) => {
+				this.cancel(null);
+				this.queue = [];
+				return Promise.resolve({ value, done: true });
+			},
+		};
 	}
 }
 
+const abortError = () => new WasmLLMError("aborted", "the request was aborted");
+
 /** A loaded model. Create one with createEngine. */
 export class Engine {
-	constructor(conn, info, model, handlers) {
+	constructor(conn, info, load, handlers) {
 		this._conn = conn;
-		this._model = model;
+		this._load = load;
+		this._model = load.model;
 		this._handlers = handlers || {};
+		this._inflight = []; // ids of the requests sent and not finished, oldest first
 		/** backend, adapter, model config, context length, load statistics. */
 		this.info = info;
 		/** Timings of the last finished request (null before the first). */
 		this.stats = null;
-		this.chat = { completions: { create: (req) => this._create("chat", req) } };
-		this.completions = { create: (req) => this._create("completion", req) };
+		this.chat = { completions: { create: (req, options) => this._create("chat", req, options) } };
+		this.completions = { create: (req, options) => this._create("completion", req, options) };
 	}
 
-	_create(op, req) {
+	_create(op, req, options) {
 		if (!req || typeof req !== "object") return Promise.reject(new WasmLLMError("bad_request", "create() needs a request object"));
+		const signal = options && options.signal;
+		if (signal && signal.aborted) return Promise.reject(abortError());
 		let processors = [];
 		if ("logits_processors" in req) {
 			const lp = req.logits_processors;
@@ -249,12 +299,70 @@ export class Engine {
 			if (data && data.timings) this.stats = data.timings;
 			return data ? data.response : null;
 		};
-		if (!req.stream) return this._conn.call(op, fields, { processors }).then(done);
-		const stream = new Stream();
-		this._conn.call(op, fields, { processors, onChunk: (c) => stream.push(c) }).then(
-			(data) => { done(data); stream.end(); },
-			(err) => stream.end(err));
-		return Promise.resolve(stream);
+		let id = 0, stream = null;
+		const track = () => {
+			this._inflight.push(id);
+			const untrack = () => {
+				const i = this._inflight.indexOf(id);
+				if (i >= 0) this._inflight.splice(i, 1);
+			};
+			return untrack;
+		};
+		if (!req.stream) {
+			const started = this._conn.start(op, fields, { processors });
+			id = started.id;
+			const untrack = track();
+			const result = started.promise.then(done);
+			result.then(untrack, untrack);
+			if (!signal) return result;
+			return new Promise((resolve, reject) => {
+				const onAbort = () => {
+					this._conn.cancel(id);
+					reject(abortError());
+				};
+				signal.addEventListener("abort", onAbort, { once: true });
+				result.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+			});
+		}
+		// A stream: create() resolves with its first chunk (so a request
+		// that fails before generating anything rejects here), or with an
+		// empty stream when the request ends without one.
+		return new Promise((resolve, reject) => {
+			let opened = false;
+			const open = () => {
+				if (!opened) {
+					opened = true;
+					resolve(stream);
+				}
+			};
+			stream = new Stream(() => this._conn.cancel(id));
+			const started = this._conn.start(op, fields, { processors, onChunk: (c) => { stream.push(c); open(); } });
+			id = started.id;
+			const untrack = track();
+			const onAbort = () => {
+				if (opened) {
+					stream.cancel(abortError());
+				} else {
+					this._conn.cancel(id);
+					stream.end(abortError());
+					opened = true;
+					reject(abortError());
+				}
+			};
+			if (signal) signal.addEventListener("abort", onAbort, { once: true });
+			started.promise.then(
+				(data) => { done(data); stream.end(); open(); },
+				(err) => {
+					stream.end(err);
+					if (!opened) {
+						opened = true;
+						reject(err);
+					}
+				}).finally(() => {
+				untrack();
+				if (signal) signal.removeEventListener("abort", onAbort);
+			});
+		});
 	}
 
 	/**
@@ -265,18 +373,46 @@ export class Engine {
 		this._conn.abort();
 	}
 
+	// _interrupt stops the oldest unfinished request (the one running, or
+	// the next to run): WebLLM's interruptGenerate.
+	_interrupt() {
+		if (this._inflight.length) this._conn.cancel(this._inflight[0]);
+	}
+
+	/**
+	 * Forgets the KV cache's contents: the next request prefills all of its
+	 * prompt (cached_tokens 0). Runs in order with the requests.
+	 */
+	async resetCache() {
+		await this._conn.call("reset", {});
+	}
+
 	/**
 	 * Loads the model again in the same worker, on a newly opened GPU device:
 	 * what to do after a request failed with code "device_lost". The
 	 * manifest and tokenizer come from the worker's memory and the shards
 	 * from Cache Storage, so it needs no network when caching is on.
-	 * Resolves to the new info (also this.info); the engine object stays the
-	 * same. onProgress and onNotice default to createEngine's.
+	 * With opts.model (or a string: the model folder's URL) of another
+	 * folder, loads that model instead, in the same worker, with the other
+	 * createEngine options unchanged. Resolves to the new info (also
+	 * this.info); the engine object stays the same. onProgress and onNotice
+	 * default to createEngine's.
 	 */
 	async reload(opts = {}) {
+		if (typeof opts === "string" || opts instanceof URL) opts = { model: String(opts) };
 		const h = this._handlers;
 		const onNotice = opts.onNotice || h.onNotice;
-		const info = await this._conn.call("reload", {}, { onProgress: opts.onProgress || h.onProgress, onNotice });
+		const handlers = { onProgress: opts.onProgress || h.onProgress, onNotice };
+		let info;
+		const model = opts.model ? folderURL(opts.model) : this._model;
+		if (model !== this._model) {
+			const load = Object.assign({}, this._load, { model });
+			info = await this._conn.call("load", { body: JSON.stringify(load) }, handlers);
+			this._load = load;
+			this._model = model;
+		} else {
+			info = await this._conn.call("reload", {}, handlers);
+		}
 		this.info = info;
 		this.stats = null;
 		if (info.notice && onNotice) onNotice(info.notice);
@@ -299,6 +435,19 @@ export class Engine {
 	}
 }
 
+// startWorker starts the engine worker at url. A page may start a worker
+// only from its own origin, so for a worker elsewhere (this module imported
+// from a CDN or another server) a same-origin blob imports the real one,
+// which then finds wasm_exec.js and loader.js beside itself through
+// __wasmllmBase (see worker.js).
+function startWorker(url) {
+	const u = new URL(url, globalThis.location.href);
+	if (u.origin === globalThis.location.origin || u.protocol === "blob:" || u.protocol === "data:") return { worker: new Worker(u) };
+	const src = `self.__wasmllmBase = ${JSON.stringify(new URL("./", u).href)};\nimportScripts(${JSON.stringify(u.href)});\n`;
+	const blob = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+	return { worker: new Worker(blob), blob };
+}
+
 /**
  * Starts a worker and loads a converted model folder into it.
  * @param {import("./wasmllm").EngineOptions} opts
@@ -309,13 +458,18 @@ export async function createEngine(opts) {
 	const model = folderURL(opts.model);
 	const workerURL = opts.workerURL || new URL("./worker.js", import.meta.url);
 	const wasmURL = new URL(opts.wasmURL || new URL("./wasmllm.wasm", import.meta.url), globalThis.location.href).href;
-	const conn = new Connection(new Worker(workerURL));
+	const started = startWorker(workerURL);
+	const conn = new Connection(started.worker);
 	const signal = opts.signal;
 	const onAbort = () => conn.abort();
 	try {
 		if (signal && signal.aborted) throw new WasmLLMError("aborted", "loading was aborted");
 		if (signal) signal.addEventListener("abort", onAbort, { once: true });
-		await conn.call("init", { wasm: wasmURL });
+		try {
+			await conn.call("init", { wasm: wasmURL });
+		} finally {
+			if (started.blob) URL.revokeObjectURL(started.blob);
+		}
 		const load = {
 			model,
 			backend: opts.backend || "",
@@ -330,7 +484,7 @@ export async function createEngine(opts) {
 		};
 		const info = await conn.call("load", { body: JSON.stringify(load) }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 		if (info.notice && opts.onNotice) opts.onNotice(info.notice);
-		return new Engine(conn, info, model, { onProgress: opts.onProgress, onNotice: opts.onNotice });
+		return new Engine(conn, info, load, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 	} catch (e) {
 		conn.terminate(e);
 		throw e instanceof WasmLLMError ? e : new WasmLLMError("internal", String(e && e.message || e));

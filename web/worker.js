@@ -10,7 +10,10 @@
 //                                            page holds N logits_processors for it
 //   {id, op: "reload", body: JSON}           rebuild the last model on a new device (after device_lost)
 //   {id, op: "unload"} / {id, op: "info"}
+//   {id, op: "reset"}                        forget the KV cache's prefix (in order with requests)
 //   {op: "abort"}                            abort every load or request sent before it
+//   {id, op: "cancel"}                       abort the one load or request of that id (queued or
+//                                            running; a request ends with finish_reason "abort")
 //   {id, op: "processed", logits, error?, invalid?}
 //                                            the answer to a "process" message: logits is the
 //                                            row's Float32Array, transferred back; error

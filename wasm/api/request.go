@@ -8,6 +8,7 @@ import (
 
 	"wasmllm/engine"
 	"wasmllm/sampler"
+	"wasmllm/tokenizer"
 )
 
 // Kinds of request.
@@ -25,14 +26,25 @@ type Request struct {
 	// alternatives (Engine.Params.Logprobs carries the count).
 	Logprobs    bool
 	TopLogprobs int
-	// IncludeUsage is stream_options.include_usage; usage is sent on the
-	// final chunk either way.
+	// IncludeUsage is stream_options.include_usage: a stream ends with one
+	// more chunk, with usage and no choices (OpenAI's and WebLLM's shape).
+	// Without it a stream carries no usage.
 	IncludeUsage bool
+	// N is the number of choices (n), 1 to MaxChoices.
+	N int
 }
+
+// MaxChoices bounds n.
+const MaxChoices = 16
+
+// Roles a chat message may have. "developer" (OpenAI's name for system
+// instructions to newer models) is passed to the template as "system",
+// which is the role chat templates know.
+var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
 // Keys handled here rather than by sampler.ParseParams.
 var (
-	chatKeys       = []string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens"}
+	chatKeys       = []string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens", "response_format", "tool_choice", "parallel_tool_calls"}
 	completionKeys = []string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix"}
 )
 
@@ -51,6 +63,9 @@ func ParseChat(data []byte) (*Request, error) {
 			if err := decode(v, "max_completion_tokens", &r.Engine.Params.MaxTokens); err != nil {
 				return nil, err
 			}
+			if r.Engine.Params.MaxTokens < 1 {
+				return nil, badParam("max_completion_tokens", "must be at least 1")
+			}
 		} else {
 			// A chat turn runs until it stops or the context is full.
 			r.Engine.Params.MaxTokens = 0
@@ -60,23 +75,15 @@ func ParseChat(data []byte) (*Request, error) {
 	if !ok {
 		return nil, badParam("messages", "is required")
 	}
-	if err := decode(m, "messages", &r.Engine.Messages); err != nil {
+	if r.Engine.Messages, err = parseMessages(m); err != nil {
 		return nil, err
-	}
-	if len(r.Engine.Messages) == 0 {
-		return nil, badParam("messages", "must not be empty")
-	}
-	for i, msg := range r.Engine.Messages {
-		if msg.Role == "" {
-			return nil, badParam(fmt.Sprintf("messages[%d].role", i), "is required")
-		}
 	}
 	if v, ok := raw["logprobs"]; ok {
 		if err := decode(v, "logprobs", &r.Logprobs); err != nil {
 			return nil, err
 		}
 	}
-	if v, ok := raw["top_logprobs"]; ok {
+	if v, ok := raw["top_logprobs"]; ok && !isNull(v) {
 		if err := decode(v, "top_logprobs", &r.TopLogprobs); err != nil {
 			return nil, err
 		}
@@ -107,7 +114,167 @@ func ParseChat(data []byte) (*Request, error) {
 		}
 		r.Engine.Chat.Tools = v
 	}
+	if v, ok := raw["tool_choice"]; ok && !isNull(v) {
+		var choice string
+		if err := json.Unmarshal(v, &choice); err != nil {
+			return nil, badParam("tool_choice", `"required" and named functions are not supported (the engine does not force tool calls): use "auto" or "none"`)
+		}
+		switch choice {
+		case "auto":
+		case "none":
+			// The model is not to call tools: the template does not see them
+			// (as vLLM does).
+			r.Engine.Chat.Tools = nil
+		case "required":
+			return nil, badParam("tool_choice", `"required" is not supported (the engine does not force tool calls): use "auto" or "none"`)
+		default:
+			return nil, badParam("tool_choice", `must be "auto" or "none"`)
+		}
+	}
+	if v, ok := raw["parallel_tool_calls"]; ok && !isNull(v) {
+		var b bool
+		if err := decode(v, "parallel_tool_calls", &b); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := raw["response_format"]; ok && !isNull(v) {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if err := decode(v, "response_format", &rf); err != nil {
+			return nil, err
+		}
+		switch rf.Type {
+		case "text":
+		case "json_object", "json_schema", "grammar":
+			return nil, badParam("response_format", fmt.Sprintf("type %q is not supported (no constrained decoding): only \"text\"", rf.Type))
+		default:
+			return nil, badParam("response_format", `type must be "text"`)
+		}
+	}
 	return r, nil
+}
+
+// parseMessages decodes the messages array: every role one of chatRoles
+// ("developer" becomes "system"), content a string, or an array of text
+// parts ({type: "text", text}) joined with newlines as vLLM joins them for
+// text-only models; content may be null or absent only on assistant
+// messages (which may carry tool_calls instead).
+func parseMessages(data json.RawMessage) ([]tokenizer.Message, error) {
+	var raws []json.RawMessage
+	if err := decode(data, "messages", &raws); err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, badParam("messages", "must not be empty")
+	}
+	msgs := make([]tokenizer.Message, len(raws))
+	for i, raw := range raws {
+		param := fmt.Sprintf("messages[%d]", i)
+		obj := raw
+		content, has, err := messageContent(raw)
+		if err != nil {
+			return nil, badParam(param, "must be an object")
+		}
+		if has {
+			text, isParts, err := flattenContent(content, param+".content")
+			if err != nil {
+				return nil, err
+			}
+			if isParts {
+				obj = replaceContent(obj, text)
+			}
+		}
+		if err := decode(obj, param, &msgs[i]); err != nil {
+			return nil, err
+		}
+		m := &msgs[i]
+		switch {
+		case m.Role == "":
+			return nil, badParam(param+".role", "is required")
+		case !chatRoles[m.Role]:
+			return nil, badParam(param+".role", fmt.Sprintf(`%q is not a chat role: want "system", "developer", "user", "assistant" or "tool"`, m.Role))
+		}
+		if m.Role == "developer" {
+			m.Role = "system"
+		}
+		if m.Role != "assistant" && (!has || isNull(content)) {
+			return nil, badParam(param+".content", "is required")
+		}
+	}
+	return msgs, nil
+}
+
+// messageContent checks that raw is a JSON object and returns the value
+// of its "content" key, if it has one.
+func messageContent(raw json.RawMessage) (content json.RawMessage, has bool, err error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, false, fmt.Errorf("not an object")
+	}
+	content, has = fields["content"]
+	return content, has, nil
+}
+
+// flattenContent reads a message's content: a string or null as it is
+// (isParts false), or an array of text parts, returned joined.
+func flattenContent(v json.RawMessage, param string) (text string, isParts bool, err error) {
+	t := bytes.TrimSpace(v)
+	if len(t) == 0 || t[0] == '"' || isNull(t) {
+		return "", false, nil
+	}
+	if t[0] != '[' {
+		return "", false, badParam(param, "must be a string or an array of content parts")
+	}
+	var parts []map[string]json.RawMessage
+	if err := json.Unmarshal(t, &parts); err != nil {
+		return "", false, badParam(param, "must be a string or an array of content parts")
+	}
+	texts := make([]string, 0, len(parts))
+	for j, p := range parts {
+		pp := fmt.Sprintf("%s[%d]", param, j)
+		var typ string
+		if err := json.Unmarshal(p["type"], &typ); err != nil || typ == "" {
+			return "", false, badParam(pp+".type", "is required")
+		}
+		if typ != "text" {
+			return "", false, badParam(pp+".type", fmt.Sprintf("%q is not supported: the model reads text parts only", typ))
+		}
+		var s string
+		if err := json.Unmarshal(p["text"], &s); err != nil {
+			return "", false, badParam(pp+".text", "must be a string")
+		}
+		texts = append(texts, s)
+	}
+	return strings.Join(texts, "\n"), true, nil
+}
+
+// replaceContent returns the object obj with its content value replaced by
+// the string text, keeping the keys in their order (templates may iterate
+// over a message's keys).
+func replaceContent(obj json.RawMessage, text string) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.Token() // {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for n := 0; dec.More(); n++ {
+		kt, _ := dec.Token()
+		k, _ := kt.(string)
+		var v json.RawMessage
+		dec.Decode(&v)
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		if k == "content" {
+			v, _ = json.Marshal(text)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // ParseCompletion parses a completions.create request body: prompt is a
@@ -217,13 +384,13 @@ func common(r *Request, raw map[string]json.RawMessage, params []byte) error {
 			return err
 		}
 	}
+	r.N = 1
 	if v, ok := raw["n"]; ok && !isNull(v) {
-		var n int
-		if err := decode(v, "n", &n); err != nil {
+		if err := decode(v, "n", &r.N); err != nil {
 			return err
 		}
-		if n != 1 {
-			return badParam("n", "only n = 1 is supported")
+		if r.N < 1 || r.N > MaxChoices {
+			return badParam("n", fmt.Sprintf("must be in [1, %d]", MaxChoices))
 		}
 	}
 	if v, ok := raw["stream_options"]; ok && !isNull(v) {
@@ -248,8 +415,10 @@ func common(r *Request, raw map[string]json.RawMessage, params []byte) error {
 			return badParam("context_overflow", `must be "error" or "truncate"`)
 		}
 	}
-	if r.Engine.Params.MaxTokens < 0 {
-		return badParam("max_tokens", "must not be negative")
+	if v, ok := raw["max_tokens"]; ok && !isNull(v) && r.Engine.Params.MaxTokens < 1 {
+		// OpenAI's lower bound: 0 is not "no limit" (leave max_tokens out
+		// for that in a chat).
+		return badParam("max_tokens", "must be at least 1")
 	}
 	return nil
 }

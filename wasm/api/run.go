@@ -26,6 +26,15 @@ type Runner struct {
 // returned value is nil; otherwise emit is not called and the returned
 // value is the whole response. A request aborted through ctx ends
 // normally with finish_reason "abort" and what was generated so far.
+//
+// A stream's first chunk is sent with the first token, so that a request
+// that fails before generating anything (a bad prompt, a template error,
+// a prompt that does not fit) fails with no chunk sent: the page's
+// create() rejects instead of handing out a stream that throws. With
+// r.N > 1 the choices are generated one after another (index 0, 1, ...),
+// choice i with seed+i when a seed is given; an abort ends the remaining
+// choices at once with finish_reason "abort". With r.IncludeUsage the
+// stream ends with a chunk holding usage and no choices.
 func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (any, error) {
 	if rn.Engine == nil {
 		return nil, Errorf(CodeNotLoaded, "no model is loaded")
@@ -40,39 +49,137 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 	if newID == nil {
 		newID = randomID
 	}
-	var s stream
+	prefix := "cmpl-"
 	if r.Kind == KindChat {
-		s = &chatStream{r: r, rn: rn, id: newID("chatcmpl-"), created: now().Unix()}
-	} else {
-		s = &textStream{r: r, rn: rn, id: newID("cmpl-"), created: now().Unix()}
+		prefix = "chatcmpl-"
 	}
-	if c := s.start(); r.Stream && c != nil {
-		if err := emit(c); err != nil {
-			return nil, err
+	id, created := newID(prefix), now().Unix()
+	n := max(r.N, 1)
+	var (
+		results []*engine.Result
+		choices []any // non-streaming: each choice's response
+		aborted bool
+	)
+	for i := 0; i < n; i++ {
+		var s stream
+		if r.Kind == KindChat {
+			s = &chatStream{r: r, rn: rn, id: id, created: created, index: i}
+		} else {
+			s = &textStream{r: r, rn: rn, id: id, created: created, index: i}
+		}
+		started := false
+		open := func() error {
+			if started || !r.Stream {
+				return nil
+			}
+			started = true
+			if c := s.start(); c != nil {
+				return emit(c)
+			}
+			return nil
+		}
+		res := &engine.Result{}
+		if !aborted {
+			req := r.Engine
+			if p := req.Params.Seed; i > 0 && p != nil && *p >= 0 {
+				seed := *p + int64(i)
+				req.Params.Seed = &seed
+			}
+			var err error
+			res, err = rn.Engine.Generate(ctx, &req, func(t engine.Token) error {
+				if err := open(); err != nil {
+					return err
+				}
+				if c := s.token(&t); c != nil && r.Stream {
+					return emit(c)
+				}
+				return nil
+			})
+			aborted = err != nil && res != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+			if err != nil && !aborted {
+				return nil, Classify(err)
+			}
+		}
+		results = append(results, res)
+		final := s.finish(res, aborted)
+		if r.Stream {
+			if err := open(); err != nil {
+				return nil, err
+			}
+			if err := emit(final); err != nil {
+				return nil, err
+			}
+		} else {
+			choices = append(choices, final)
 		}
 	}
-	res, err := rn.Engine.Generate(ctx, &r.Engine, func(t engine.Token) error {
-		if c := s.token(&t); c != nil && r.Stream {
-			return emit(c)
-		}
-		return nil
-	})
-	aborted := err != nil && res != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
-	if err != nil && !aborted {
-		return nil, Classify(err)
-	}
-	rn.Last = TimingsOf(res)
-	final := s.finish(res, aborted)
+	u, tm := combine(results)
+	rn.Last = tm
 	if r.Stream {
-		return nil, emit(final)
+		if !r.IncludeUsage {
+			return nil, nil
+		}
+		var c any
+		if r.Kind == KindChat {
+			c = &ChatCompletion{ID: id, Object: ObjectChatCompletionChunk, Created: created, Model: rn.Model, Choices: []ChatChoice{}, Usage: u, Timings: tm}
+		} else {
+			c = &TextCompletion{ID: id, Object: ObjectTextCompletion, Created: created, Model: rn.Model, Choices: []TextChoice{}, Usage: u, Timings: tm}
+		}
+		return nil, emit(c)
 	}
-	return final, nil
+	if r.Kind == KindChat {
+		out := &ChatCompletion{ID: id, Object: ObjectChatCompletion, Created: created, Model: rn.Model, Usage: u, Timings: tm}
+		for _, c := range choices {
+			out.Choices = append(out.Choices, c.(*ChatCompletion).Choices...)
+		}
+		return out, nil
+	}
+	out := &TextCompletion{ID: id, Object: ObjectTextCompletion, Created: created, Model: rn.Model, Usage: u, Timings: tm}
+	for _, c := range choices {
+		out.Choices = append(out.Choices, c.(*TextCompletion).Choices...)
+	}
+	return out, nil
 }
 
-// stream builds one request's response objects.
+// combine is the usage and timings of a request's choices: the prompt
+// (and its cached part) counted once, as OpenAI counts it, the completion
+// tokens and the times added up.
+func combine(results []*engine.Result) (*Usage, *Timings) {
+	var sum engine.Result
+	for i, res := range results {
+		if i == 0 {
+			sum.Usage.PromptTokens, sum.Usage.CachedTokens = res.Usage.PromptTokens, res.Usage.CachedTokens
+		}
+		sum.Usage.CompletionTokens += res.Usage.CompletionTokens
+		sum.PrefillTime += res.PrefillTime
+		sum.DecodeTime += res.DecodeTime
+	}
+	sum.Usage.TotalTokens = sum.Usage.PromptTokens + sum.Usage.CompletionTokens
+	tm := TimingsOf(&sum)
+	if len(results) > 1 {
+		// Every choice prefills at least its last prompt token again.
+		tm.PrefillTokens = 0
+		for _, res := range results {
+			tm.PrefillTokens += res.Usage.PromptTokens - res.Usage.CachedTokens
+		}
+		tm.PrefillPerSecond = 0
+		if tm.PrefillMS > 0 {
+			tm.PrefillPerSecond = float64(tm.PrefillTokens) / tm.PrefillMS * 1000
+		}
+		tm.DecodePerSecond = 0
+		if d := tm.DecodeTokens - len(results); d > 0 && tm.DecodeMS > 0 {
+			tm.DecodePerSecond = float64(d) / tm.DecodeMS * 1000
+		}
+	}
+	return UsageOf(sum.Usage), tm
+}
+
+// stream builds one choice's response objects.
 type stream interface {
 	start() any                // the opening chunk, or nil for none
 	token(t *engine.Token) any // nil when there is nothing to send
+	// finish returns the closing chunk of a stream (finish_reason and
+	// this choice's timings), or a response holding this one choice.
 	finish(res *engine.Result, aborted bool) any
 }
 
@@ -81,11 +188,13 @@ type chatStream struct {
 	rn      *Runner
 	id      string
 	created int64
+	index   int
 	text    []byte
 	lps     []TokenLogprob
 }
 
 func (s *chatStream) chunk(c ChatChoice) *ChatCompletion {
+	c.Index = s.index
 	return &ChatCompletion{ID: s.id, Object: ObjectChatCompletionChunk, Created: s.created, Model: s.rn.Model, Choices: []ChatChoice{c}}
 }
 
@@ -109,14 +218,13 @@ func (s *chatStream) token(t *engine.Token) any {
 
 func (s *chatStream) finish(res *engine.Result, aborted bool) any {
 	fr := finishReason(res, aborted)
-	u, tm := UsageOf(res.Usage), TimingsOf(res)
 	if s.r.Stream {
 		c := s.chunk(ChatChoice{Delta: &ChatMessage{}, FinishReason: &fr})
-		c.Usage, c.Timings = u, tm
+		c.Timings = TimingsOf(res)
 		return c
 	}
-	c := &ChatCompletion{ID: s.id, Object: ObjectChatCompletion, Created: s.created, Model: s.rn.Model, Usage: u, Timings: tm,
-		Choices: []ChatChoice{{Message: &ChatMessage{Role: "assistant", Content: strp(string(s.text))}, FinishReason: &fr}}}
+	c := &ChatCompletion{ID: s.id, Object: ObjectChatCompletion, Created: s.created, Model: s.rn.Model,
+		Choices: []ChatChoice{{Index: s.index, Message: &ChatMessage{Role: "assistant", Content: strp(string(s.text))}, FinishReason: &fr}}}
 	if s.r.Logprobs {
 		c.Choices[0].Logprobs = &ChatLogprobs{Content: append([]TokenLogprob{}, s.lps...)}
 	}
@@ -128,11 +236,13 @@ type textStream struct {
 	rn      *Runner
 	id      string
 	created int64
+	index   int
 	text    []byte
 	lps     *TextLogprobs
 }
 
 func (s *textStream) chunk(c TextChoice) *TextCompletion {
+	c.Index = s.index
 	return &TextCompletion{ID: s.id, Object: ObjectTextCompletion, Created: s.created, Model: s.rn.Model, Choices: []TextChoice{c}}
 }
 
@@ -169,10 +279,9 @@ func (s *textStream) token(t *engine.Token) any {
 
 func (s *textStream) finish(res *engine.Result, aborted bool) any {
 	fr := finishReason(res, aborted)
-	u, tm := UsageOf(res.Usage), TimingsOf(res)
 	if s.r.Stream {
 		c := s.chunk(TextChoice{FinishReason: &fr})
-		c.Usage, c.Timings = u, tm
+		c.Timings = TimingsOf(res)
 		return c
 	}
 	c := s.chunk(TextChoice{Text: string(s.text), FinishReason: &fr})
@@ -182,7 +291,6 @@ func (s *textStream) finish(res *engine.Result, aborted bool) any {
 			c.Choices[0].Logprobs = &TextLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
 		}
 	}
-	c.Usage, c.Timings = u, tm
 	return c
 }
 

@@ -1,0 +1,94 @@
+// A sample app over wasmllm's OpenAI-shaped API: it uses every part of
+// wasmllm.d.ts, and the lines marked @ts-expect-error must not compile.
+// e2e/types_test.go compiles it with tsc --strict against the npm package.
+import { createEngine, deleteCachedModel, cacheNameFor, WasmLLMError } from "wasmllm";
+import type {
+  ChatCompletion, ChatCompletionChunk, Completion, EngineInfo, EngineOptions, ErrorCode, Progress, Stream,
+  Timings, LogitsProcessor, ChatMessage, Usage, FinishReason,
+} from "wasmllm";
+
+const say = (...xs: unknown[]) => console.log(...xs);
+
+export async function main(): Promise<void> {
+  const opts: EngineOptions = {
+    model: "/models/stories260K/",
+    backend: "cpu",
+    contextLength: 512,
+    kvCacheDtype: "f16",
+    concurrency: 2,
+    maxRetries: 3,
+    cache: true,
+    heapBytes: 1 << 30,
+    onProgress: (p: Progress) => say(p.bytes / p.total, p.shards_done, p.shards_total, p.rate),
+    onNotice: (m: string) => say(m),
+    signal: new AbortController().signal,
+  };
+  const engine = await createEngine(opts);
+  const info: EngineInfo = engine.info;
+  say(info.backend, info.context_length, info.kv_cache_dtype, info.model.name, info.model.has_chat_template, info.load.ms);
+
+  const messages: ChatMessage[] = [
+    { role: "developer", content: "Answer briefly." },
+    { role: "user", content: [{ type: "text", text: "Hi" }, { type: "text", text: "there" }] },
+    { role: "assistant", content: null, tool_calls: [] },
+    { role: "tool", content: "42", tool_call_id: "c1" },
+  ];
+  const r: ChatCompletion = await engine.chat.completions.create({
+    messages, n: 2, seed: 1, max_tokens: 8, temperature: 0.7, top_p: 0.9, top_k: 40, logit_bias: { "5": -100 },
+    response_format: { type: "text" }, tool_choice: "none", tools: [], logprobs: true, top_logprobs: 2,
+    chat_template_kwargs: { enable_thinking: false }, stop: ["\n"], model: null, user: null,
+  });
+  for (const c of r.choices) {
+    const fr: FinishReason = c.finish_reason;
+    say(c.index, c.message.content, fr, c.logprobs?.content[0]?.top_logprobs[0]?.token);
+  }
+  const u: Usage = r.usage;
+  say(u.prompt_tokens, u.completion_tokens, u.prompt_tokens_details.cached_tokens, r.timings.decode_tokens_per_s);
+
+  const ac = new AbortController();
+  const stream: Stream<ChatCompletionChunk> = await engine.chat.completions.create(
+    { messages, stream: true, stream_options: { include_usage: true } }, { signal: ac.signal });
+  let text = "";
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? "";
+    if (chunk.usage) say(chunk.usage.total_tokens);
+    if (text.length > 10) break; // cancels the request
+  }
+  stream.controller.abort();
+  ac.abort();
+
+  const veto: LogitsProcessor = (logits, ids) => { logits[0] = -Infinity; say(ids.length); };
+  const c: Completion = await engine.completions.create({ prompt: [1, 2, 3], max_tokens: 4, logprobs: 2, logits_processors: [veto] });
+  say(c.choices[0]?.text, c.usage?.prompt_tokens, c.timings?.decode_tokens_per_s, c.choices[0]?.logprobs?.tokens);
+  for await (const x of await engine.completions.create({ prompt: "Once", stream: true, n: 2 })) say(x.choices[0]?.index, x.choices[0]?.text);
+  const either = await engine.chat.completions.create({ messages, stream: Math.random() > 0.5 });
+  if (Symbol.asyncIterator in either) for await (const x of either) say(x.id); else say(either.choices.length);
+
+  engine.abort();
+  await engine.resetCache();
+  const stats: Timings | null = engine.stats;
+  say(stats?.prefill_tokens_per_s);
+  await engine.reload();
+  await engine.reload("/models/other/");
+  await engine.reload({ model: "/models/stories260K/", onProgress: (p) => say(p.bytes), onNotice: say });
+  await engine.deleteCachedModel();
+  await engine.unload();
+  say(await deleteCachedModel("/models/x/"), cacheNameFor("/models/x/"));
+  try {
+    await createEngine({ model: "/missing/" });
+  } catch (e) {
+    if (e instanceof WasmLLMError) {
+      const code: ErrorCode = e.code;
+      say(code === "aborted" || code === "network", e.details, e.message);
+    }
+  }
+
+  // @ts-expect-error: not a chat role
+  await engine.chat.completions.create({ messages: [{ role: "narrator", content: "x" }] });
+  // @ts-expect-error: no constrained decoding
+  await engine.chat.completions.create({ messages, response_format: { type: "json_object" } });
+  // @ts-expect-error: tool_choice "required" is refused
+  await engine.chat.completions.create({ messages, tool_choice: "required" });
+  // @ts-expect-error: a completion needs a prompt
+  await engine.completions.create({ max_tokens: 3 });
+}
