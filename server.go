@@ -3,6 +3,12 @@
 // package server).
 //
 //	go run . -addr 127.0.0.1:8080 -models DIR [-web web] [-wasm build/wasmllm.wasm] [-cors ORIGIN|*] [-max-conns N]
+//	         [-api [-api-context N] [-api-queue N] [-api-threads N] | -upstream URL [-upstream-key-file FILE] [-upstream-timeout D]] [-max-body BYTES]
+//
+// With -api it also serves the OpenAI-compatible API at /v1/ on the native
+// CPU engine, for the model folders of -models; with -upstream it proxies
+// /v1/ to a vLLM (or any OpenAI-compatible) deployment instead (see package
+// server/openai).
 //
 // SIGINT or SIGTERM shuts the server down gracefully.
 package main
@@ -21,7 +27,11 @@ import (
 	"time"
 
 	"wasmllm/server"
+	"wasmllm/server/openai"
 )
+
+// maxKeyFile bounds what -upstream-key-file reads.
+const maxKeyFile = 64 << 10
 
 func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	var c server.Config
@@ -34,6 +44,14 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&c.CORS, "cors", "", `allow cross-origin requests from these comma-separated origins, or "*" (off by default)`)
 	fs.DurationVar(&c.MaxAge, "max-age", time.Minute, "Cache-Control max-age of pages, manifests and the wasm")
 	fs.IntVar(&c.Limits.MaxConns, "max-conns", 0, "connections served at once (0: as many as the open-file limit allows, at most 512)")
+	fs.BoolVar(&c.API.Engine, "api", false, "serve the OpenAI-compatible API at /v1/ with the native CPU engine, for the models of -models (each loads on first use)")
+	fs.IntVar(&c.API.Context, "api-context", 0, "with -api: each model's context (KV cache) in tokens (0: the model's maximum, at most 4096)")
+	fs.IntVar(&c.API.Queue, "api-queue", openai.DefaultQueue, "with -api: requests that may wait for a model busy with another; more get 429")
+	fs.IntVar(&c.API.Threads, "api-threads", 0, "with -api: CPU threads per model (0: all)")
+	fs.StringVar(&c.API.Upstream, "upstream", "", "proxy /v1/ to this OpenAI-compatible server, such as vLLM at http://HOST:8000 (exclusive with -api)")
+	keyFile := fs.String("upstream-key-file", "", "with -upstream: a file holding the upstream's API key, sent as Authorization: Bearer")
+	fs.DurationVar(&c.API.UpstreamTimeout, "upstream-timeout", openai.DefaultUpstreamTimeout, "with -upstream: the longest wait for the upstream's response header, and then for each piece of its body")
+	fs.Int64Var(&c.API.MaxBody, "max-body", openai.DefaultMaxBody, "with -api or -upstream: the largest /v1/ request body in bytes")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -42,13 +60,75 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 		fs.Usage()
 		return c, errors.New("unexpected arguments")
 	}
-	if c.MaxAge < 0 {
-		return c, errors.New("-max-age must not be negative")
-	}
-	if c.Limits.MaxConns < 0 {
-		return c, errors.New("-max-conns must not be negative")
+	if err := checkFlags(&c, *keyFile); err != nil {
+		// The flag package prints its own errors; these are printed here.
+		fmt.Fprintf(stderr, "wasmllm: %v\n", err)
+		return c, err
 	}
 	return c, nil
+}
+
+// checkFlags checks the flags' values together and reads the key file.
+func checkFlags(c *server.Config, keyFile string) error {
+	if c.MaxAge < 0 {
+		return errors.New("-max-age must not be negative")
+	}
+	if c.Limits.MaxConns < 0 {
+		return errors.New("-max-conns must not be negative")
+	}
+	if c.API.Engine && c.API.Upstream != "" {
+		return errors.New("-api and -upstream are exclusive: serve the native engine or proxy to an upstream, not both")
+	}
+	if c.API.Context < 0 || c.API.Queue < 0 || c.API.Threads < 0 {
+		return errors.New("-api-context, -api-queue and -api-threads must not be negative")
+	}
+	if c.API.MaxBody <= 0 {
+		return errors.New("-max-body must be positive")
+	}
+	if c.API.UpstreamTimeout <= 0 {
+		return errors.New("-upstream-timeout must be positive")
+	}
+	if c.API.Upstream != "" {
+		if _, err := openai.ParseUpstream(c.API.Upstream); err != nil {
+			return err
+		}
+	}
+	if keyFile != "" {
+		if c.API.Upstream == "" {
+			return errors.New("-upstream-key-file needs -upstream")
+		}
+		key, err := readKey(keyFile)
+		if err != nil {
+			return err
+		}
+		c.API.UpstreamKey = key
+	}
+	return nil
+}
+
+// readKey reads an API key file: one token, surrounding white space
+// (a trailing newline) dropped.
+func readKey(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("-upstream-key-file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return "", fmt.Errorf("-upstream-key-file: %w", err)
+	}
+	if len(data) > maxKeyFile {
+		return "", fmt.Errorf("-upstream-key-file %s: over %d bytes: not a key", path, maxKeyFile)
+	}
+	key := strings.TrimSpace(string(data))
+	switch {
+	case key == "":
+		return "", fmt.Errorf("-upstream-key-file %s is empty", path)
+	case strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return "", fmt.Errorf("-upstream-key-file %s: the key must be one word, with no space or control character", path)
+	}
+	return key, nil
 }
 
 func main() {

@@ -22,6 +22,7 @@ type handler struct {
 	writeIdle   time.Duration // see Limits.WriteIdle
 	listing     *listingCache
 	log         *log.Logger
+	api         http.Handler // /v1/, or nil
 }
 
 func newHandler(cfg Config, logger *log.Logger) (*handler, error) {
@@ -49,6 +50,11 @@ func newHandler(cfg Config, logger *log.Logger) (*handler, error) {
 			return nil, fmt.Errorf("-cors: %q is not \"*\" or an origin such as https://example.com", o)
 		}
 	}
+	api, err := newAPI(cfg, h)
+	if err != nil {
+		return nil, err
+	}
+	h.api = api
 	return h, nil
 }
 
@@ -59,6 +65,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	defer func() { h.logRequest(lw, r, time.Since(start)) }()
 	h.setCommonHeaders(lw.Header(), r)
+	if h.api != nil && (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) {
+		h.serveAPI(lw, r)
+		return
+	}
 	if r.ContentLength != 0 { // a body (-1: chunked): 405 or 413 below
 		refuseBody(w)
 	}

@@ -8,6 +8,10 @@
 // Model folders are served sandboxed (CSP sandbox), and what in them is not a
 // model file is served as a download. A client can hold a connection only
 // while it makes progress (see Limits), and only Limits.MaxConns at once.
+//
+// With Config.API it also serves the OpenAI-compatible API at /v1/, on the
+// native engine or proxied to an upstream (package server/openai), under
+// the same access log, limits and headers.
 package server
 
 import (
@@ -33,11 +37,34 @@ type Config struct {
 	CORS   string        // "", "*", or comma-separated origins
 	MaxAge time.Duration // Cache-Control max-age of pages and manifests
 	Limits Limits        // zero fields take defaultLimits' values
+	API    APIConfig     // what answers /v1/, if anything
 }
 
-// Limits bound what one client can hold on to. The server never needs a
-// request body, so reading a request is quick; a response is only bounded
-// by progress, so that a slow but live client still gets a 1 GiB shard.
+// APIConfig says what serves the OpenAI-compatible API at /v1/ (package
+// server/openai): nothing (the zero value), the native CPU engine for the
+// model folders (Engine), or an upstream deployment such as vLLM
+// (Upstream), never both.
+type APIConfig struct {
+	Engine  bool // -api
+	Context int  // -api-context: each model's context in tokens (0: the model's, at most 4096)
+	Queue   int  // -api-queue: requests that may wait for a busy model
+	Threads int  // -api-threads: CPU threads per model (0: GOMAXPROCS)
+
+	Upstream        string        // -upstream: the deployment's base URL
+	UpstreamKey     string        // sent as "Authorization: Bearer KEY" (from -upstream-key-file)
+	UpstreamTimeout time.Duration // -upstream-timeout (0: openai.DefaultUpstreamTimeout)
+
+	MaxBody int64 // -max-body: a /v1/ request body's bytes (0: openai.DefaultMaxBody)
+}
+
+// enabled reports whether anything serves /v1/.
+func (a APIConfig) enabled() bool { return a.Engine || a.Upstream != "" }
+
+// Limits bound what one client can hold on to. The static files need no
+// request body and the API's are bounded (APIConfig.MaxBody), so reading a
+// request is quick; a response is only bounded by progress, so that a slow
+// but live client still gets a 1 GiB shard (and a slow generation its
+// stream: each write, not the whole, has WriteIdle).
 type Limits struct {
 	MaxConns   int           // connections served at once; more wait to be accepted
 	ReadHeader time.Duration // to read a request's header
@@ -83,6 +110,16 @@ func Run(ctx context.Context, cfg Config, logger *log.Logger) error {
 	lim := cfg.Limits
 	if lim.MaxConns == 0 {
 		lim.MaxConns = connCap(openFileLimit())
+	}
+	switch {
+	case cfg.API.Engine:
+		logger.Printf("OpenAI-compatible API at /v1/: the native CPU engine, for the models of %s", cfg.Models)
+	case cfg.API.Upstream != "":
+		auth := "without a key"
+		if cfg.API.UpstreamKey != "" {
+			auth = "with the key of -upstream-key-file"
+		}
+		logger.Printf("OpenAI-compatible API at /v1/: proxied to %s (%s)", cfg.API.Upstream, auth)
 	}
 	logger.Printf("serving %s, %s and models from %s on http://%s/ (at most %d connections)", cfg.Web, cfg.Wasm, cfg.Models, ln.Addr(), lim.MaxConns)
 	return serve(ctx, ln, h, lim, logger)
