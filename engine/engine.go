@@ -161,7 +161,9 @@ var ErrNoTokenizer = errors.New("engine: the model has no tokenizer; pass token 
 
 // Generate runs req, calling emit for every generated token. It stops on
 // the request's stop conditions, a full context, an error from emit, or
-// ctx's cancellation (then it returns ctx.Err() with the result so far).
+// ctx's cancellation (then it returns ctx.Err() with the result so far,
+// and text still held back for a possible stop string or a partial
+// character goes out in one more emit of the last token).
 func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) error) (*Result, error) {
 	p := req.Params
 	if err := p.Validate(e.Model.Config.Vocab); err != nil {
@@ -241,6 +243,20 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			return res, nil
 		}
 		if err := ctx.Err(); err != nil {
+			// Cancelled after this token: nothing stays held back (a
+			// partial character, the start of a stop string), so every
+			// token counted in the usage has its text out. The rest goes
+			// out as this token's last piece.
+			rest := stop.Flush()
+			if dec != nil {
+				rest += dec.Flush()
+			}
+			if rest != "" {
+				res.Text += rest
+				if err := emit(Token{ID: r.ID, Text: rest}); err != nil {
+					return res, err
+				}
+			}
 			return res, err
 		}
 		if logits, err = e.forward([]int32{r.ID}); err != nil {

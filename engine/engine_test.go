@@ -297,3 +297,32 @@ func TestKVDType(t *testing.T) {
 		t.Errorf("Q8_0 cache: %v, want ErrKVDType", err)
 	}
 }
+
+// TestAbortFlushesHeldText: a request cancelled while text is held back
+// (it could start a stop string) still sends that text, so everything
+// counted in the usage was shown.
+func TestAbortFlushesHeldText(t *testing.T) {
+	e := load(t, stories, 256)
+	p := greedy(50)
+	p.Stop = []string{" little boy"} // the story says " little girl": " little" is held, then shown
+	ctx, cancel := context.WithCancel(context.Background())
+	var streamed strings.Builder
+	held := false
+	res, err := e.Generate(ctx, &Request{Prompt: "Once upon a time", Params: p}, func(tok Token) error {
+		streamed.WriteString(tok.Text)
+		if tok.Text == "" && !held {
+			held = true
+			cancel()
+		}
+		return nil
+	})
+	if !held {
+		t.Fatal("no token was held back")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if want := e.Tok.Decode(res.Tokens); res.Text != want || streamed.String() != want {
+		t.Errorf("text %q, streamed %q, want %q (every generated token's text)", res.Text, streamed.String(), want)
+	}
+}
