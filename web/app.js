@@ -3,7 +3,10 @@
 //
 // URL parameters: ?model=NAME opens with that model selected and loading;
 // ?backend=cpu|webgpu forces a backend (default: WebGPU when the browser
-// has it, else the CPU with a notice).
+// has it, else the CPU with a notice); ?endpoint=/v1&model=ID chats with
+// model ID of that OpenAI-compatible endpoint (remote.js). The picker also
+// lists the models of this origin's /v1/models (go run . -api or
+// -upstream), marked remote, when it answers JSON.
 //
 // For tests, window.wasmllmApp exposes the state: history (one entry per
 // finished reply: text, finish_reason, usage, timings, chunks,
@@ -179,6 +182,21 @@ function modelURLFor(name) {
 	return app.models.find((x) => x.name === name).url;
 }
 
+// fetchRemote lists an OpenAI-compatible endpoint's models as picker
+// entries (named "ID (remote)"); [] when it does not answer JSON.
+async function fetchRemote(endpoint) {
+	try {
+		const url = new URL(endpoint.replace(/\/+$/, "") + "/models", location.href);
+		const r = await fetch(url, { headers: { Accept: "application/json" } });
+		if (!r.ok || !(r.headers.get("Content-Type") || "").includes("json")) return [];
+		const body = await r.json();
+		return (body && Array.isArray(body.data) ? body.data : []).map((m) =>
+			({ name: `${m.id} (remote)`, id: m.id, remote: true, endpoint, url: new URL(endpoint, location.href).href }));
+	} catch {
+		return [];
+	}
+}
+
 // ---- loading ----
 
 async function load(name) {
@@ -195,6 +213,7 @@ async function load(name) {
 	if (app.loadAbort !== abort) return; // another load began meanwhile
 	$("messages").replaceChildren(); // a conversation belongs to its model
 	const url = modelURLFor(name);
+	const entry = app.models.find((x) => x.name === name);
 	app.modelURL = url;
 	$("load").hidden = true;
 	$("backend").hidden = true;
@@ -204,7 +223,7 @@ async function load(name) {
 	url2.searchParams.set("model", name);
 	history.replaceState(null, "", url2);
 	try {
-		const engine = await createEngine({
+		const engine = await createEngine(entry.remote ? { endpoint: entry.endpoint, model: entry.id, signal: abort.signal } : {
 			model: url,
 			backend: params.get("backend") || "",
 			signal: abort.signal,
@@ -235,9 +254,12 @@ function loaded(name) {
 	$("loadbar").hidden = true;
 	const b = $("backend");
 	b.hidden = false;
-	b.textContent = info.backend === "webgpu" ? "WebGPU" : "CPU";
-	b.title = info.backend === "webgpu" && info.adapter ? [info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(" ") : "the Go CPU backend in WebAssembly";
-	if (info.backend === "cpu") {
+	b.textContent = info.backend === "webgpu" ? "WebGPU" : info.backend === "remote" ? "remote" : "CPU";
+	if (info.backend === "remote") b.title = `${info.model.id} at ${info.endpoint}`;
+	if (info.backend !== "remote") b.title = info.backend === "webgpu" && info.adapter ? [info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(" ") : "the Go CPU backend in WebAssembly";
+	if (info.backend === "remote") {
+		// served elsewhere: no CPU notice
+	} else if (info.backend === "cpu") {
 		showNotice(info.notice || "Running on the CPU backend (WebGPU was not requested). Replies are slower than on a GPU.", "warn");
 	}
 	const note = $("mode-note");
@@ -428,8 +450,20 @@ async function start() {
 	setStatus("loading", "model list");
 	window.pageReady = true;
 
-	app.models = await fetchListing();
-	const asked = params.get("model");
+	const endpoint = params.get("endpoint");
+	const [local, remote] = await Promise.all([fetchListing(), fetchRemote(endpoint || "v1")]);
+	app.models = local.concat(remote);
+	let asked = params.get("model");
+	if (endpoint && asked) {
+		// ?endpoint=URL&model=ID: that endpoint's model, listed or not.
+		asked = asked.replace(/ \(remote\)$/, "");
+		const hit = remote.find((m) => m.id === asked);
+		if (hit) asked = hit.name;
+		else {
+			app.models.push({ name: `${asked} (remote)`, id: asked, remote: true, endpoint, url: new URL(endpoint, location.href).href });
+			asked = `${asked} (remote)`;
+		}
+	}
 	const usable = app.models.filter((m) => !m.error);
 	const pick = asked || (usable.find((m) => m.name === "stories260K") || usable[0] || {}).name || "";
 	if (asked && !app.models.some((m) => m.name === asked)) {

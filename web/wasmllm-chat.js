@@ -8,6 +8,10 @@
 // and wasm_exec.js are found next to this script, also from another origin
 // (the serving host must allow CORS: the Go server's -cors flag).
 //
+// With an endpoint attribute (an OpenAI-compatible API's URL, such as
+// "/v1" of go run . -api or -upstream), model is a model id of that
+// endpoint and the model runs there: <wasmllm-chat endpoint="/v1" model="Qwen/Qwen3-8B">.
+//
 // Optional attributes: backend ("webgpu" or "cpu"), system, thinking
 // ("off" to disable Qwen3's thinking), temperature, top-p, top-k, min-p,
 // repetition-penalty, frequency-penalty, presence-penalty, max-tokens, seed.
@@ -63,7 +67,7 @@ progress { flex: 1; min-width: 80px; height: 8px; }
 
 /** The <wasmllm-chat> element. */
 export class WasmLLMChat extends HTMLElement {
-	static get observedAttributes() { return ["model", "backend"]; }
+	static get observedAttributes() { return ["model", "backend", "endpoint"]; }
 
 	constructor() {
 		super();
@@ -139,11 +143,12 @@ export class WasmLLMChat extends HTMLElement {
 		const old = this.engine;
 		this.engine = this._conv = null;
 		if (old) await old.unload().catch(() => {});
-		const url = modelURL(this.getAttribute("model"));
+		const endpoint = this.getAttribute("endpoint");
+		const url = endpoint ? "" : modelURL(this.getAttribute("model"));
 		this._setStatus("loading");
 		this._loading = (async () => {
 			try {
-				const engine = await createEngine({
+				const engine = await createEngine(endpoint ? { endpoint, model: this.getAttribute("model") || "" } : {
 					model: url,
 					backend: this.getAttribute("backend") || "",
 					workerURL: workerURL(),

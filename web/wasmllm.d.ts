@@ -285,8 +285,16 @@ export interface Usage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
+/** A tool call parsed by the server (a remote engine's vLLM with --enable-auto-tool-choice); streamed in pieces by index. */
+export interface ToolCall {
+  index?: number;
+  id?: string;
+  type?: "function";
+  function?: { name?: string; arguments?: string };
+}
+
 /** "abort" when engine.abort() (or webllm's interruptGenerate) stopped the request. */
-export type FinishReason = "stop" | "length" | "abort";
+export type FinishReason = "stop" | "length" | "abort" | "tool_calls";
 
 export interface TopLogprob { token: string; logprob: number; bytes: number[] }
 export interface TokenLogprob extends TopLogprob { top_logprobs: TopLogprob[] }
@@ -294,7 +302,8 @@ export interface TokenLogprob extends TopLogprob { top_logprobs: TopLogprob[] }
 export interface ChatCompletionChoice {
   /** 0 to n - 1. */
   index: number;
-  message: { role: "assistant"; content: string };
+  /** reasoning_content and tool_calls come only from a remote engine's server (vLLM's parsers); content may then be null there. */
+  message: { role: "assistant"; content: string; reasoning_content?: string | null; tool_calls?: ToolCall[] };
   finish_reason: FinishReason;
   logprobs: { content: TokenLogprob[] } | null;
 }
@@ -313,7 +322,8 @@ export interface ChatCompletion {
 
 export interface ChatCompletionChunkChoice {
   index: number;
-  delta: { role?: "assistant"; content?: string };
+  /** reasoning_content and tool_calls: from a remote engine's server, as vLLM streams them. */
+  delta: { role?: "assistant"; content?: string | null; reasoning_content?: string | null; tool_calls?: ToolCall[] };
   finish_reason: FinishReason | null;
   logprobs: { content: TokenLogprob[] } | null;
 }
@@ -419,6 +429,109 @@ export interface Engine {
   /** Deletes this model's cached files; the loaded model keeps working. */
   deleteCachedModel(): Promise<boolean>;
 }
+
+/**
+ * createEngine's options for a model served by an OpenAI-compatible HTTP
+ * API (vLLM, or the Go server's `-api` / `-upstream` on this origin, e.g.
+ * endpoint "/v1"). Requests go to endpoint + "/chat/completions" and
+ * "/completions" as they are (with model set), streams are read as
+ * Server-Sent Events chunk by chunk, and the server's fields (usage,
+ * logprobs, reasoning_content, tool_calls, timings) pass through.
+ *
+ * Errors, as WasmLLMError codes (details: status, url, type, param):
+ * HTTP 413 and context-length errors (param "input_tokens" or
+ * "max_tokens", or vLLM's "maximum context length" message) are
+ * "context_overflow" (details.context_length, prompt_tokens when the
+ * message names them); other 400s, 404 (an unknown model: details.param
+ * "model"), 405, 415 and 422 are "bad_request"; 401, 403, 429, 5xx, a
+ * dropped connection or a body that does not parse are "network"; an
+ * {"error": ...} event in a stream is mapped the same way. GET /models and
+ * non-streamed requests are retried (maxRetries times) after a network
+ * failure or a 408/429/5xx answer; a stream is never sent twice.
+ */
+export interface RemoteEngineOptions {
+  /** The API's base URL, with its /v1 (absolute, or relative to the page). */
+  endpoint: string;
+  /** A model id of GET endpoint/models; may be left out when it lists one. An id it does not list rejects with "bad_request" (details.param "model"). */
+  model?: string;
+  /** Sent as Authorization: Bearer KEY. (A page that talks to its own -upstream needs none: the server holds the key.) */
+  apiKey?: string;
+  /** More request headers. */
+  headers?: Record<string, string>;
+  /** Retries of idempotent calls (default 2). */
+  maxRetries?: number;
+  /** Stops the model check: createEngine rejects with "aborted". */
+  signal?: AbortSignal;
+  /** The fetch to use (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+/** What a remote engine's info reports. */
+export interface RemoteEngineInfo {
+  backend: "remote";
+  /** The endpoint, absolute, without a trailing "/". */
+  endpoint: string;
+  notice: string;
+  adapter: null;
+  limits: null;
+  /** The model card's max_model_len (0 when the server does not say). */
+  context_length: number;
+  kv_cache_dtype: null;
+  model: {
+    id: string; name: string; url: string; owned_by: string; root: string;
+    has_tokenizer: true;
+    /** Assumed: the server applies the template (a model without one fails a chat request with bad_request). */
+    has_chat_template: true;
+    thinking: false;
+  };
+  load: { ms: number; network_bytes: 0; cached_bytes: 0 };
+}
+
+/** A chat request to a remote engine: the server's own options, constrained decoding and required tools included (no logits processors). */
+export interface RemoteChatCompletionRequest extends Omit<ChatCompletionRequest, "response_format" | "tool_choice" | "logits_processors"> {
+  response_format?: { type: "text" } | { type: "json_object" } | { type: "json_schema"; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean } } | null;
+  tool_choice?: "auto" | "none" | "required" | { type: "function"; function: { name: string } } | null;
+}
+
+/** A completion request to a remote engine. */
+export interface RemoteCompletionRequest extends Omit<CompletionRequest, "logits_processors"> {}
+
+/**
+ * An engine over an endpoint: the same create() calls, streams and
+ * cancelling (create(body, {signal}), leaving a for-await, stream.controller).
+ * engine.abort() closes every request in flight: a stream then ends with a
+ * last chunk of finish_reason "abort" for each unfinished choice; a plain
+ * request rejects with "aborted" (its text never arrived).
+ */
+export interface RemoteEngine {
+  readonly info: RemoteEngineInfo;
+  /** The timings of the last response that had them (the Go server's -api sends them; vLLM does not). */
+  readonly stats: Timings | null;
+  readonly chat: {
+    completions: {
+      create(req: RemoteChatCompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<ChatCompletionChunk>>;
+      create(req: RemoteChatCompletionRequest & { stream?: false | null }, options?: RequestOptions): Promise<ChatCompletion>;
+      create(req: RemoteChatCompletionRequest, options?: RequestOptions): Promise<Stream<ChatCompletionChunk> | ChatCompletion>;
+    };
+  };
+  readonly completions: {
+    create(req: RemoteCompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<Completion>>;
+    create(req: RemoteCompletionRequest & { stream?: false | null }, options?: RequestOptions): Promise<Completion>;
+    create(req: RemoteCompletionRequest, options?: RequestOptions): Promise<Stream<Completion> | Completion>;
+  };
+  abort(): void;
+  /** Does nothing: the server keeps its own cache. */
+  resetCache(): Promise<void>;
+  /** Reads GET /models again, or switches to another model id of the endpoint. */
+  reload(opts?: string | { model?: string }): Promise<RemoteEngineInfo>;
+  /** Closes the requests in flight; requests after it reject with "not_loaded". */
+  unload(): Promise<void>;
+  /** Resolves to false: nothing is cached. */
+  deleteCachedModel(): Promise<boolean>;
+}
+
+/** With an endpoint: an engine over that OpenAI-compatible API (see RemoteEngineOptions). */
+export function createEngine(opts: RemoteEngineOptions): Promise<RemoteEngine>;
 
 /**
  * Starts a worker, checks the model against the device and the storage

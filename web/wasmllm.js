@@ -17,6 +17,8 @@
 // only with stream_options.include_usage (in a last chunk with no choices),
 // and a request that fails before its first token rejects create() itself.
 
+import { createRemoteEngine } from "./remote.js";
+
 const CACHE_PREFIX = "wasmllm-model:"; // must match loader.js
 
 /** An error from the engine, with a stable `code`. */
@@ -454,6 +456,9 @@ function startWorker(url) {
  * @returns {Promise<Engine>}
  */
 export async function createEngine(opts) {
+	// With an endpoint, the model runs behind an OpenAI-compatible API
+	// (vLLM's, or the Go server's -api / -upstream): see remote.js.
+	if (opts && opts.endpoint) return createRemoteEngine(opts);
 	if (!opts || !opts.model) throw new WasmLLMError("bad_request", "createEngine: model (the model folder's URL) is required");
 	const model = folderURL(opts.model);
 	const workerURL = opts.workerURL || new URL("./worker.js", import.meta.url);

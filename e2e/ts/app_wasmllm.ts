@@ -92,3 +92,31 @@ export async function main(): Promise<void> {
   // @ts-expect-error: a completion needs a prompt
   await engine.completions.create({ max_tokens: 3 });
 }
+
+// The same API over an OpenAI-compatible endpoint (vLLM, or go run . -api / -upstream).
+import type { RemoteEngine, RemoteEngineInfo, RemoteEngineOptions, ToolCall } from "wasmllm";
+
+export async function remote(): Promise<void> {
+  const opts: RemoteEngineOptions = { endpoint: "/v1", model: "Qwen/Qwen3-8B", apiKey: "k", maxRetries: 1, headers: { "X-Request-Id": "1" }, signal: new AbortController().signal };
+  const engine: RemoteEngine = await createEngine(opts);
+  const info: RemoteEngineInfo = engine.info;
+  say(info.backend === "remote", info.endpoint, info.model.id, info.context_length);
+  const r = await engine.chat.completions.create({
+    messages: [{ role: "user", content: "Hi" }], response_format: { type: "json_object" }, tool_choice: "required", tools: [],
+    logprobs: true, top_logprobs: 1, max_tokens: 8,
+  });
+  const calls: ToolCall[] | undefined = r.choices[0]?.message.tool_calls;
+  say(r.choices[0]?.message.reasoning_content, calls?.[0]?.function?.name, r.usage.total_tokens);
+  const ac = new AbortController();
+  for await (const c of await engine.chat.completions.create({ messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true } }, { signal: ac.signal })) {
+    const d = c.choices[0]?.delta;
+    say(d?.content, d?.reasoning_content, d?.tool_calls?.[0]?.function?.arguments, c.usage?.completion_tokens);
+  }
+  const t = await engine.completions.create({ prompt: "Once", max_tokens: 4, logprobs: 1 });
+  say(t.choices[0]?.text, t.choices[0]?.logprobs?.tokens);
+  engine.abort();
+  await engine.reload("other-model");
+  await engine.unload();
+  // @ts-expect-error: logits processors run only with a local model
+  await engine.completions.create({ prompt: "x", logits_processors: [() => {}] });
+}
