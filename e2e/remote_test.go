@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -414,5 +416,101 @@ func TestRemoteChatPage(t *testing.T) {
 		e.stop(); const r = await p; return {Text: r.text, Finish: r.finish_reason, Backend: e.engine.info.backend}; })()`, &er)
 	if er.Finish != "abort" {
 		t.Errorf("the element's stopped reply: %+v", er)
+	}
+}
+
+// TestRemoteOffer: a local model that does not fit (the check before any
+// download says model_too_large) is offered by the server under the same
+// name; the page's notice has a button that loads the remote one.
+func TestRemoteOffer(t *testing.T) {
+	skipShort(t)
+	remote := compatModels(t)
+	a := browsertest.StartServer(t, browsertest.ServerOptions{Models: remote, Args: []string{"-api"}})
+	local := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(remote, "tiny-qwen3", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(src, &m); err != nil {
+		t.Fatal(err)
+	}
+	// Three 1 GiB tensors: more than the page's wasm heap holds, so the
+	// check made before downloading refuses them (nothing is fetched).
+	var shards, tensors []any
+	for i := 0; i < 3; i++ {
+		sum := strings.Repeat(fmt.Sprintf("%x", i+1), 64)
+		shards = append(shards, map[string]any{"file": fmt.Sprintf("shard-%05d-%s.bin", i, sum[:16]), "bytes": 1 << 30, "sha256": sum})
+		tensors = append(tensors, map[string]any{"name": fmt.Sprintf("big.%d", i), "dtype": "F32", "shape": []int{1 << 28}, "shard": i, "offset": 0, "bytes": 1 << 30})
+	}
+	m["shards"], m["tensors"] = shards, tensors
+	big, _ := json.Marshal(m)
+	if err := os.MkdirAll(filepath.Join(local, "tiny-qwen3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(local, "tiny-qwen3", "manifest.json"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: local, Args: []string{"-upstream", a.URL + "/v1"}})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/?model=tiny-qwen3&backend=cpu")
+	if err := b.WaitFor(`!!document.querySelector("[data-testid=use-remote]")`, time.Minute, nil); err != nil {
+		var notice, status string
+		b.Run(`document.getElementById("notice").textContent`, &notice)
+		b.Run(`document.querySelector("[data-testid=status]") && document.querySelector("[data-testid=status]").textContent`, &status)
+		t.Fatalf("no offer of the remote model: %v (notice %q, status %q)", err, notice, status)
+	}
+	if got := srv.Requests(".bin "); len(got) != 0 {
+		t.Errorf("shards fetched for a model that does not fit: %v", got)
+	}
+	if err := b.Click("[data-testid=use-remote]"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`wasmllmApp.info && wasmllmApp.info.backend === "remote"`, time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.MustRun(`document.getElementById("max_tokens").value = "8"`, nil)
+	typeMessage(t, b, "Hi")
+	if r := waitReply(t, b, 1); r.Text == "" || r.Usage.CompletionTokens == 0 {
+		t.Errorf("the remote reply: %+v", r)
+	}
+}
+
+// TestReasoningContentShown: a server's delta.reasoning_content (vLLM's
+// reasoning parser) is shown as the model's thinking, folded, and kept out
+// of the conversation sent back.
+func TestReasoningContentShown(t *testing.T) {
+	skipShort(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	var got struct {
+		Text, Content, Reasoning, Summary, Answer string
+		Sent                                      []map[string]any
+	}
+	b.MustRun(`(async () => {
+		const chat = await import("./chat.js");
+		const chunks = [{reasoning_content: "Let me"}, {reasoning_content: " think."}, {content: "Hello"}, {content: " there."}];
+		let sent = null;
+		const engine = {info: {model: {has_chat_template: true}}, chat: {completions: {create: async (req) => {
+			sent = req.messages;
+			return (async function* () {
+				for (const d of chunks) yield {choices: [{index: 0, delta: d, finish_reason: null}]};
+				yield {choices: [{index: 0, delta: {}, finish_reason: "stop"}]};
+			})();
+		}}}};
+		const conv = new chat.Conversation(engine, {chat: true, thinking: false});
+		const r = await conv.send("Hi", {}, null);
+		const el = document.createElement("div");
+		chat.renderReply(el, r.text, {final: true});
+		await conv.send("Again", {}, null);
+		return {Text: r.text, Content: r.content, Reasoning: r.reasoning_content, Sent: sent,
+			Summary: el.querySelector("details.thinking summary").textContent, Answer: el.querySelector(".answer").textContent};
+	})()`, &got)
+	if got.Reasoning != "Let me think." || got.Content != "Hello there." || got.Answer != "Hello there." || got.Summary != "Thought" {
+		t.Errorf("shown %+v", got)
+	}
+	if len(got.Sent) != 3 || got.Sent[1]["content"] != "Hello there." {
+		t.Errorf("the next request sent %v, want the answer without the thinking", got.Sent)
 	}
 }

@@ -244,9 +244,30 @@ async function load(name) {
 		if (app.loadAbort !== abort) return;
 		setStatus("error", `${name}: ${e.message}${e.code ? ` (${e.code})` : ""}`);
 		$("load").hidden = false;
+		offerRemote(entry, e);
 	} finally {
 		if (app.loadAbort === abort) app.loadAbort = null;
 	}
+}
+
+// offerRemote: when a local model does not fit this device or the
+// storage quota (the check made before anything is downloaded), and the
+// endpoint serves a model of the same name, the notice offers it.
+function offerRemote(entry, e) {
+	if (!entry || entry.remote || (e.code !== "model_too_large" && e.code !== "quota_exceeded")) return;
+	const same = (a, b) => a.toLowerCase() === b.toLowerCase();
+	const remote = app.models.find((m) => m.remote && same(m.id, entry.name));
+	if (!remote) return;
+	showNotice(`${entry.name} does not fit here (${e.code}); the server runs it as ${remote.id}. `, "warn");
+	const use = document.createElement("button");
+	use.type = "button";
+	use.dataset.testid = "use-remote";
+	use.textContent = `Use ${remote.name}`;
+	use.addEventListener("click", () => {
+		$("model").value = remote.name;
+		load(remote.name);
+	});
+	$("notice").appendChild(use);
 }
 
 function loaded(name) {

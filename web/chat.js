@@ -229,15 +229,25 @@ export class Conversation {
 				if (!req.max_tokens) req.max_tokens = (this.engine.info && this.engine.info.context_length) || 4096;
 				op = this.engine.completions;
 			}
-			let text = "", finish = null, usage = null, timings = null, chunks = 0;
+			// A server's reasoning parser (vLLM's) sends the thinking as
+			// delta.reasoning_content: it is shown as the model's own
+			// <think> block would be, folded.
+			let text = "", reasoning = "", finish = null, usage = null, timings = null, chunks = 0;
+			const shown = () => (reasoning ? "<think>" + reasoning + (text ? "</think>\n\n" + text : "") : text);
 			const stream = await op.create(req);
 			for await (const c of stream) {
 				const ch = c.choices && c.choices[0];
 				const piece = ch ? (ch.delta ? ch.delta.content : ch.text) : "";
+				const thought = ch && ch.delta && ch.delta.reasoning_content;
+				if (thought) {
+					reasoning += thought;
+					chunks++;
+					if (onText) onText(shown());
+				}
 				if (piece) {
 					text += piece;
 					chunks++;
-					if (onText) onText(text);
+					if (onText) onText(shown());
 				}
 				if (ch && ch.finish_reason) finish = ch.finish_reason;
 				if (c.usage) usage = c.usage;
@@ -248,7 +258,7 @@ export class Conversation {
 			} else if (epoch === this.epoch) {
 				this.text = req.prompt + text;
 			}
-			return { text, finish_reason: finish, usage, timings, chunks };
+			return { text: shown(), content: text, reasoning_content: reasoning || null, finish_reason: finish, usage, timings, chunks };
 		} finally {
 			this.busy = false;
 		}
