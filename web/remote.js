@@ -11,9 +11,7 @@
 // as Server-Sent Events, chunk by chunk. Every failure is a WasmLLMError
 // with the local engine's codes (see wasmllm.d.ts, RemoteEngineOptions).
 
-import { WasmLLMError } from "./wasmllm.js";
-
-const abortError = () => new WasmLLMError("aborted", "the request was aborted");
+import { WasmLLMError, Stream, abortError } from "./stream.js";
 const sleep = (ms, signal) => new Promise((resolve, reject) => {
 	const t = setTimeout(resolve, ms);
 	if (signal) signal.addEventListener("abort", () => { clearTimeout(t); reject(abortError()); }, { once: true });
@@ -101,71 +99,6 @@ export async function parseSSE(body, onEvent) {
 		if (buf.trim()) flush(buf);
 	} finally {
 		reader.cancel().catch(() => {});
-	}
-}
-
-// Stream is what a streaming create() resolves to: an async iterable of
-// the chunks, which leaving (break) or controller.abort() cancels.
-class RemoteStream {
-	constructor(onCancel) {
-		this.queue = [];
-		this.waiting = null;
-		this.done = false;
-		this.error = null;
-		this._onCancel = onCancel;
-		this.controller = new AbortController();
-		this.controller.signal.addEventListener("abort", () => this.cancel(abortError()), { once: true });
-	}
-
-	push(c) {
-		if (this.done) return;
-		if (this.waiting) {
-			const w = this.waiting;
-			this.waiting = null;
-			w.resolve({ value: c, done: false });
-		} else {
-			this.queue.push(c);
-		}
-	}
-
-	end(err) {
-		if (this.done) return;
-		this.done = true;
-		this.error = err || null;
-		if (this.waiting) {
-			const w = this.waiting;
-			this.waiting = null;
-			this.error = null;
-			if (err) w.reject(err);
-			else w.resolve({ value: undefined, done: true });
-		}
-	}
-
-	cancel(err) {
-		if (!this.done && this._onCancel) this._onCancel();
-		if (err && !this.done) this.queue = [];
-		this.end(err);
-	}
-
-	next() {
-		if (this.queue.length) return Promise.resolve({ value: this.queue.shift(), done: false });
-		if (this.done) {
-			const e = this.error;
-			this.error = null;
-			return e ? Promise.reject(e) : Promise.resolve({ value: undefined, done: true });
-		}
-		return new Promise((resolve, reject) => { this.waiting = { resolve, reject }; });
-	}
-
-	[Symbol.asyncIterator]() {
-		return {
-			next: () => this.next(),
-			return: (value) => {
-				this.cancel(null);
-				this.queue = [];
-				return Promise.resolve({ value, done: true });
-			},
-		};
 	}
 }
 
@@ -280,7 +213,7 @@ export class RemoteEngine {
 				stream.end(err);
 				if (!opened) { opened = true; reject(err); }
 			};
-			const stream = new RemoteStream(() => ac.abort());
+			const stream = new Stream(() => ac.abort());
 			const finished = new Set(); // choice indexes that had finish_reason
 			let last = null, object = path === "completions" ? "text_completion" : "chat.completion.chunk";
 			// engine.abort() ends the stream as the local engine does: a last
