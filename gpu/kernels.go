@@ -144,13 +144,20 @@ var (
 	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
 )
 
+// shaderIfaces holds the shaders shaderConst has parsed, each once.
+var shaderIfaces = map[string]*shaders.Module{}
+
 // shaderConst is the value of the const declaration name in file. The
 // shaders are embedded, so a missing one is a programming error, caught by
 // every test of the package (TestKernelConstants names them).
 func shaderConst(file, name string) int {
-	m, err := shaders.Interface(file, shaders.Features{})
-	if err != nil {
-		panic(err)
+	m, ok := shaderIfaces[file]
+	if !ok {
+		var err error
+		if m, err = shaders.Interface(file, shaders.Features{}); err != nil {
+			panic(err)
+		}
+		shaderIfaces[file] = m // package initialisation is one goroutine
 	}
 	v, err := m.Const(name)
 	if err != nil {
