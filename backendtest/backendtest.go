@@ -45,6 +45,7 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"CopyRows", func(t *testing.T) { testCopyRows(t, b) }},
 		{"Argmax", func(t *testing.T) { testArgmax(t, b) }},
 		{"TopK", func(t *testing.T) { testTopK(t, b) }},
+		{"MaskLogits", func(t *testing.T) { testMaskLogits(t, b) }},
 	}
 	for _, op := range ops {
 		if o.Only != "" && !slices.Contains(strings.Split(o.Only, ","), op.name) {

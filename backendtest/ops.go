@@ -252,6 +252,34 @@ func testArgmax(t *testing.T, b model.Backend) {
 	compareI(t, "Argmax with NaN and +Inf", readI(t, b, out, T), want)
 }
 
+func testMaskLogits(t *testing.T, b model.Backend) {
+	mb, ok := b.(model.LogitMasker)
+	if !ok {
+		t.Skip("the backend has no MaskLogits (optional)")
+	}
+	r := rng(12)
+	for _, sh := range [][2]int{{1, 33}, {3, 1000}, {1, 151936}, {2, 4097}} {
+		T, V := sh[0], sh[1]
+		lv := randF32(r, T*V, 10)
+		words := make([]int32, (V+31)/32)
+		for i := range words {
+			switch i % 3 {
+			case 0:
+				words[i] = int32(r.Uint32())
+			case 1:
+				words[i] = -1 // every bit
+			}
+		}
+		l := input(t, b, lv, T, V)
+		m := b.NewI32(len(words))
+		b.WriteI32(m, words)
+		mb.MaskLogits(l, m)
+		want := append([]float32(nil), lv...)
+		cpu.MaskLogits(want, words, T, V)
+		compare(t, fmt.Sprintf("MaskLogits T=%d V=%d", T, V), read(t, b, l, T*V), want, 0)
+	}
+}
+
 func testTopK(t *testing.T, b model.Backend) {
 	r := rng(12)
 	for _, c := range [][3]int{{1, 67, 1}, {2, 1000, 8}, {1, 151936, 40}, {1, 5000, 64}} {

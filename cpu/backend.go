@@ -159,6 +159,12 @@ func (b *Backend) Argmax(out, logits model.Tensor) {
 	Argmax(t(out).i, l.f, l.numel()/l.cols(), l.cols())
 }
 
+// MaskLogits implements model.LogitMasker.
+func (b *Backend) MaskLogits(logits, mask model.Tensor) {
+	l := t(logits)
+	MaskLogits(l.f, t(mask).i, l.numel()/l.cols(), l.cols())
+}
+
 // TopK implements model.Backend.
 func (b *Backend) TopK(ids, vals, logits model.Tensor, k int) {
 	l := t(logits)

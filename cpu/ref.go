@@ -231,6 +231,21 @@ func Argmax(out []int32, logits []float32, T, V int) {
 	}
 }
 
+// MaskLogits sets to -Inf, in place, each logit of logits (T, V) whose bit
+// is clear in mask (ceil(V/32) words, bit id%32 of word id/32, the same
+// mask for every row): structured output's allowed tokens.
+func MaskLogits(logits []float32, mask []int32, T, V int) {
+	ninf := float32(math.Inf(-1))
+	for t := 0; t < T; t++ {
+		row := logits[t*V : (t+1)*V]
+		for i := range row {
+			if uint32(mask[i>>5])>>(i&31)&1 == 0 {
+				row[i] = ninf
+			}
+		}
+	}
+}
+
 // nanAsInf reads a NaN logit as +Inf, so that Argmax and TopK rank every
 // non-finite logit first (lowest index among them) and the sampler sees it.
 func nanAsInf(v float32) float32 {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"wasmllm/grammar"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"
@@ -48,6 +49,10 @@ type Engine struct {
 	cands    []int32
 	candVals []float32
 
+	vocab   *grammar.Vocab // the tokenizer as grammars see it, built on first use
+	maskT   model.Tensor   // (ceil(V/32)) i32: a constrained step's token mask
+	maskI32 []int32
+
 	// Stats counts the engine's host-side traffic since New.
 	Stats Stats
 }
@@ -56,6 +61,8 @@ type Engine struct {
 type Stats struct {
 	ReadbackBytes int64
 	FullRows      int64
+	// MaskBytes counts structured output's token masks sent to the backend.
+	MaskBytes int64
 }
 
 // New returns an Engine for m. tok may be nil for raw-id requests only.
@@ -109,6 +116,11 @@ type Request struct {
 	Messages []tokenizer.Message   // a chat, rendered with the model's template
 	Chat     tokenizer.ChatOptions // template variables (tools, enable_thinking...)
 	Params   sampler.Params
+	// Grammar, when set, constrains the generated text to its language
+	// (structured output): each step allows only the tokens that keep the
+	// text inside it, EOS only where it may end, and the request ends when
+	// nothing can follow.
+	Grammar *grammar.Grammar
 	// Overflow is OverflowError (default) or OverflowTruncate.
 	Overflow string
 }
@@ -141,6 +153,9 @@ type Result struct {
 	Usage       Usage
 	PrefillTime time.Duration
 	DecodeTime  time.Duration
+	// MaskTime is the time spent computing grammar masks (MaskSteps of them).
+	MaskTime  time.Duration
+	MaskSteps int
 }
 
 // ContextError reports a prompt (plus the tokens asked for) that does not
@@ -202,6 +217,17 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	if err != nil {
 		return res, err
 	}
+	var c *constraint
+	if req.Grammar != nil {
+		if c, err = e.newConstraint(req.Grammar); err != nil {
+			return res, err
+		}
+		defer func() { res.MaskTime, res.MaskSteps = c.maskTime, c.steps }()
+		if c.n == 0 {
+			res.Finish = sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
+			return res, nil
+		}
+	}
 	var dec *tokenizer.Decoder
 	if e.Tok != nil {
 		dec = e.Tok.NewDecoder(tokenizer.DecodeOptions{SkipSpecial: true})
@@ -213,8 +239,21 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
 	}()
 	for {
-		r, err := e.sample(s, logits)
-		if err != nil {
+		var hostMask []uint32
+		if c != nil {
+			hostMask = e.applyMask(c, logits)
+		}
+		r, err := e.sample(s, logits, hostMask)
+		if c != nil {
+			ok, err := c.accept(r.ID, err)
+			if err != nil {
+				return res, err
+			}
+			if !ok {
+				res.Finish = sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
+				return res, e.flushHeld(res, stop, dec, emit)
+			}
+		} else if err != nil {
 			return res, err
 		}
 		res.Tokens = append(res.Tokens, r.ID)
@@ -223,6 +262,11 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			piece = dec.Add(r.ID)
 		}
 		show, fin := stop.Step(r.ID, piece)
+		if fin.Reason == "" && c != nil {
+			if fin = c.finish(); fin.Reason != "" {
+				show += stop.Flush()
+			}
+		}
 		if fin.Reason == "" && len(e.cached)+1 >= e.opts.Context {
 			fin = sampler.Finish{Reason: sampler.FinishLength, StopToken: -1}
 			show += stop.Flush()
@@ -247,15 +291,8 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			// partial character, the start of a stop string), so every
 			// token counted in the usage has its text out. The rest goes
 			// out as this token's last piece.
-			rest := stop.Flush()
-			if dec != nil {
-				rest += dec.Flush()
-			}
-			if rest != "" {
-				res.Text += rest
-				if err := emit(Token{ID: r.ID, Text: rest}); err != nil {
-					return res, err
-				}
+			if ferr := e.flushHeld(res, stop, dec, emit); ferr != nil {
+				return res, ferr
 			}
 			return res, err
 		}
@@ -263,6 +300,21 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			return res, err
 		}
 	}
+}
+
+// flushHeld sends the text still held back (a stop string's possible
+// start, a partial character) as the last token's last piece, so every
+// token counted has its text out.
+func (e *Engine) flushHeld(res *Result, stop *sampler.StopChecker, dec *tokenizer.Decoder, emit func(Token) error) error {
+	rest := stop.Flush()
+	if dec != nil {
+		rest += dec.Flush()
+	}
+	if rest == "" || len(res.Tokens) == 0 {
+		return nil
+	}
+	res.Text += rest
+	return emit(Token{ID: res.Tokens[len(res.Tokens)-1], Text: rest})
 }
 
 // PromptIDs returns the token ids the request's prompt becomes, after the

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 
 	"wasmllm/model"
 	"wasmllm/sampler"
@@ -50,8 +51,12 @@ func (e *Engine) forward(ids []int32) (model.Tensor, error) {
 // else the full row. A NaN or +Inf logit seen on the short paths (a
 // negative argmax, a non-finite candidate) sends it to the full row too,
 // so every path reports it as the sampler does (a *sampler.LogitError
-// naming the token).
-func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result, error) {
+// naming the token). hostMask, when set, is a grammar mask the backend
+// could not apply: the full row is read and masked here.
+func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor, hostMask []uint32) (sampler.Result, error) {
+	if hostMask != nil {
+		return e.sampleRow(s, logits, hostMask)
+	}
 	b := e.Model.Backend()
 	p := s.Params()
 	k := s.CandidateCount()
@@ -66,7 +71,7 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result
 		if id[0] >= 0 {
 			return sampler.Result{ID: id[0]}, s.Accept(id[0])
 		}
-		return e.sampleRow(s, logits)
+		return e.sampleRow(s, logits, nil)
 	}
 	if k > 0 {
 		if k != e.topK {
@@ -88,13 +93,21 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor) (sampler.Result
 			return r, err
 		}
 	}
-	return e.sampleRow(s, logits)
+	return e.sampleRow(s, logits, nil)
 }
 
-// sampleRow samples from the full row.
-func (e *Engine) sampleRow(s *sampler.Sampler, logits model.Tensor) (sampler.Result, error) {
+// sampleRow samples from the full row, masked by mask when set.
+func (e *Engine) sampleRow(s *sampler.Sampler, logits model.Tensor, mask []uint32) (sampler.Result, error) {
 	if err := e.Model.Backend().ReadF32(logits, e.row); err != nil {
 		return sampler.Result{}, err
+	}
+	if mask != nil {
+		ninf := float32(math.Inf(-1))
+		for i := range e.row {
+			if mask[i>>5]>>(i&31)&1 == 0 {
+				e.row[i] = ninf
+			}
+		}
 	}
 	e.Stats.ReadbackBytes += int64(4 * len(e.row))
 	e.Stats.FullRows++

@@ -120,3 +120,21 @@ func (b *Backend) TopK(ids, vals, logits model.Tensor, k int) {
 	kb.dispatch(b, p, nb, T, 1, l.whole(), bind{buf: cv}, bind{buf: ci}, it.whole(), vt.whole())
 	km.dispatch(b, p, T, 1, 1, l.whole(), bind{buf: cv}, bind{buf: ci}, it.whole(), vt.whole())
 }
+
+// MaskLogits implements model.LogitMasker: one thread per logit clears
+// the ones whose bit is off, before Argmax or TopK read the row.
+func (b *Backend) MaskLogits(logits, mask model.Tensor) {
+	l, m := tt(logits), tt(mask)
+	T, V, err := selectShape("MaskLogits", l)
+	if err != nil {
+		b.opErr("MaskLogits", "%v", err)
+		return
+	}
+	if m.buf == nil || m.dtype != loader.I32 || m.numel() != (V+31)/32 {
+		b.opErr("MaskLogits", "mask %v must be an I32 activation of %d words", m.shape, (V+31)/32)
+		return
+	}
+	k := op(b, kMaskLogits)
+	gx, gy := b.groups2D((V + 63) / 64)
+	k.dispatch(b, maskLogitsParams{V: uint32(V), WX: uint32(gx)}, gx, gy, T, l.whole(), m.whole())
+}

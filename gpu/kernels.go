@@ -59,6 +59,7 @@ var (
 	kArgmaxMerge   = spec[argmaxParams]("argmax.wgsl", "merge")
 	kTopKBlock     = spec[topkParams]("topk.wgsl", "block")
 	kTopKMerge     = spec[topkParams]("topk.wgsl", "merge")
+	kMaskLogits    = spec[maskLogitsParams]("mask_logits.wgsl", "main")
 
 	kEmbed      = spec[embedParams]("embed.wgsl", "main")
 	kRMSNorm    = spec[rmsNormParams]("rmsnorm.wgsl", "rms_norm")
@@ -88,8 +89,9 @@ var (
 // The uniform structs, named as in the WGSL (case and underscores aside);
 // see each shader for what the fields mean.
 type (
-	argmaxParams struct{ V, NB, CH uint32 }
-	topkParams   struct{ V, NB, K, L uint32 }
+	argmaxParams     struct{ V, NB, CH uint32 }
+	topkParams       struct{ V, NB, K, L uint32 }
+	maskLogitsParams struct{ V, WX uint32 }
 
 	embedParams   struct{ D, Row0, Rows uint32 }
 	rmsNormParams struct {

@@ -116,6 +116,17 @@ func ReadPair(b Backend, ids Tensor, idsDst []int32, vals Tensor, valsDst []floa
 	return b.ReadF32(vals, valsDst)
 }
 
+// LogitMasker is an optional Backend interface: structured output's token
+// mask applied where the logits are, so a constrained greedy step still
+// reads back only the argmax (both backends have it; the engine masks a
+// full row on the host elsewhere).
+type LogitMasker interface {
+	// MaskLogits sets to -Inf, in place, every logit of logits (T, V) f32
+	// whose bit is clear in mask (ceil(V/32)) i32: bit id%32 of word id/32,
+	// one mask for every row.
+	MaskLogits(logits, mask Tensor)
+}
+
 // KVCacheAllocator is an optional Backend interface: a backend that can
 // keep its KV cache in a type other than f32 (the WebGPU backend: F32 or
 // F16). Model.NewCacheOf uses it; the Backend interface stays as it is.

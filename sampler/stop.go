@@ -14,6 +14,9 @@ const (
 	// FinishLength: max_tokens reached (the engine also uses it when the
 	// context is full).
 	FinishLength FinishReason = "length"
+	// FinishGrammar: structured output's grammar allows no token here, or
+	// none of the tokens it allows survived the other processors.
+	FinishGrammar FinishReason = "grammar_dead_end"
 )
 
 // Finish describes the end of generation. Reason is empty while generation

@@ -203,6 +203,20 @@ func (t *Tokenizer) TokenID(text string) (int32, bool) {
 	return -1, false
 }
 
+// Piece returns the bytes id adds to decoded text (as a Decoder with
+// SkipSpecial adds them): nil for a special or control token, or an id
+// out of range. See StripsLeadingSpace for the first token.
+func (t *Tokenizer) Piece(id int32) []byte {
+	if id < 0 || int(id) >= len(t.pieces) || t.special[id] {
+		return nil
+	}
+	return []byte(t.pieces[id])
+}
+
+// StripsLeadingSpace reports SentencePiece's decoding rule: the first
+// token's leading space is dropped from the text.
+func (t *Tokenizer) StripsLeadingSpace() bool { return t.stripSpace }
+
 // IsSpecial reports whether id is a special (control) token.
 func (t *Tokenizer) IsSpecial(id int32) bool {
 	return id >= 0 && int(id) < len(t.special) && t.special[id]

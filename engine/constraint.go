@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"wasmllm/grammar"
+	"wasmllm/model"
+	"wasmllm/sampler"
+)
+
+// constraint is a request's grammar as the decode loop applies it: before
+// each step the mask of allowed tokens is computed on the host and goes
+// up as a bitmask (V/8 bytes) that the backend applies to the logits in
+// place (model.LogitMasker), so Argmax, TopK and the full row all see the
+// masked logits and a constrained greedy step still reads back 4 bytes.
+// A backend without the capability gets the mask applied to the full row
+// on the host.
+type constraint struct {
+	m     *grammar.Matcher
+	v     *grammar.Vocab
+	words []uint32
+	n     int // tokens the current mask allows
+	host  bool
+
+	maskTime time.Duration
+	steps    int
+}
+
+// grammarVocab is the tokenizer's vocabulary as grammars see it, built once.
+func (e *Engine) grammarVocab() *grammar.Vocab {
+	if e.vocab == nil {
+		tok := e.Tok
+		e.vocab = grammar.NewVocab(e.Model.Config.Vocab, tok.Piece, tok.EOS(), tok.StripsLeadingSpace())
+	}
+	return e.vocab
+}
+
+func (e *Engine) newConstraint(g *grammar.Grammar) (*constraint, error) {
+	if e.Tok == nil {
+		return nil, ErrNoTokenizer
+	}
+	v := e.grammarVocab()
+	c := &constraint{m: g.NewMatcher(), v: v, words: make([]uint32, v.MaskWords())}
+	if _, ok := e.Model.Backend().(model.LogitMasker); !ok {
+		c.host = true
+	}
+	c.next()
+	return c, nil
+}
+
+// next computes the mask for the coming step.
+func (c *constraint) next() {
+	t0 := time.Now()
+	c.n = c.m.Mask(c.v, c.words)
+	c.maskTime += time.Since(t0)
+	c.steps++
+}
+
+// apply masks logits on the backend (or, for the host, returns the words
+// the full row is masked with).
+func (e *Engine) applyMask(c *constraint, logits model.Tensor) []uint32 {
+	if c.host {
+		return c.words
+	}
+	b := e.Model.Backend()
+	if e.maskT == nil {
+		e.maskT = b.NewI32(len(c.words))
+		e.maskI32 = make([]int32, len(c.words))
+	}
+	for i, w := range c.words {
+		e.maskI32[i] = int32(w)
+	}
+	b.WriteI32(e.maskT, e.maskI32)
+	b.(model.LogitMasker).MaskLogits(logits, e.maskT)
+	e.Stats.MaskBytes += int64(4 * len(c.words))
+	return nil
+}
+
+// accept moves the grammar over the sampled token. It reports false when
+// the token is not one the grammar allows (every allowed token was masked
+// by the other processors): the request ends with FinishGrammar.
+func (c *constraint) accept(id int32, err error) (bool, error) {
+	if errors.Is(err, sampler.ErrAllMasked) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return c.m.AcceptToken(c.v, id) == nil, nil
+}
+
+// finish says whether the grammar ends the request after a token: it has
+// ended (nothing can follow, or EOS was taken), or nothing it allows can
+// come next.
+func (c *constraint) finish() sampler.Finish {
+	if c.m.Done() {
+		return sampler.Finish{Reason: sampler.FinishStop, StopToken: -1}
+	}
+	c.next()
+	if c.n == 0 {
+		return sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
+	}
+	return sampler.Finish{}
+}

@@ -1,0 +1,89 @@
+package grammar
+
+// Matcher follows one text through a grammar, byte by byte. A Matcher is
+// not safe for concurrent use; many matchers may share one Grammar.
+type Matcher struct {
+	t     *tables
+	state int32
+	// started: a byte has been read (for SentencePiece's dropped leading
+	// space, see Vocab).
+	started bool
+	// ended: EOS was accepted.
+	ended bool
+}
+
+// NewMatcher returns a matcher at the start of the grammar.
+func (g *Grammar) NewMatcher() *Matcher {
+	t := g.current()
+	return &Matcher{t: t, state: t.init}
+}
+
+// Clone returns an independent copy of m.
+func (m *Matcher) Clone() *Matcher { c := *m; return &c }
+
+// acceptBytes moves over b, or leaves the state alone and returns false
+// when the grammar cannot read it.
+func (m *Matcher) acceptBytes(b []byte) bool {
+	t := m.t
+	t.mu.Lock()
+	s := m.state
+	for _, c := range b {
+		if s = t.step(s, c); s == deadState {
+			break
+		}
+	}
+	t.mu.Unlock()
+	if s == deadState || m.ended {
+		return false
+	}
+	m.state = s
+	if len(b) > 0 {
+		m.started = true
+	}
+	return true
+}
+
+// AcceptString moves over s's bytes; it returns false and changes nothing
+// when s cannot continue the text.
+func (m *Matcher) AcceptString(s string) bool { return m.acceptBytes([]byte(s)) }
+
+// AcceptBytes is AcceptString for bytes.
+func (m *Matcher) AcceptBytes(b []byte) bool { return m.acceptBytes(b) }
+
+// CanEnd reports whether the text so far is a whole sentence of the grammar.
+func (m *Matcher) CanEnd() bool {
+	m.t.mu.Lock()
+	defer m.t.mu.Unlock()
+	return m.t.states[m.state].end
+}
+
+// Done reports whether nothing can follow: the grammar has ended (or EOS
+// was accepted).
+func (m *Matcher) Done() bool {
+	if m.ended {
+		return true
+	}
+	m.t.mu.Lock()
+	defer m.t.mu.Unlock()
+	return len(m.t.states[m.state].tops) == 0
+}
+
+// NextBytes reports which bytes may come next.
+func (m *Matcher) NextBytes() [256]bool {
+	var out [256]bool
+	if m.ended {
+		return out
+	}
+	t := m.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range t.states[m.state].tops {
+		set := &t.g.sets[t.g.elems[t.nodes[n].pos].set]
+		for c := range 256 {
+			if set.has(byte(c)) {
+				out[c] = true
+			}
+		}
+	}
+	return out
+}
