@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"wasmllm/grammar"
@@ -102,4 +103,47 @@ func (c *constraint) finish() sampler.Finish {
 		return sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
 	}
 	return sampler.Finish{}
+}
+
+// The thinking block of Qwen3 and DeepSeek-R1 chat models.
+const (
+	thinkStart = "<think>"
+	thinkEnd   = "</think>"
+)
+
+type wrapKey struct {
+	g      *grammar.Grammar
+	opened bool
+}
+
+// withReasoning keeps a chat model's thinking block outside the request's
+// grammar: when the model's template has one and the rendered prompt has
+// not closed it (Qwen3 with enable_thinking off ends the prompt with an
+// empty block), the grammar applies after </think>, and from the start
+// of the text when the prompt opened the block itself (DeepSeek-R1's
+// "<think>\n"). Wrapped grammars are kept per engine, so repeated
+// requests share their masks.
+func (e *Engine) withReasoning(req *Request, prompt string) (*grammar.Grammar, error) {
+	g := req.Grammar
+	if req.Messages == nil || e.Tok == nil || !strings.Contains(e.Tok.ChatTemplate(), thinkStart) {
+		return g, nil
+	}
+	i, j := strings.LastIndex(prompt, thinkStart), strings.LastIndex(prompt, thinkEnd)
+	opened := i > j
+	if !opened && j >= 0 && strings.TrimSpace(prompt[j+len(thinkEnd):]) == "" {
+		return g, nil // thinking is off: the prompt closed the block
+	}
+	k := wrapKey{g, opened}
+	if w, ok := e.wrapped[k]; ok {
+		return w, nil
+	}
+	w, err := grammar.WithReasoning(g, grammar.Reasoning{Start: thinkStart, End: thinkEnd, Opened: opened})
+	if err != nil {
+		return nil, err
+	}
+	if e.wrapped == nil || len(e.wrapped) >= 16 {
+		e.wrapped = map[wrapKey]*grammar.Grammar{}
+	}
+	e.wrapped[k] = w
+	return w, nil
 }

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"wasmllm/grammar"
 	"wasmllm/model"
 	"wasmllm/sampler"
+	"wasmllm/tokenizer"
 )
 
 // hostOnly hides the CPU backend's MaskLogits, so the engine masks the
@@ -66,8 +70,7 @@ func TestGrammarOutput(t *testing.T) {
 				if !slices.Equal(a.Tokens, b.Tokens) {
 					t.Fatalf("%s: backend mask %v, host mask %v", what, a.Tokens, b.Tokens)
 				}
-				m := g.NewMatcher()
-				if a.Finish.Reason != sampler.FinishStop || !m.AcceptString(a.Text) || !m.CanEnd() {
+				if a.Finish.Reason != sampler.FinishStop || !matches(g, a.Text) {
 					t.Errorf("%s: finish %+v, text %q is not a whole sentence", what, a.Finish, a.Text)
 				}
 				if a.MaskSteps == 0 {
@@ -115,4 +118,83 @@ func TestGrammarDeadEnd(t *testing.T) {
 	if res.Finish.Reason != sampler.FinishStop || res.Text != "ab" {
 		t.Errorf("ignore_eos: finish %+v text %q", res.Finish, res.Text)
 	}
+}
+
+// qwenChat loads tiny-qwen3 with the Qwen3 chat template.
+func qwenChat(t *testing.T) *Engine {
+	t.Helper()
+	cfg, err := os.ReadFile("../testdata/tokenizer/qwen3/tokenizer_config.json")
+	if err != nil {
+		t.Skip("run make testdata:", err)
+	}
+	var c struct {
+		ChatTemplate string `json:"chat_template"`
+	}
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tok, err := os.ReadFile("../testdata/hf/tiny-qwen3/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tokenizer.json"), tok, 0o644)
+	os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(`{}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte(c.ChatTemplate), 0o644)
+	e, err := Load("../testdata/hf/tiny-qwen3", cpu.New(0), LoadOptions{Options: Options{Context: 512}, Tokenizer: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestGrammarReasoning: with Qwen3's template, the thinking block stays
+// outside the constraint (the text may start with <think>...</think>),
+// and with enable_thinking off the grammar applies from the first token.
+func TestGrammarReasoning(t *testing.T) {
+	e := qwenChat(t)
+	g, err := grammar.Compile(`root ::= "[" [0-9]{1,3} "]"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []tokenizer.Message{{Role: "user", Content: "Pick a number"}}
+	blocks := 0
+	for _, think := range []bool{false, true} {
+		for seed := int64(1); seed <= 6; seed++ {
+			p := sampler.DefaultParams()
+			p.MaxTokens, p.Seed = 60, &seed
+			// Favour "<" so that some samples open a thinking block.
+			if id, ok := e.Tok.TokenID("<"); ok {
+				p.LogitBias = map[int32]float64{id: 5}
+			}
+			req := &Request{Messages: msgs, Params: p, Grammar: g,
+				Chat: tokenizer.ChatOptions{Kwargs: map[string]any{"enable_thinking": think}}}
+			res := gen(t, e, req)
+			body := res.Text
+			if think {
+				if rest, ok := strings.CutPrefix(body, "<think>"); ok {
+					blocks++
+					i := strings.Index(rest, "</think>")
+					if i < 0 {
+						if res.Finish.Reason != sampler.FinishLength {
+							t.Errorf("seed %d: an open thinking block ended with %+v: %q", seed, res.Finish, body)
+						}
+						continue
+					}
+					body = strings.TrimLeft(rest[i+len("</think>"):], " \t\r\n")
+				}
+			}
+			if !matches(g, body) || res.Finish.Reason != sampler.FinishStop {
+				t.Errorf("thinking %v seed %d: %q (finish %+v)", think, seed, res.Text, res.Finish)
+			}
+		}
+	}
+	if blocks == 0 {
+		t.Error("no sample opened a thinking block: the test does not cover it")
+	}
+}
+
+func matches(g *grammar.Grammar, s string) bool {
+	m := g.NewMatcher()
+	return m.AcceptString(s) && m.CanEnd()
 }

@@ -50,6 +50,7 @@ type Engine struct {
 	candVals []float32
 
 	vocab   *grammar.Vocab // the tokenizer as grammars see it, built on first use
+	wrapped map[wrapKey]*grammar.Grammar // grammars with a thinking block before them
 	maskT   model.Tensor   // (ceil(V/32)) i32: a constrained step's token mask
 	maskI32 []int32
 
@@ -184,7 +185,7 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	if err := p.Validate(e.Model.Config.Vocab); err != nil {
 		return nil, err
 	}
-	prompt, err := e.promptIDs(req)
+	prompt, text, err := e.promptIDs(req)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +220,11 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	}
 	var c *constraint
 	if req.Grammar != nil {
-		if c, err = e.newConstraint(req.Grammar); err != nil {
+		g, err := e.withReasoning(req, text)
+		if err != nil {
+			return res, err
+		}
+		if c, err = e.newConstraint(g); err != nil {
 			return res, err
 		}
 		defer func() { res.MaskTime, res.MaskSteps = c.maskTime, c.steps }()
@@ -319,22 +324,27 @@ func (e *Engine) flushHeld(res *Result, stop *sampler.StopChecker, dec *tokenize
 
 // PromptIDs returns the token ids the request's prompt becomes, after the
 // overflow policy.
-func (e *Engine) PromptIDs(req *Request) ([]int32, error) { return e.promptIDs(req) }
+func (e *Engine) PromptIDs(req *Request) ([]int32, error) {
+	ids, _, err := e.promptIDs(req)
+	return ids, err
+}
 
-// promptIDs assembles the request's prompt and applies the overflow policy.
-func (e *Engine) promptIDs(req *Request) ([]int32, error) {
+// promptIDs assembles the request's prompt and applies the overflow
+// policy. For a chat it also returns the rendered text.
+func (e *Engine) promptIDs(req *Request) ([]int32, string, error) {
 	// A prompt fits when at least one token can follow it. Truncation
 	// keeps room for max_tokens, up to half the context.
 	reserve := min(max(req.Params.MaxTokens, 1), e.opts.Context/2)
 	target := e.opts.Context - max(reserve, 1)
 	fits := func(n int) bool { return n > 0 && n <= target }
 	var ids []int32
+	var rendered string
 	switch {
 	case req.Tokens != nil:
 		ids = req.Tokens
 	case req.Messages != nil:
 		if e.Tok == nil {
-			return nil, ErrNoTokenizer
+			return nil, "", ErrNoTokenizer
 		}
 		msgs := req.Messages
 		for {
@@ -342,11 +352,12 @@ func (e *Engine) promptIDs(req *Request) ([]int32, error) {
 			chatOpts.AddGenerationPrompt = true
 			text, err := e.Tok.RenderChat(msgs, chatOpts)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			if ids, err = e.Tok.Encode(text, false); err != nil {
-				return nil, err
+				return nil, "", err
 			}
+			rendered = text
 			if fits(len(ids)) || req.Overflow != OverflowTruncate {
 				break
 			}
@@ -362,21 +373,21 @@ func (e *Engine) promptIDs(req *Request) ([]int32, error) {
 		}
 	default:
 		if e.Tok == nil {
-			return nil, ErrNoTokenizer
+			return nil, "", ErrNoTokenizer
 		}
 		var err error
 		if ids, err = e.Tok.Encode(req.Prompt, true); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if len(ids) == 0 {
-		return nil, errors.New("engine: empty prompt")
+		return nil, "", errors.New("engine: empty prompt")
 	}
 	if req.Overflow == OverflowTruncate && req.Messages == nil && len(ids) > target && target > 0 {
 		ids = ids[len(ids)-target:]
 	}
 	if len(ids) >= e.opts.Context || (req.Overflow == OverflowTruncate && len(ids) > target) {
-		return nil, &ContextError{PromptTokens: len(ids), MaxTokens: req.Params.MaxTokens, Context: e.opts.Context}
+		return nil, "", &ContextError{PromptTokens: len(ids), MaxTokens: req.Params.MaxTokens, Context: e.opts.Context}
 	}
-	return ids, nil
+	return ids, rendered, nil
 }

@@ -19,6 +19,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         return;
     }
     if (((mask[i >> 5u] >> (i & 31u)) & 1u) == 0u) {
-        logits[t * p.v + i] = bitcast<f32>(0xff800000u); // -Inf
+        // -Inf, from a runtime value: a const-expression may not be infinite.
+        logits[t * p.v + i] = bitcast<f32>(0xff800000u | (p.v & 0u));
     }
 }
