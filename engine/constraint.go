@@ -46,23 +46,20 @@ func (e *Engine) newConstraint(g *grammar.Grammar) (*constraint, error) {
 	if _, ok := e.Model.Backend().(model.LogitMasker); !ok {
 		c.host = true
 	}
-	c.next()
+	e.nextMask(c)
 	return c, nil
 }
 
-// next computes the mask for the coming step.
-func (c *constraint) next() {
+// nextMask computes the mask for the coming step and, for a backend that
+// applies it, writes it now: before the step's forward pass is recorded,
+// so the upload joins that step's submit.
+func (e *Engine) nextMask(c *constraint) {
 	t0 := time.Now()
 	c.n = c.m.Mask(c.v, c.words)
 	c.maskTime += time.Since(t0)
 	c.steps++
-}
-
-// apply masks logits on the backend (or, for the host, returns the words
-// the full row is masked with).
-func (e *Engine) applyMask(c *constraint, logits model.Tensor) []uint32 {
-	if c.host {
-		return c.words
+	if c.host || c.n == 0 {
+		return
 	}
 	b := e.Model.Backend()
 	if e.maskT == nil {
@@ -73,8 +70,16 @@ func (e *Engine) applyMask(c *constraint, logits model.Tensor) []uint32 {
 		e.maskI32[i] = int32(w)
 	}
 	b.WriteI32(e.maskT, e.maskI32)
-	b.(model.LogitMasker).MaskLogits(logits, e.maskT)
 	e.Stats.MaskBytes += int64(4 * len(c.words))
+}
+
+// applyMask masks logits on the backend (or, for the host, returns the
+// words the full row is masked with).
+func (e *Engine) applyMask(c *constraint, logits model.Tensor) []uint32 {
+	if c.host {
+		return c.words
+	}
+	e.Model.Backend().(model.LogitMasker).MaskLogits(logits, e.maskT)
 	return nil
 }
 
@@ -94,11 +99,11 @@ func (c *constraint) accept(id int32, err error) (bool, error) {
 // finish says whether the grammar ends the request after a token: it has
 // ended (nothing can follow, or EOS was taken), or nothing it allows can
 // come next.
-func (c *constraint) finish() sampler.Finish {
+func (e *Engine) finishConstraint(c *constraint) sampler.Finish {
 	if c.m.Done() {
 		return sampler.Finish{Reason: sampler.FinishStop, StopToken: -1}
 	}
-	c.next()
+	e.nextMask(c)
 	if c.n == 0 {
 		return sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
 	}

@@ -211,13 +211,6 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	res := &Result{Prompt: prompt}
 	res.Usage.PromptTokens = len(prompt)
 
-	start := time.Now()
-	logits, reused, err := e.prefill(ctx, prompt)
-	res.Usage.CachedTokens = reused
-	res.PrefillTime = time.Since(start)
-	if err != nil {
-		return res, err
-	}
 	var c *constraint
 	if req.Grammar != nil {
 		g, err := e.withReasoning(req, text)
@@ -232,6 +225,13 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			res.Finish = sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
 			return res, nil
 		}
+	}
+	start := time.Now()
+	logits, reused, err := e.prefill(ctx, prompt)
+	res.Usage.CachedTokens = reused
+	res.PrefillTime = time.Since(start)
+	if err != nil {
+		return res, err
 	}
 	var dec *tokenizer.Decoder
 	if e.Tok != nil {
@@ -268,7 +268,7 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		}
 		show, fin := stop.Step(r.ID, piece)
 		if fin.Reason == "" && c != nil {
-			if fin = c.finish(); fin.Reason != "" {
+			if fin = e.finishConstraint(c); fin.Reason != "" {
 				show += stop.Flush()
 			}
 		}
