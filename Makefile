@@ -7,7 +7,7 @@ QUANT ?= keep
 MODELS ?= models
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go fuzz convert dist package clean
+.PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go bench-grammar fuzz convert dist package clean
 
 all: test
 
@@ -63,6 +63,11 @@ bench-go:
 	$(GO) test -run XXX -bench . -benchtime 3x ./model/
 	$(GO) test -run XXX -bench . ./sampler/
 	$(GO) test -run XXX -bench Encode ./tokenizer/
+
+# bench-grammar: structured output's cost: grammar compile time and the median and p99 token-mask time per step (Qwen3 and Llama-3 vocabularies, a nested JSON Schema and a GBNF grammar) against the sampler's unconstrained step, natively and then in headless Chromium.
+bench-grammar: testdata $(BUILD)/wasmexec
+	$(GO) test -run XXX -bench Mask -benchtime 3000x ./grammar/
+	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec -run XXX -bench Mask -benchtime 3000x ./grammar/
 
 # fuzz: every fuzz target of the module for FUZZTIME (default 30s) each, with its execution count printed.
 fuzz:

@@ -353,9 +353,10 @@ func TestClientStreams(t *testing.T) {
 
 // TestClientValidation: what OpenAI clients send is used as they mean it
 // or refused naming the field: unknown roles, max_tokens 0, image parts,
-// json response formats and forced tool calls are refused; text content
-// parts, the developer role, nulls, response_format text and tool_choice
-// auto/none work.
+// unknown response formats and tool_choice without tools are refused;
+// text content parts, the developer role, nulls, every response_format
+// (text, json_object, json_schema), tool_choice auto/none/required and
+// vLLM's guided_* work (structured_test.go checks the replies).
 func TestClientValidation(t *testing.T) {
 	skipShort(t)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: compatModels(t)})
@@ -373,8 +374,12 @@ func TestClientValidation(t *testing.T) {
 			max_completion_tokens_0: await c({max_tokens: null, max_completion_tokens: 0}),
 			completion_max_tokens_0: await codeOf(engine.completions.create({prompt: "x", max_tokens: 0})),
 			image: await codeOf(engine.chat.completions.create({messages: [{role: "user", content: [{type: "image_url", image_url: {url: "data:,"}}]}]})),
+			yaml: await c({response_format: {type: "yaml"}}),
+			tool_required_no_tools: await c({tool_choice: "required"}),
 			json_object: await c({response_format: {type: "json_object"}}),
-			tool_required: await c({tool_choice: "required"}),
+			json_schema: await c({response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "object"}}}}),
+			guided_choice: await c({guided_choice: ["yes", "no"]}),
+			tool_required: await c({tools: [{type: "function", function: {name: "f", parameters: {type: "object", properties: {}}}}], tool_choice: "required"}),
 			user_null: await codeOf(engine.chat.completions.create({messages: [{role: "user", content: null}]})),
 			top_logprobs_null: await c({top_logprobs: null}),
 			nulls: await c({logprobs: null, top_logprobs: null, seed: null, stop: null, n: null, stream_options: null, response_format: null, tool_choice: null}),
@@ -385,14 +390,14 @@ func TestClientValidation(t *testing.T) {
 	for k, want := range map[string]string{
 		"narrator": "bad_request [messages[0].role]", "max_tokens_0": "bad_request [max_tokens]",
 		"max_completion_tokens_0": "bad_request [max_completion_tokens]", "completion_max_tokens_0": "bad_request [max_tokens]",
-		"image": "bad_request [messages[0].content[0].type]", "json_object": "bad_request [response_format]",
-		"tool_required": "bad_request [tool_choice]", "user_null": "bad_request [messages[0].content]",
+		"image": "bad_request [messages[0].content[0].type]", "yaml": "bad_request [response_format.type]",
+		"tool_required_no_tools": "bad_request [tool_choice]", "user_null": "bad_request [messages[0].content]",
 	} {
 		if !strings.HasPrefix(got[k], strings.Fields(want)[0]+":") || !strings.HasSuffix(got[k], strings.Fields(want)[1]) {
 			t.Errorf("%s: %s, want %s", k, got[k], want)
 		}
 	}
-	for _, k := range []string{"top_logprobs_null", "nulls", "response_format_text", "tool_choice"} {
+	for _, k := range []string{"top_logprobs_null", "nulls", "response_format_text", "tool_choice", "json_object", "json_schema", "guided_choice", "tool_required"} {
 		if got[k] != "ok" {
 			t.Errorf("%s: %s, want it accepted", k, got[k])
 		}

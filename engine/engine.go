@@ -49,9 +49,9 @@ type Engine struct {
 	cands    []int32
 	candVals []float32
 
-	vocab   *grammar.Vocab // the tokenizer as grammars see it, built on first use
+	vocab   *grammar.Vocab               // the tokenizer as grammars see it, built on first use
 	wrapped map[wrapKey]*grammar.Grammar // grammars with a thinking block before them
-	maskT   model.Tensor   // (ceil(V/32)) i32: a constrained step's token mask
+	maskT   model.Tensor                 // (ceil(V/32)) i32: a constrained step's token mask
 	maskI32 []int32
 
 	// Stats counts the engine's host-side traffic since New.

@@ -10,7 +10,7 @@ import (
 const (
 	maxStates    = 1 << 15
 	maxNodes     = 1 << 20
-	maxMaskBytes = 64 << 20
+	maxMaskBytes = 16 << 20
 )
 
 // node is one stack frame: a position in Grammar.elems and the node to

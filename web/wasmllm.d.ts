@@ -251,7 +251,7 @@ export interface ChatMessage {
   [key: string]: unknown;  // tool_calls, tool_call_id, name, reasoning_content... passed to the template
 }
 
-export interface ChatCompletionRequest extends SamplingParams {
+export interface ChatCompletionRequest extends SamplingParams, StructuredOutputParams {
   messages: ChatMessage[];
   stream?: boolean;
   max_completion_tokens?: number;
@@ -260,21 +260,70 @@ export interface ChatCompletionRequest extends SamplingParams {
   top_logprobs?: number;
   /** Extra chat template variables, e.g. { enable_thinking: false } for Qwen3. */
   chat_template_kwargs?: Record<string, unknown>;
-  /** Tool definitions, given to the chat template (tool calls come back as the model's text). */
-  tools?: unknown[] | null;
-  /** "auto" (default) or "none" (the template does not see the tools); "required" and named functions are refused. */
-  tool_choice?: "auto" | "none" | null;
+  /**
+   * Tools, given to the chat template. When the template teaches a
+   * tool-call syntax (Qwen's and Hermes' <tool_call>, Llama 3's JSON,
+   * DeepSeek-R1's), calls in the reply come back as message.tool_calls
+   * (delta.tool_calls when streaming) with finish_reason "tool_calls".
+   */
+  tools?: ChatTool[] | null;
+  /**
+   * "auto" (the default with tools), "none" (the template does not see
+   * the tools), "required" or a named function: the reply is then forced
+   * to be calls (constrained decoding; a template without a tool-call
+   * syntax fails with bad_request).
+   */
+  tool_choice?: "auto" | "none" | "required" | { type: "function"; function: { name: string } } | null;
+  /** false: tool_choice "required" makes exactly one call. */
   parallel_tool_calls?: boolean | null;
-  /** Only {type: "text"}: json_object and json_schema are refused (no constrained decoding). */
-  response_format?: { type: "text" } | null;
+  /** Constrained decoding; at most one of response_format and the StructuredOutputParams. */
+  response_format?: ResponseFormat | null;
 }
 
-export interface CompletionRequest extends SamplingParams {
+/** An OpenAI tool: a function the model may call, its arguments' JSON Schema in parameters. */
+export interface ChatTool {
+  type: "function";
+  function: { name: string; description?: string; parameters?: Record<string, unknown> | null; strict?: boolean | null };
+}
+
+/**
+ * OpenAI's response formats (text; json_object: any JSON object;
+ * json_schema: JSON valid for the schema) and WebLLM's (json_object with a
+ * schema as JSON text; grammar: a GBNF grammar, start rule root).
+ * Schemas and grammars that cannot be compiled fail with bad_request
+ * naming the field (details.param) and the place (details.pointer,
+ * offset, line, column).
+ */
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object"; schema?: string | null }
+  | { type: "json_schema"; json_schema: { name?: string; description?: string; schema?: Record<string, unknown> | boolean; strict?: boolean | null } }
+  | { type: "grammar"; grammar: string };
+
+/** vLLM's structured-output parameters (each constrains the whole reply; give at most one). */
+export interface StructuredOutputParams {
+  /** A JSON Schema, or its JSON text. */
+  guided_json?: Record<string, unknown> | string | null;
+  /** A regular expression the whole reply matches (RE2 syntax: no lookaround or backreferences). */
+  guided_regex?: string | null;
+  /** The reply is exactly one of these strings. */
+  guided_choice?: string[] | null;
+  /** A GBNF grammar (llama.cpp's dialect, start rule root). */
+  guided_grammar?: string | null;
+  /** Accepted and ignored: there is one engine. */
+  guided_decoding_backend?: string | null;
+  /** vLLM's newer form of the same: one of json, regex, choice, grammar, json_object. */
+  structured_outputs?: { json?: Record<string, unknown> | string | null; regex?: string | null; choice?: string[] | null; grammar?: string | null; json_object?: boolean | null } | null;
+}
+
+export interface CompletionRequest extends SamplingParams, StructuredOutputParams {
   /** Text (BOS added when the tokenizer says so), or token ids used as given. */
   prompt: string | number[];
   stream?: boolean;
   /** Top alternatives per token (0..20). */
   logprobs?: number;
+  /** Constrained decoding, as in chat. */
+  response_format?: ResponseFormat | null;
 }
 
 export interface Usage {
@@ -285,7 +334,13 @@ export interface Usage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
-/** A tool call parsed by the server (a remote engine's vLLM with --enable-auto-tool-choice); streamed in pieces by index. */
+/**
+ * A tool call read from the reply (by the engine, or by a remote engine's
+ * server: vLLM with --enable-auto-tool-choice). In a message: id, type,
+ * function.name and function.arguments (JSON text). Streamed in pieces by
+ * index: the first with id, type, name and arguments "", then argument
+ * fragments.
+ */
 export interface ToolCall {
   index?: number;
   id?: string;
@@ -293,8 +348,13 @@ export interface ToolCall {
   function?: { name?: string; arguments?: string };
 }
 
-/** "abort" when engine.abort() (or webllm's interruptGenerate) stopped the request. */
-export type FinishReason = "stop" | "length" | "abort" | "tool_calls";
+/**
+ * "abort" when engine.abort() (or webllm's interruptGenerate) stopped the
+ * request; "tool_calls" when the reply ends with tool calls;
+ * "grammar_dead_end" when constrained decoding found no token the other
+ * sampling parameters allow.
+ */
+export type FinishReason = "stop" | "length" | "abort" | "tool_calls" | "grammar_dead_end";
 
 export interface TopLogprob { token: string; logprob: number; bytes: number[] }
 export interface TokenLogprob extends TopLogprob { top_logprobs: TopLogprob[] }
@@ -302,8 +362,8 @@ export interface TokenLogprob extends TopLogprob { top_logprobs: TopLogprob[] }
 export interface ChatCompletionChoice {
   /** 0 to n - 1. */
   index: number;
-  /** reasoning_content and tool_calls come only from a remote engine's server (vLLM's parsers); content may then be null there. */
-  message: { role: "assistant"; content: string; reasoning_content?: string | null; tool_calls?: ToolCall[] };
+  /** content is null when the reply is only tool calls; reasoning_content comes only from a remote engine's server (vLLM's parsers). */
+  message: { role: "assistant"; content: string | null; reasoning_content?: string | null; tool_calls?: ToolCall[] };
   finish_reason: FinishReason;
   logprobs: { content: TokenLogprob[] } | null;
 }
@@ -322,7 +382,7 @@ export interface ChatCompletion {
 
 export interface ChatCompletionChunkChoice {
   index: number;
-  /** reasoning_content and tool_calls: from a remote engine's server, as vLLM streams them. */
+  /** tool_calls as OpenAI streams them; reasoning_content from a remote engine's server, as vLLM streams it. */
   delta: { role?: "assistant"; content?: string | null; reasoning_content?: string | null; tool_calls?: ToolCall[] };
   finish_reason: FinishReason | null;
   logprobs: { content: TokenLogprob[] } | null;
@@ -487,7 +547,7 @@ export interface RemoteEngineInfo {
   load: { ms: number; network_bytes: 0; cached_bytes: 0 };
 }
 
-/** A chat request to a remote engine: the server's own options, constrained decoding and required tools included (no logits processors). */
+/** A chat request to a remote engine: the server's own options (no logits processors). */
 export interface RemoteChatCompletionRequest extends Omit<ChatCompletionRequest, "response_format" | "tool_choice" | "logits_processors"> {
   response_format?: { type: "text" } | { type: "json_object" } | { type: "json_schema"; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean } } | null;
   tool_choice?: "auto" | "none" | "required" | { type: "function"; function: { name: string } } | null;

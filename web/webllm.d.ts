@@ -18,8 +18,9 @@
 //   model_lib is not used, and ModelRecord.overrides and chatOpts read
 //   only context_window_size and the sampling defaults listed in ChatOptions;
 // - a LogitProcessor runs after logit_bias (WebLLM: before);
-// - response_format other than text, embeddings and
-//   forwardTokensAndSample are refused (bad_request);
+// - response_format takes WebLLM's forms (json_object with a schema
+//   string, grammar with GBNF) and OpenAI's json_schema;
+// - embeddings and forwardTokensAndSample are refused (bad_request);
 // - errors are WasmLLMError with a code (see wasmllm.d.ts), not WebLLM's
 //   error classes.
 

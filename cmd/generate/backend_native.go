@@ -46,9 +46,11 @@ func runElsewhere(ctx context.Context, c *config, stdout, stderr io.Writer) (boo
 	if err != nil {
 		return true, err
 	}
-	for _, p := range []struct{ flag, path string }{{"model", c.model}, {"tokenizer", c.tokenizer}} {
-		if p.path != "" {
-			if err := checkInside(root, p.flag, p.path); err != nil {
+	files := c.structure.files()
+	files["model"], files["tokenizer"] = c.model, c.tokenizer
+	for _, flag := range []string{"model", "tokenizer", "json-schema", "grammar", "tools"} {
+		if p := files[flag]; p != "" {
+			if err := checkInside(root, flag, p); err != nil {
 				return true, err
 			}
 		}

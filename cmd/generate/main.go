@@ -5,6 +5,14 @@
 //	go run ./cmd/generate -model testdata/models/stories260K.gguf -prompt "Once upon a time" -n 64
 //	go run ./cmd/generate -model M -tokens 1,2,3 -n 0 -logits out.json
 //	go run ./cmd/generate -model M -prompt Hi -json -temperature 0.7 -top-k 40 -seed 7 -logprobs 5
+//	go run ./cmd/generate -model M -chat "Weather in Paris?" -tools tools.json -tool-choice required
+//	go run ./cmd/generate -model M -prompt "Answer:" -choice yes,no
+//
+// Structured output (-response-format json, -json-schema, -grammar, -regex,
+// -choice) and tool calls (-tools, -tool-choice) are read as the JS API and
+// the server read response_format, guided_* and tools (wasm/api); a reply
+// read for tool calls prints its content and then one JSON line
+// {"content": ..., "tool_calls": [...]} in OpenAI's message shape.
 package main
 
 import (
@@ -23,6 +31,8 @@ import (
 	"wasmllm/loader"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
+	"wasmllm/toolcall"
+	"wasmllm/wasm/api"
 )
 
 type config struct {
@@ -33,6 +43,11 @@ type config struct {
 	params                                                  sampler.Params
 	nSet                                                    bool
 	args                                                    []string // as given, to run again in the browser
+	structure                                               structureFlags
+	chatKwargs                                              map[string]any // -chat-template-kwargs
+	// shape holds the reply's constraint and tools, as parsed from the
+	// structure flags; run fills in its engine request.
+	shape *api.Request
 }
 
 func main() {
@@ -69,8 +84,20 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.threads, "threads", 0, "CPU threads (0: all)")
 	kv := fs.String("kv-dtype", "f32", "KV cache type: f32 or f16 (half the memory; the cpu backend keeps f32, with a note)")
 	c.params.BindFlags(fs)
+	c.structure.bind(fs)
+	kwargs := fs.String("chat-template-kwargs", "", `-chat's template variables as a JSON object (chat_template_kwargs), e.g. {"enable_thinking":false}`)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if *kwargs != "" {
+		var kw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(*kwargs), &kw); err != nil {
+			return nil, fmt.Errorf("-chat-template-kwargs: want a JSON object: %v", err)
+		}
+		c.chatKwargs = map[string]any{}
+		for k, v := range kw {
+			c.chatKwargs[k] = v
+		}
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "n" {
@@ -102,6 +129,17 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.nSet || c.params.MaxTokens == sampler.DefaultParams().MaxTokens {
 		c.params.MaxTokens = c.n
+	}
+	fields, err := c.structure.fields(c.chat != "")
+	if err != nil {
+		return nil, err
+	}
+	c.shape = &api.Request{Kind: api.KindCompletion}
+	if c.chat != "" {
+		c.shape.Kind = api.KindChat
+	}
+	if err := c.shape.ParseStructure(fields); err != nil {
+		return nil, flagError(err)
 	}
 	return c, nil
 }
@@ -142,7 +180,12 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	if got := e.KVDType(); got != c.kvDType {
 		fmt.Fprintf(stderr, "note: the %s backend keeps the KV cache in %v, not %v\n", c.backend, got, c.kvDType)
 	}
-	req := &engine.Request{Params: c.params}
+	shape := c.shape
+	if shape == nil {
+		shape = &api.Request{Kind: api.KindCompletion}
+	}
+	req := &shape.Engine
+	req.Params = c.params
 	switch {
 	case c.tokens != "":
 		if req.Tokens, err = parseIDs(c.tokens); err != nil {
@@ -150,12 +193,17 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		}
 	case c.chat != "":
 		req.Messages = []tokenizer.Message{{Role: "user", Content: c.chat}}
+		req.Chat.Kwargs = c.chatKwargs
 	default:
 		req.Prompt = c.prompt
 		if c.prompt == "" && e.Tok != nil && e.Tok.BOS() >= 0 {
 			req.Tokens = []int32{e.Tok.BOS()}
 		}
 	}
+	if err := api.Prepare(e, shape); err != nil {
+		return flagError(err)
+	}
+	format := shape.ToolFormat()
 	if c.logits != "" {
 		ids := req.Tokens
 		if ids == nil {
@@ -171,8 +219,13 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		return nil
 	}
 	enc := json.NewEncoder(stdout)
+	var text strings.Builder // the reply, when it is read for tool calls
 	res, err := e.Generate(ctx, req, func(t engine.Token) error {
+		text.WriteString(t.Text)
 		if !c.json {
+			if format != toolcall.None {
+				return nil // printed once its calls are read
+			}
 			_, err := io.WriteString(stdout, t.Text)
 			return err
 		}
@@ -188,7 +241,22 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		return enc.Encode(out)
 	})
 	if res != nil {
-		if !c.json {
+		if format != toolcall.None {
+			content, calls := api.ToolCalls(format, text.String())
+			if !c.json && content != nil {
+				io.WriteString(stdout, *content)
+			}
+			if len(calls) > 0 {
+				if !c.json {
+					fmt.Fprintln(stdout)
+				}
+				if err := enc.Encode(toolCallsJSON{Content: content, ToolCalls: calls}); err != nil {
+					return err
+				}
+			} else if !c.json {
+				fmt.Fprintln(stdout)
+			}
+		} else if !c.json {
 			fmt.Fprintln(stdout)
 		}
 		fmt.Fprintf(stderr, "%d prompt tokens in %v, %d tokens in %v (%.1f tok/s), finish %q\n",

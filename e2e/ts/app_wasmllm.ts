@@ -85,10 +85,22 @@ export async function main(): Promise<void> {
 
   // @ts-expect-error: not a chat role
   await engine.chat.completions.create({ messages: [{ role: "narrator", content: "x" }] });
-  // @ts-expect-error: no constrained decoding
+  // Constrained decoding and forced tool calls.
+  const j: ChatCompletion = await engine.chat.completions.create({ messages, response_format: { type: "json_schema", json_schema: { name: "p", schema: { type: "object" }, strict: true } } });
+  say(j.choices[0]?.message.content ?? "");
   await engine.chat.completions.create({ messages, response_format: { type: "json_object" } });
-  // @ts-expect-error: tool_choice "required" is refused
-  await engine.chat.completions.create({ messages, tool_choice: "required" });
+  await engine.chat.completions.create({ messages, response_format: { type: "grammar", grammar: 'root ::= "a"' } });
+  await engine.completions.create({ prompt: "x", guided_choice: ["a", "b"], guided_regex: null, structured_outputs: { regex: "[0-9]+" } });
+  const tc: ChatCompletion = await engine.chat.completions.create({
+    messages, tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }], tool_choice: "required", parallel_tool_calls: false,
+  });
+  for (const call of tc.choices[0]?.message.tool_calls ?? []) say(call.id, call.function?.name, call.function?.arguments);
+  const fr2: FinishReason = "grammar_dead_end";
+  say(fr2);
+  // @ts-expect-error: not a response format
+  await engine.chat.completions.create({ messages, response_format: { type: "yaml" } });
+  // @ts-expect-error: tool_choice is a mode or a function
+  await engine.chat.completions.create({ messages, tool_choice: "always" });
   // @ts-expect-error: a completion needs a prompt
   await engine.completions.create({ max_tokens: 3 });
 }

@@ -55,7 +55,15 @@ func Convert(t testing.TB, src, dst string, o ConvertOptions) *manifest.Manifest
 // enable_thinking switch) from the test tokenizer files.
 func Qwen3ChatTemplate(t testing.TB) string {
 	t.Helper()
-	data, err := os.ReadFile(RepoFile("testdata/tokenizer/qwen3/tokenizer_config.json"))
+	return ChatTemplateOf(t, "qwen3")
+}
+
+// ChatTemplateOf returns the chat template of the test tokenizer
+// testdata/tokenizer/NAME (qwen3, llama3_2: Llama 3.2's, which teaches the
+// Llama 3 JSON tool-call syntax), from its tokenizer_config.json.
+func ChatTemplateOf(t testing.TB, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(RepoFile(filepath.Join("testdata/tokenizer", name, "tokenizer_config.json")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +71,7 @@ func Qwen3ChatTemplate(t testing.TB) string {
 		ChatTemplate string `json:"chat_template"`
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil || cfg.ChatTemplate == "" {
-		t.Fatalf("qwen3 tokenizer_config.json: no chat_template (%v)", err)
+		t.Fatalf("%s tokenizer_config.json: no chat_template (%v)", name, err)
 	}
 	return cfg.ChatTemplate
 }
@@ -72,6 +80,13 @@ func Qwen3ChatTemplate(t testing.TB) string {
 // Hugging Face tokenizer of testdata/hf/NAME with the Qwen3 chat template as
 // chat_template.jinja (the test models have no template of their own).
 func ChatTokenizer(t testing.TB, name string) string {
+	t.Helper()
+	return ChatTokenizerWith(t, name, Qwen3ChatTemplate(t))
+}
+
+// ChatTokenizerWith is ChatTokenizer with the chat template given, such
+// as ChatTemplateOf(t, "llama3_2").
+func ChatTokenizerWith(t testing.TB, name, template string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
@@ -83,7 +98,7 @@ func ChatTokenizer(t testing.TB, name string) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte(Qwen3ChatTemplate(t)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte(template), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

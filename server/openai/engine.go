@@ -401,10 +401,14 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, kind string) {
 // reject once started, and what vLLM rejects that the engine would cut
 // short: max_tokens past the room the prompt leaves. The prompt it
 // assembles replaces the request's, so that the engine does not assemble
-// it again.
+// it again, except for a constrained chat, whose messages the engine
+// reads (a thinking block stays outside the constraint).
 func precheck(eng *engine.Engine, req *api.Request) *Error {
 	if req.Kind == api.KindChat && eng.Tok != nil && eng.Tok.ChatTemplate() == "" {
 		return errorf(http.StatusBadRequest, "", "the model has no chat template: use /v1/completions with a prompt")
+	}
+	if err := api.Prepare(eng, req); err != nil {
+		return fromAPI(err)
 	}
 	if err := req.Engine.Params.Validate(eng.Model.Config.Vocab); err != nil {
 		return fromAPI(err)
@@ -416,7 +420,9 @@ func precheck(eng *engine.Engine, req *api.Request) *Error {
 	if n := req.Engine.Params.MaxTokens; n > 0 && req.Engine.Overflow != engine.OverflowTruncate && len(ids)+n > eng.Context() {
 		return maxTokensError(n, len(ids), eng.Context())
 	}
-	req.Engine.Tokens, req.Engine.Prompt, req.Engine.Messages = ids, "", nil
+	if req.Engine.Messages == nil || req.Engine.Grammar == nil {
+		req.Engine.Tokens, req.Engine.Prompt, req.Engine.Messages = ids, "", nil
+	}
 	return nil
 }
 
@@ -439,7 +445,7 @@ func (s *summary) add(v any) {
 			s.usage = c.Usage
 		}
 		for _, ch := range c.Choices {
-			if ch.Delta != nil && ch.Delta.Content != nil && *ch.Delta.Content != "" {
+			if d := ch.Delta; d != nil && (d.Content != nil && *d.Content != "" || len(d.ToolCalls) > 0) {
 				s.chunks++
 			}
 			if ch.FinishReason != nil {

@@ -17,11 +17,17 @@ func TestParseCompat(t *testing.T) {
 	chat := func(extra string) (*Request, error) {
 		return ParseChat([]byte(`{"messages":` + msg + extra + `}`))
 	}
-	// Accepted: nulls of optional fields, response_format text, tool_choice
-	// auto and none, parallel_tool_calls.
+	// Accepted: nulls of optional fields, every response_format, every
+	// tool_choice, parallel_tool_calls (structured_test.go checks what
+	// each means).
+	tool := `,"tools":[{"type":"function","function":{"name":"f"}}]`
 	for _, extra := range []string{
 		`,"top_logprobs":null`, `,"logprobs":null,"top_logprobs":null`, `,"response_format":{"type":"text"}`,
-		`,"response_format":null`, `,"tool_choice":"auto","tools":[]`, `,"tool_choice":null`, `,"parallel_tool_calls":false`,
+		`,"response_format":null`, `,"response_format":{"type":"json_object"}`, `,"response_format":{"type":"json_schema","json_schema":{}}`,
+		`,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"},"strict":true}}`,
+		`,"response_format":{"type":"grammar","grammar":"root ::= \"x\""}`, `,"guided_choice":["a","b"]`,
+		`,"tool_choice":"auto"` + tool, `,"tool_choice":null`, `,"parallel_tool_calls":false`, `,"tool_choice":"none"`,
+		`,"tool_choice":"required"` + tool, `,"tool_choice":{"type":"function","function":{"name":"f"}}` + tool,
 		`,"n":null,"seed":null,"stop":null,"stream_options":null,"max_completion_tokens":null`,
 	} {
 		if _, err := chat(extra); err != nil {
@@ -49,11 +55,11 @@ func TestParseCompat(t *testing.T) {
 		{`{"messages":["hi"]}`, "messages[0]"},
 		{`{"messages":` + msg + `,"max_tokens":0}`, "max_tokens"},
 		{`{"messages":` + msg + `,"max_completion_tokens":0}`, "max_completion_tokens"},
-		{`{"messages":` + msg + `,"response_format":{"type":"json_object"}}`, "response_format"},
-		{`{"messages":` + msg + `,"response_format":{"type":"json_schema","json_schema":{}}}`, "response_format"},
-		{`{"messages":` + msg + `,"response_format":{"type":"yaml"}}`, "response_format"},
+		{`{"messages":` + msg + `,"response_format":{"type":"yaml"}}`, "response_format.type"},
+		{`{"messages":` + msg + `,"response_format":{"type":"json_schema","json_schema":{"schema":{"type":"nonsense"}}}}`, "response_format.json_schema.schema"},
 		{`{"messages":` + msg + `,"tool_choice":"required"}`, "tool_choice"},
-		{`{"messages":` + msg + `,"tool_choice":{"type":"function","function":{"name":"f"}}}`, "tool_choice"},
+		{`{"messages":` + msg + `,"tools":[]}`, "tools"},
+		{`{"messages":` + msg + `,"tool_choice":{"type":"function","function":{"name":"g"}}` + tool + `}`, "tool_choice.function.name"},
 		{`{"messages":` + msg + `,"parallel_tool_calls":"yes"}`, "parallel_tool_calls"},
 		{`{"messages":` + msg + `,"top_logprobs":2}`, "top_logprobs"},
 	} {

@@ -65,6 +65,9 @@ func Classify(err error) *Error {
 	if e := classifyLoading(err); e != nil {
 		return e
 	}
+	if e := classifyStructured(err); e != nil {
+		return e
+	}
 	out := &Error{Code: CodeInternal, Message: err.Error(), Err: err}
 	var (
 		ce  *engine.ContextError

@@ -44,6 +44,32 @@ func converted(t *testing.T, gguf string) string {
 	return d
 }
 
+// convertedWith returns a model folder converted from a test GGUF with
+// the tokenizer of testdata/hf/HF and a chat template: "qwen3" or
+// "llama3_2" (the test tokenizers' templates), or a template's text.
+func convertedWith(t *testing.T, gguf, hf, template string) string {
+	t.Helper()
+	convertMu.Lock()
+	defer convertMu.Unlock()
+	key := gguf + "\x00" + template
+	if d, ok := convertedDirs[key]; ok {
+		return d
+	}
+	text := template
+	if template == "qwen3" || template == "llama3_2" {
+		text = browsertest.ChatTemplateOf(t, template)
+	}
+	dir, err := os.MkdirTemp("", "wasmllm-api-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(dir, "model")
+	browsertest.Convert(t, browsertest.RepoFile("testdata/models/"+gguf), d,
+		browsertest.ConvertOptions{Tokenizer: browsertest.ChatTokenizerWith(t, hf, text)})
+	convertedDirs[key] = d
+	return d
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, d := range convertedDirs {

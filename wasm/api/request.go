@@ -9,6 +9,7 @@ import (
 	"wasmllm/engine"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
+	"wasmllm/toolcall"
 )
 
 // Kinds of request.
@@ -32,6 +33,17 @@ type Request struct {
 	IncludeUsage bool
 	// N is the number of choices (n), 1 to MaxChoices.
 	N int
+	// Constraint is the reply's structured-output constraint
+	// (response_format, guided_*, structured_outputs), compiled; nil for
+	// none.
+	Constraint *Constraint
+	// Tools is a chat's function calling (tools, tool_choice,
+	// parallel_tool_calls).
+	Tools Tools
+
+	// Set by Prepare.
+	prepared bool
+	format   toolcall.Format // the model's tool-call syntax, when the reply is read for calls
 }
 
 // MaxChoices bounds n.
@@ -44,8 +56,8 @@ var chatRoles = map[string]bool{"system": true, "developer": true, "user": true,
 
 // Keys handled here rather than by sampler.ParseParams.
 var (
-	chatKeys       = []string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens", "response_format", "tool_choice", "parallel_tool_calls"}
-	completionKeys = []string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix"}
+	chatKeys       = append([]string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens", "tool_choice", "parallel_tool_calls"}, constraintKeys...)
+	completionKeys = append([]string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix"}, constraintKeys...)
 )
 
 // ParseChat parses a chat.completions.create request body.
@@ -108,49 +120,13 @@ func ParseChat(data []byte) (*Request, error) {
 			r.Engine.Chat.Kwargs[k] = x
 		}
 	}
-	if v, ok := raw["tools"]; ok && !isNull(v) {
-		if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '[' {
-			return nil, badParam("tools", "must be an array")
-		}
-		r.Engine.Chat.Tools = v
+	if err := r.ParseStructure(raw); err != nil {
+		return nil, err
 	}
-	if v, ok := raw["tool_choice"]; ok && !isNull(v) {
-		var choice string
-		if err := json.Unmarshal(v, &choice); err != nil {
-			return nil, badParam("tool_choice", `"required" and named functions are not supported (the engine does not force tool calls): use "auto" or "none"`)
-		}
-		switch choice {
-		case "auto":
-		case "none":
-			// The model is not to call tools: the template does not see them
-			// (as vLLM does).
-			r.Engine.Chat.Tools = nil
-		case "required":
-			return nil, badParam("tool_choice", `"required" is not supported (the engine does not force tool calls): use "auto" or "none"`)
-		default:
-			return nil, badParam("tool_choice", `must be "auto" or "none"`)
-		}
-	}
-	if v, ok := raw["parallel_tool_calls"]; ok && !isNull(v) {
-		var b bool
-		if err := decode(v, "parallel_tool_calls", &b); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["response_format"]; ok && !isNull(v) {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if err := decode(v, "response_format", &rf); err != nil {
-			return nil, err
-		}
-		switch rf.Type {
-		case "text":
-		case "json_object", "json_schema", "grammar":
-			return nil, badParam("response_format", fmt.Sprintf("type %q is not supported (no constrained decoding): only \"text\"", rf.Type))
-		default:
-			return nil, badParam("response_format", `type must be "text"`)
-		}
+	// Assistant tool calls in the history are checked now; they are
+	// prepared for the model's template when it runs (see Prepare).
+	if _, err := toolcall.TemplateMessages(r.Engine.Messages); err != nil {
+		return nil, Classify(err)
 	}
 	return r, nil
 }
@@ -332,6 +308,9 @@ func ParseCompletion(data []byte) (*Request, error) {
 	}
 	if v, ok := raw["suffix"]; ok && !isNull(v) {
 		return nil, badParam("suffix", "is not supported")
+	}
+	if err := r.ParseStructure(raw); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -56,16 +56,48 @@ type ChatCompletion struct {
 type ChatChoice struct {
 	Index        int           `json:"index"`
 	Message      *ChatMessage  `json:"message,omitempty"`
-	Delta        *ChatMessage  `json:"delta,omitempty"`
+	Delta        *ChatDelta    `json:"delta,omitempty"`
 	FinishReason *string       `json:"finish_reason"`
 	Logprobs     *ChatLogprobs `json:"logprobs"`
 }
 
-// ChatMessage is an assistant message or a chunk's delta.
+// ChatMessage is the assistant message of a completion. Content is null
+// when the reply is only tool calls, as OpenAI sends it.
 type ChatMessage struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
+
+// ChatDelta is a chunk's delta: the role in the first chunk, then content
+// text or pieces of tool calls.
+type ChatDelta struct {
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is one tool call of a message, or a piece of one in a delta:
+// a stream sends a call's index, id, type, name and empty arguments
+// first, then {index, function: {arguments: fragment}} pieces, which add
+// up to the arguments' JSON text (OpenAI's and vLLM's stream shape).
+type ToolCall struct {
+	Index    *int             `json:"index,omitempty"` // in deltas only
+	ID       string           `json:"id,omitempty"`
+	Type     string           `json:"type,omitempty"` // "function"
+	Function ToolCallFunction `json:"function"`
+}
+
+// ToolCallFunction is a tool call's function: its name and its arguments
+// as JSON text.
+type ToolCallFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// FinishToolCalls is the finish_reason of a reply that ends with tool
+// calls (where it would be "stop").
+const FinishToolCalls = "tool_calls"
 
 // ChatLogprobs is choices[].logprobs of a chat response.
 type ChatLogprobs struct {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"wasmllm/engine"
+	"wasmllm/sampler"
+	"wasmllm/toolcall"
 )
 
 // Runner answers requests with one engine, one at a time.
@@ -42,6 +44,9 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 	if r.Kind == KindChat && rn.Engine.Tok != nil && rn.Engine.Tok.ChatTemplate() == "" {
 		return nil, &Error{Code: CodeNoChatTemplate, Message: "the model has no chat template; use completions.create with a prompt"}
 	}
+	if err := Prepare(rn.Engine, r); err != nil {
+		return nil, err
+	}
 	now, newID := rn.Now, rn.NewID
 	if now == nil {
 		now = time.Now
@@ -63,7 +68,11 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 	for i := 0; i < n; i++ {
 		var s stream
 		if r.Kind == KindChat {
-			s = &chatStream{r: r, rn: rn, id: id, created: created, index: i}
+			cs := &chatStream{r: r, rn: rn, id: id, created: created, index: i}
+			if r.Stream && r.format != toolcall.None {
+				cs.parser = toolcall.NewStreamParser(r.format)
+			}
+			s = cs
 		} else {
 			s = &textStream{r: r, rn: rn, id: id, created: created, index: i}
 		}
@@ -90,8 +99,14 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 				if err := open(); err != nil {
 					return err
 				}
-				if c := s.token(&t); c != nil && r.Stream {
-					return emit(c)
+				if !r.Stream {
+					s.token(&t)
+					return nil
+				}
+				for _, c := range s.token(&t) {
+					if err := emit(c); err != nil {
+						return err
+					}
 				}
 				return nil
 			})
@@ -106,8 +121,10 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 			if err := open(); err != nil {
 				return nil, err
 			}
-			if err := emit(final); err != nil {
-				return nil, err
+			for _, c := range append(s.flush(), final) {
+				if err := emit(c); err != nil {
+					return nil, err
+				}
 			}
 		} else {
 			choices = append(choices, final)
@@ -176,8 +193,12 @@ func combine(results []*engine.Result) (*Usage, *Timings) {
 
 // stream builds one choice's response objects.
 type stream interface {
-	start() any                // the opening chunk, or nil for none
-	token(t *engine.Token) any // nil when there is nothing to send
+	start() any // the opening chunk, or nil for none
+	// token takes the next token and returns the chunks it completes (a
+	// stream's), possibly none.
+	token(t *engine.Token) []any
+	// flush returns a stream's chunks still held back at the end.
+	flush() []any
 	// finish returns the closing chunk of a stream (finish_reason and
 	// this choice's timings), or a response holding this one choice.
 	finish(res *engine.Result, aborted bool) any
@@ -191,6 +212,10 @@ type chatStream struct {
 	index   int
 	text    []byte
 	lps     []TokenLogprob
+	// parser reads a stream's tool calls as they come (nil when the
+	// reply is all content, and for a whole response, which is parsed at
+	// the end).
+	parser *toolcall.StreamParser
 }
 
 func (s *chatStream) chunk(c ChatChoice) *ChatCompletion {
@@ -199,10 +224,10 @@ func (s *chatStream) chunk(c ChatChoice) *ChatCompletion {
 }
 
 func (s *chatStream) start() any {
-	return s.chunk(ChatChoice{Delta: &ChatMessage{Role: "assistant", Content: strp("")}})
+	return s.chunk(ChatChoice{Delta: &ChatDelta{Role: "assistant", Content: strp("")}})
 }
 
-func (s *chatStream) token(t *engine.Token) any {
+func (s *chatStream) token(t *engine.Token) []any {
 	s.text = append(s.text, t.Text...)
 	var lp *ChatLogprobs
 	if s.r.Logprobs && t.HasLogprobs {
@@ -210,25 +235,84 @@ func (s *chatStream) token(t *engine.Token) any {
 		s.lps = append(s.lps, e)
 		lp = &ChatLogprobs{Content: []TokenLogprob{e}}
 	}
-	if t.Text == "" && lp == nil {
+	var out []*ChatCompletion
+	if s.parser != nil {
+		out = s.deltas(s.parser.Add(t.Text))
+	} else if t.Text != "" {
+		out = []*ChatCompletion{s.chunk(ChatChoice{Delta: &ChatDelta{Content: strp(t.Text)}})}
+	}
+	if lp != nil {
+		// The token's logprobs go with the first chunk it completes, or
+		// alone when its text is held back.
+		if len(out) == 0 {
+			out = []*ChatCompletion{s.chunk(ChatChoice{Delta: &ChatDelta{Content: strp("")}})}
+		}
+		out[0].Choices[0].Logprobs = lp
+	}
+	return chunks(out)
+}
+
+func (s *chatStream) flush() []any {
+	if s.parser == nil {
 		return nil
 	}
-	return s.chunk(ChatChoice{Delta: &ChatMessage{Content: strp(t.Text)}, Logprobs: lp})
+	return chunks(s.deltas(s.parser.Finish()))
+}
+
+// deltas turns the tool-call parser's pieces into chunks, one each.
+func (s *chatStream) deltas(ds []toolcall.Delta) []*ChatCompletion {
+	var out []*ChatCompletion
+	for _, d := range ds {
+		if d.Call == nil {
+			if d.Content != "" {
+				out = append(out, s.chunk(ChatChoice{Delta: &ChatDelta{Content: strp(d.Content)}}))
+			}
+			continue
+		}
+		i := d.Call.Index
+		tc := ToolCall{Index: &i, Function: ToolCallFunction{Arguments: d.Call.Arguments}}
+		if d.Call.ID != "" {
+			tc.ID, tc.Type, tc.Function.Name = d.Call.ID, "function", d.Call.Name
+		}
+		out = append(out, s.chunk(ChatChoice{Delta: &ChatDelta{ToolCalls: []ToolCall{tc}}}))
+	}
+	return out
 }
 
 func (s *chatStream) finish(res *engine.Result, aborted bool) any {
 	fr := finishReason(res, aborted)
 	if s.r.Stream {
-		c := s.chunk(ChatChoice{Delta: &ChatMessage{}, FinishReason: &fr})
+		if s.parser != nil && s.parser.Calls() > 0 && fr == string(sampler.FinishStop) {
+			fr = FinishToolCalls
+		}
+		c := s.chunk(ChatChoice{Delta: &ChatDelta{}, FinishReason: &fr})
 		c.Timings = TimingsOf(res)
 		return c
 	}
+	msg := &ChatMessage{Role: "assistant", Content: strp(string(s.text))}
+	if f := s.r.format; f != toolcall.None {
+		content, calls := ToolCalls(f, string(s.text))
+		if len(calls) > 0 {
+			msg.Content, msg.ToolCalls = content, calls
+			if fr == string(sampler.FinishStop) {
+				fr = FinishToolCalls
+			}
+		}
+	}
 	c := &ChatCompletion{ID: s.id, Object: ObjectChatCompletion, Created: s.created, Model: s.rn.Model,
-		Choices: []ChatChoice{{Index: s.index, Message: &ChatMessage{Role: "assistant", Content: strp(string(s.text))}, FinishReason: &fr}}}
+		Choices: []ChatChoice{{Index: s.index, Message: msg, FinishReason: &fr}}}
 	if s.r.Logprobs {
 		c.Choices[0].Logprobs = &ChatLogprobs{Content: append([]TokenLogprob{}, s.lps...)}
 	}
 	return c
+}
+
+func chunks(cs []*ChatCompletion) []any {
+	out := make([]any, len(cs))
+	for i, c := range cs {
+		out[i] = c
+	}
+	return out
 }
 
 type textStream struct {
@@ -249,7 +333,7 @@ func (s *textStream) chunk(c TextChoice) *TextCompletion {
 // start sends nothing: OpenAI's completion streams begin with text.
 func (s *textStream) start() any { return nil }
 
-func (s *textStream) token(t *engine.Token) any {
+func (s *textStream) token(t *engine.Token) []any {
 	offset := utf16Len(s.text)
 	s.text = append(s.text, t.Text...)
 	var one *TextLogprobs
@@ -274,8 +358,10 @@ func (s *textStream) token(t *engine.Token) any {
 	if t.Text == "" && one == nil {
 		return nil
 	}
-	return s.chunk(TextChoice{Text: t.Text, Logprobs: one})
+	return []any{s.chunk(TextChoice{Text: t.Text, Logprobs: one})}
 }
+
+func (s *textStream) flush() []any { return nil }
 
 func (s *textStream) finish(res *engine.Result, aborted bool) any {
 	fr := finishReason(res, aborted)

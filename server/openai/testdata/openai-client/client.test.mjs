@@ -98,6 +98,107 @@ test("chat completions, whole and streamed", async () => {
   assert.equal(usage.completion_tokens, whole.usage.completion_tokens);
 });
 
+// Structured output and tools. The chat model's template has Qwen3's
+// thinking switch: off, so the reply is the constrained text itself.
+const noThink = { chat_template_kwargs: { enable_thinking: false } };
+const placeSchema = {
+  type: "object",
+  properties: { city: { enum: ["Paris", "Rome"] }, sunny: { type: "boolean" } },
+  required: ["city", "sunny"],
+  additionalProperties: false,
+};
+const checkPlace = (p) => {
+  assert.ok(["Paris", "Rome"].includes(p.city), JSON.stringify(p));
+  assert.equal(typeof p.sunny, "boolean", JSON.stringify(p));
+  assert.deepEqual(Object.keys(p).sort(), ["city", "sunny"]);
+};
+
+test("response_format json_schema: the reply parses and validates", async () => {
+  const params = {
+    model: chatModel, messages, max_tokens: 400, temperature: 0, ...noThink,
+    response_format: { type: "json_schema", json_schema: { name: "place", strict: true, schema: placeSchema } },
+  };
+  // parse() is the client's own structured-output path: it JSON-parses
+  // the content into message.parsed (and refuses a reply cut by length).
+  const whole = await client.chat.completions.parse(params);
+  assert.equal(whole.choices[0].finish_reason, "stop");
+  checkPlace(whole.choices[0].message.parsed);
+
+  let text = "";
+  for await (const chunk of await client.chat.completions.create({ ...params, stream: true })) {
+    for (const c of chunk.choices) text += c.delta.content ?? "";
+  }
+  assert.equal(text, whole.choices[0].message.content);
+
+  await assert.rejects(
+    client.chat.completions.create({ ...params, response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "nonsense" } } } }),
+    (err) => {
+      assert.ok(err instanceof BadRequestError, `${err}`);
+      assert.equal(err.param, "response_format.json_schema.schema");
+      return true;
+    },
+  );
+});
+
+test("vLLM's guided_choice and guided_regex", async () => {
+  const choices = ["happy", "sad", "very sad"];
+  const c = await client.completions.create({ model: textModel, prompt: "Once upon a time", max_tokens: 10, temperature: 0, guided_choice: choices });
+  assert.ok(choices.includes(c.choices[0].text), c.choices[0].text);
+  assert.equal(c.choices[0].finish_reason, "stop");
+  const chat = await client.chat.completions.create({ model: chatModel, messages, max_tokens: 10, temperature: 0, ...noThink, guided_choice: choices });
+  assert.ok(choices.includes(chat.choices[0].message.content), chat.choices[0].message.content);
+  const r = await client.completions.create({ model: textModel, prompt: "Lily", max_tokens: 10, temperature: 0, guided_regex: "[0-9]{3}-[a-z]{2}" });
+  assert.match(r.choices[0].text, /^[0-9]{3}-[a-z]{2}$/);
+  await assert.rejects(client.completions.create({ model: textModel, prompt: "x", guided_regex: "a(" }), (err) => {
+    assert.ok(err instanceof BadRequestError, `${err}`);
+    assert.equal(err.param, "guided_regex");
+    return true;
+  });
+});
+
+test("tools with tool_choice required, whole and streamed", async () => {
+  const tools = [
+    { type: "function", function: { name: "get_weather", description: "The weather in a city", strict: true, parameters: placeSchema } },
+    { type: "function", function: { name: "get_time", strict: true, parameters: { type: "object", properties: { zone: { enum: ["UTC", "CET"] } }, required: ["zone"], additionalProperties: false } } },
+  ];
+  const ask = [{ role: "user", content: "Weather in Paris?" }];
+  const params = { model: chatModel, messages: ask, tools, tool_choice: { type: "function", function: { name: "get_weather" } }, max_tokens: 400, temperature: 0, ...noThink };
+  // parse() checks the calls are function calls and, the tools being
+  // strict, JSON-parses their arguments.
+  const whole = await client.chat.completions.parse(params);
+  const msg = whole.choices[0].message;
+  assert.equal(whole.choices[0].finish_reason, "tool_calls");
+  assert.equal(msg.content, null);
+  assert.equal(msg.tool_calls.length, 1);
+  const call = msg.tool_calls[0];
+  assert.equal(call.type, "function");
+  assert.match(call.id, /^call_[A-Za-z0-9]{24}$/);
+  assert.equal(call.function.name, "get_weather");
+  checkPlace(call.function.parsed_arguments);
+
+  // The client's stream helper puts the deltas together as OpenAI's
+  // stream sends them (it refuses pieces without index, id, type, name).
+  const final = await client.chat.completions.stream(params).finalChatCompletion();
+  assert.equal(final.choices[0].finish_reason, "tool_calls");
+  const sc = final.choices[0].message.tool_calls;
+  assert.equal(sc.length, 1);
+  assert.equal(sc[0].function.name, "get_weather");
+  assert.equal(sc[0].function.arguments, call.function.arguments);
+  assert.match(sc[0].id, /^call_/);
+
+  // "required" with one call at most; then the result goes back.
+  const req = await client.chat.completions.create({ ...params, tool_choice: "required", parallel_tool_calls: false });
+  const rc = req.choices[0].message.tool_calls;
+  assert.equal(req.choices[0].finish_reason, "tool_calls");
+  assert.equal(rc.length, 1);
+  assert.ok(["get_weather", "get_time"].includes(rc[0].function.name));
+  JSON.parse(rc[0].function.arguments);
+  const history = [...ask, { role: "assistant", content: null, tool_calls: rc }, { role: "tool", tool_call_id: rc[0].id, content: '{"temperature": 21}' }];
+  const next = await client.chat.completions.create({ model: chatModel, messages: history, tools, max_tokens: 4, temperature: 0, ...noThink });
+  assert.ok(next.usage.prompt_tokens > req.usage.prompt_tokens);
+  assert.ok(next.usage.completion_tokens > 0);
+});
+
 test("errors are the client's error classes", async () => {
   await assert.rejects(client.chat.completions.create({ model: "no-such-model", messages }), (err) => {
     assert.ok(err instanceof NotFoundError, `${err}`);

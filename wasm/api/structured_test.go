@@ -1,0 +1,266 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"wasmllm/toolcall"
+)
+
+const testSchema = `{"type":"object","properties":{"city":{"enum":["Paris","Rome"]}},"required":["city"],"additionalProperties":false}`
+
+// TestParseConstraint: every accepted way of asking for structured
+// output, on chat and on completions, gives its kind, names its field and
+// compiles; text and unset forms give none.
+func TestParseConstraint(t *testing.T) {
+	for _, tc := range []struct{ extra, kind, param string }{
+		{`"response_format":{"type":"json_object"}`, ConstraintJSONObject, "response_format"},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"w","schema":` + testSchema + `,"strict":true,"description":"d"}}`, ConstraintJSONSchema, "response_format.json_schema.schema"},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"w"}}`, ConstraintJSONObject, "response_format.json_schema"},
+		{`"response_format":{"type":"json_object","schema":` + jsonString(testSchema) + `}`, ConstraintJSONSchema, "response_format.schema"},
+		{`"response_format":{"type":"grammar","grammar":"root ::= \"yes\" | \"no\""}`, ConstraintGrammar, "response_format.grammar"},
+		{`"guided_json":` + testSchema, ConstraintJSONSchema, "guided_json"},
+		{`"guided_json":` + jsonString(testSchema), ConstraintJSONSchema, "guided_json"},
+		{`"guided_regex":"[a-z]{2,4}\\d"`, ConstraintRegex, "guided_regex"},
+		{`"guided_choice":["yes","no"]`, ConstraintChoice, "guided_choice"},
+		{`"guided_grammar":"root ::= [0-9]+"`, ConstraintGrammar, "guided_grammar"},
+		{`"guided_choice":["a","b"],"guided_decoding_backend":"xgrammar"`, ConstraintChoice, "guided_choice"},
+		{`"structured_outputs":{"json":` + testSchema + `}`, ConstraintJSONSchema, "structured_outputs.json"},
+		{`"structured_outputs":{"json":` + jsonString(testSchema) + `}`, ConstraintJSONSchema, "structured_outputs.json"},
+		{`"structured_outputs":{"regex":"a+","json":null}`, ConstraintRegex, "structured_outputs.regex"},
+		{`"structured_outputs":{"choice":["x","y"]}`, ConstraintChoice, "structured_outputs.choice"},
+		{`"structured_outputs":{"grammar":"root ::= \"a\""}`, ConstraintGrammar, "structured_outputs.grammar"},
+		{`"structured_outputs":{"json_object":true}`, ConstraintJSONObject, "structured_outputs.json_object"},
+	} {
+		for _, chat := range []bool{true, false} {
+			r, err := parseWith(chat, tc.extra)
+			if err != nil {
+				t.Errorf("chat %v, %s: %v", chat, tc.extra, err)
+				continue
+			}
+			c := r.Constraint
+			if c == nil || c.Kind != tc.kind || c.Param != tc.param || c.Grammar == nil || c.GBNF == "" || !r.Constrained() {
+				t.Errorf("chat %v, %s: constraint %+v, want kind %s from %s", chat, tc.extra, c, tc.kind, tc.param)
+			}
+		}
+	}
+	for _, extra := range []string{`"response_format":{"type":"text"}`, `"response_format":null`, `"guided_json":null`,
+		`"guided_decoding_backend":"outlines"`, `"structured_outputs":{"json_object":false}`, `"structured_outputs":{}`} {
+		r, err := parseWith(true, extra)
+		if err != nil || r.Constraint != nil || r.Constrained() {
+			t.Errorf("%s: %v, constraint %+v; want none", extra, err, r)
+		}
+	}
+}
+
+// TestConstraintGrammars: the grammars accept what the request asked for
+// and nothing else.
+func TestConstraintGrammars(t *testing.T) {
+	for _, tc := range []struct {
+		extra   string
+		yes, no []string
+	}{
+		{`"guided_choice":["yes","no"]`, []string{"yes", "no"}, []string{"maybe", "ye", "yesno"}},
+		{`"guided_regex":"[a-z]{2}\\d"`, []string{"ab1"}, []string{"a1", "ab", "AB1"}},
+		{`"guided_json":` + testSchema, []string{`{"city":"Paris"}`, `{"city": "Rome"}`}, []string{`{"city":"Oslo"}`, `{}`, `[]`}},
+		{`"response_format":{"type":"json_object"}`, []string{`{}`, `{"a":[1,2,{"b":null}]}`}, []string{`[]`, `"x"`, `{`}},
+		{`"guided_grammar":"root ::= \"x\"+"`, []string{"x", "xxx"}, []string{"", "y"}},
+	} {
+		r, err := parseWith(true, tc.extra)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.extra, err)
+		}
+		for _, s := range tc.yes {
+			m := r.Constraint.Grammar.NewMatcher()
+			if !m.AcceptString(s) || !m.CanEnd() {
+				t.Errorf("%s: %q refused", tc.extra, s)
+			}
+		}
+		for _, s := range tc.no {
+			m := r.Constraint.Grammar.NewMatcher()
+			if m.AcceptString(s) && m.CanEnd() {
+				t.Errorf("%s: %q accepted", tc.extra, s)
+			}
+		}
+	}
+}
+
+// TestParseConstraintErrors: what cannot be used is a bad_request naming
+// the field, with the front end's position (offset, line, pointer).
+func TestParseConstraintErrors(t *testing.T) {
+	for _, tc := range []struct {
+		extra, param string
+		detail       string // a details key the error must have
+		chatOnly     bool
+	}{
+		{`"response_format":{"type":"yaml"}`, "response_format.type", "", false},
+		{`"response_format":{}`, "response_format.type", "", false},
+		{`"response_format":"json"`, "response_format", "", false},
+		{`"response_format":{"type":"json_schema"}`, "response_format.json_schema", "", false},
+		{`"response_format":{"type":"json_schema","json_schema":"x"}`, "response_format.json_schema", "", false},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object","properties":{"a":{"$ref":"http://example.com/s"}}}}}`, "response_format.json_schema.schema", "pointer", false},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"nonsense"}}}`, "response_format.json_schema.schema", "pointer", false},
+		{`"response_format":{"type":"grammar"}`, "response_format.grammar", "", false},
+		{`"response_format":{"type":"grammar","grammar":"root ::= (\"a\""}`, "response_format.grammar", "line", false},
+		{`"guided_json":"{not json"`, "guided_json", "", false},
+		{`"guided_json":{"type":"string","pattern":"(?=x)"}`, "guided_json", "", false},
+		{`"guided_regex":"a(b"`, "guided_regex", "offset", false},
+		{`"guided_regex":"(?=x)y"`, "guided_regex", "offset", false},
+		{`"guided_regex":3`, "guided_regex", "", false},
+		{`"guided_choice":[]`, "guided_choice", "", false},
+		{`"guided_choice":"yes"`, "guided_choice", "", false},
+		{`"guided_grammar":"root ::= undefined-rule"`, "guided_grammar", "", false},
+		{`"guided_grammar":""`, "guided_grammar", "", false},
+		{`"guided_decoding_backend":3`, "guided_decoding_backend", "", false},
+		{`"structured_outputs":[]`, "structured_outputs", "", false},
+		{`"structured_outputs":{"structural_tag":"x"}`, "structured_outputs.structural_tag", "", false},
+		{`"structured_outputs":{"regex":"("}`, "structured_outputs.regex", "offset", false},
+		{`"structured_outputs":{"json_object":"yes"}`, "structured_outputs.json_object", "", false},
+		{`"guided_regex":"a","guided_choice":["a"]`, "guided_regex", "params", false},
+		{`"response_format":{"type":"json_object"},"guided_json":{}`, "response_format", "params", false},
+		{`"structured_outputs":{"regex":"a","choice":["a"]}`, "structured_outputs.regex", "params", false},
+		{`"guided_choice":["a"],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"`, "tool_choice", "params", true},
+	} {
+		for _, chat := range []bool{true, false} {
+			if tc.chatOnly && !chat {
+				continue
+			}
+			_, err := parseWith(chat, tc.extra)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeBadRequest || e.Details["param"] != tc.param {
+				t.Errorf("chat %v, %s: %v, want a bad_request for %s", chat, tc.extra, err, tc.param)
+				continue
+			}
+			if tc.detail != "" {
+				if _, ok := e.Details[tc.detail]; !ok {
+					t.Errorf("%s: details %v, want %s", tc.extra, e.Details, tc.detail)
+				}
+			}
+			if !strings.Contains(e.Message, tc.param) {
+				t.Errorf("%s: message %q does not name %s", tc.extra, e.Message, tc.param)
+			}
+		}
+	}
+	// Two constraints: the message names both.
+	_, err := parseWith(true, `"guided_regex":"a","structured_outputs":{"choice":["a"]}`)
+	if err == nil || !strings.Contains(err.Error(), "guided_regex") || !strings.Contains(err.Error(), "structured_outputs.choice") {
+		t.Errorf("two constraints: %v", err)
+	}
+}
+
+// TestParseTools: tools, every tool_choice and parallel_tool_calls, and
+// their errors, each naming its field.
+func TestParseTools(t *testing.T) {
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","description":"d","parameters":` + testSchema + `}},{"type":"function","function":{"name":"f"}}]`
+	for _, tc := range []struct {
+		extra    string
+		mode     toolcall.Mode
+		name     string
+		single   bool
+		template bool // the template sees the tools
+	}{
+		{tools, toolcall.ChoiceAuto, "", false, true},
+		{tools + `,"tool_choice":"auto"`, toolcall.ChoiceAuto, "", false, true},
+		{tools + `,"tool_choice":"none"`, toolcall.ChoiceNone, "", false, false},
+		{tools + `,"tool_choice":"required"`, toolcall.ChoiceRequired, "", false, true},
+		{tools + `,"tool_choice":"required","parallel_tool_calls":false`, toolcall.ChoiceRequired, "", true, true},
+		{tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`, toolcall.ChoiceFunction, "f", false, true},
+		{tools + `,"tool_choice":null,"parallel_tool_calls":true`, toolcall.ChoiceAuto, "", false, true},
+		{`"tool_choice":"none"`, toolcall.ChoiceNone, "", false, false},
+		{`"parallel_tool_calls":false`, toolcall.ChoiceNone, "", true, false},
+	} {
+		r, err := parseWith(true, tc.extra)
+		if err != nil {
+			t.Errorf("%s: %v", tc.extra, err)
+			continue
+		}
+		ch := r.Tools.Choice
+		if ch.Mode != tc.mode || ch.Name != tc.name || ch.Single != tc.single || (r.Engine.Chat.Tools != nil) != tc.template {
+			t.Errorf("%s: choice %+v, template tools %s", tc.extra, ch, r.Engine.Chat.Tools)
+		}
+		if forced := tc.mode == toolcall.ChoiceRequired || tc.mode == toolcall.ChoiceFunction; r.Tools.Forced() != forced || r.Constrained() != forced {
+			t.Errorf("%s: forced %v", tc.extra, r.Tools.Forced())
+		}
+	}
+	for _, tc := range []struct{ extra, param string }{
+		{`"tools":{}`, "tools"},
+		{`"tools":[]`, "tools"},
+		{`"tools":[{"type":"function","function":{"name":"bad name"}}]`, "tools[0].function.name"},
+		{`"tools":[{"type":"retrieval"}]`, "tools[0].type"},
+		{`"tool_choice":"required"`, "tool_choice"},
+		{tools + `,"tool_choice":"sometimes"`, "tool_choice"},
+		{tools + `,"tool_choice":{"type":"function","function":{"name":"g"}}`, "tool_choice.function.name"},
+		{tools + `,"parallel_tool_calls":"no"`, "parallel_tool_calls"},
+	} {
+		_, err := parseWith(true, tc.extra)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeBadRequest || e.Details["param"] != tc.param {
+			t.Errorf("%s: %v, want a bad_request for %s", tc.extra, err, tc.param)
+		}
+	}
+	// Completions have no tools.
+	if _, err := ParseCompletion([]byte(`{"prompt":"x",` + tools + `}`)); err == nil {
+		t.Error("completions accepted tools")
+	}
+	// Assistant tool calls in the history are checked at once.
+	_, err := ParseChat([]byte(`{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{not json"}}]}]}`))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeBadRequest || !strings.HasPrefix(e.Details["param"].(string), "messages[1]") {
+		t.Errorf("bad history arguments: %v", err)
+	}
+}
+
+// TestGrammarCache: the same GBNF text gives the same grammar; the cache
+// keeps at most GrammarCacheSize, dropping the least recently used.
+func TestGrammarCache(t *testing.T) {
+	c := newGrammarLRU(2)
+	a1, err := c.get(`root ::= "a"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.get(`root ::= "b"`)
+	if a2, _ := c.get(`root ::= "a"`); a2 != a1 {
+		t.Error("a compiled twice")
+	}
+	c.get(`root ::= "c"`) // drops b, the least recently used
+	if c.len() != 2 {
+		t.Errorf("%d cached", c.len())
+	}
+	if a3, _ := c.get(`root ::= "a"`); a3 != a1 {
+		t.Error("a dropped")
+	}
+	if b2, _ := c.get(`root ::= "b"`); b2 == b {
+		t.Error("b kept")
+	}
+	if _, err := c.get(`root ::= (`); err == nil || c.len() != 2 {
+		t.Errorf("bad grammar: %v, %d cached", err, c.len())
+	}
+	// Requests share the process's cache.
+	r1, _ := parseWith(true, `"guided_choice":["cache","test"]`)
+	r2, _ := parseWith(false, `"structured_outputs":{"choice":["cache","test"]}`)
+	if r1.Constraint.Grammar != r2.Constraint.Grammar {
+		t.Error("the same choices compiled twice")
+	}
+}
+
+// parseWith parses a chat (or completion) request with the extra fields.
+func parseWith(chat bool, extra string) (*Request, error) {
+	if chat {
+		return ParseChat([]byte(`{"messages":[{"role":"user","content":"x"}],` + extra + `}`))
+	}
+	return ParseCompletion([]byte(`{"prompt":"x",` + extra + `}`))
+}
+
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		if r == '"' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
