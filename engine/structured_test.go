@@ -2,10 +2,15 @@ package engine
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,17 +20,16 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/grammar"
-	"wasmllm/internal/shareddata"
 	"wasmllm/sampler"
 )
 
 // TestSchemaSamples: on every test model (random weights), temperature 1
 // and a seed per sample, constrained samples for every schema of
 // grammar/testdata/schemas parse and validate against a real JSON Schema
-// validator (santhosh-tekuri/jsonschema, formats asserted): 200 per schema
-// on stories260K (llama2.c vocabulary, byte fallback) and tiny-qwen3moe
-// (byte-level BPE), 40 on tiny-llama3 and tiny-qwen3, which are four
-// times slower per token (200 on every model with WASMLLM_EXTENDED=1).
+// validator (santhosh-tekuri/jsonschema, formats asserted), 200 per
+// schema; so do GBNF grammars (arithmetic, checked by Go's own expression
+// parser; a CSV line, by encoding/csv; a nested list, by encoding/json),
+// regular expressions (Go's regexp, full match) and choices.
 //
 // Random weights do not know when to close a string (the closing quote is
 // one token in hundreds), so some samples run to max_tokens: those are
@@ -40,9 +44,9 @@ func TestSchemaSamples(t *testing.T) {
 		t.Fatalf("%d schemas (%v)", len(files), err)
 	}
 	type schemaCase struct {
-		name string
-		g    *grammar.Grammar
-		v    *jsonschema.Schema
+		name  string
+		g     *grammar.Grammar
+		check func(string) error
 	}
 	var cases []schemaCase
 	for _, f := range files {
@@ -64,16 +68,24 @@ func TestSchemaSamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		cases = append(cases, schemaCase{strings.TrimSuffix(filepath.Base(f), ".json"), g, validatorFor(t, sf.Schema)})
+		v := validatorFor(t, sf.Schema)
+		cases = append(cases, schemaCase{strings.TrimSuffix(filepath.Base(f), ".json"), g, func(s string) error { return validateText(v, s) }})
+	}
+	for _, c := range otherCases {
+		src, err := c.src()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		g, err := grammar.Compile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cases = append(cases, schemaCase{c.name, g, c.check})
 	}
 	const maxTokens = 192
-	samplesFor := map[string]int{"stories260K.gguf": 200, "tiny-qwen3moe-q8_0.gguf": 200, "tiny-llama3-q8_0.gguf": 40, "tiny-qwen3-q4_0.gguf": 40}
+	const samples = 200
 	for _, path := range testModels {
 		model := filepath.Base(path)
-		samples := samplesFor[model]
-		if shareddata.Extended() {
-			samples = 200
-		}
 		// Two engines share the samples: one per core.
 		const workers = 2
 		engines := []*Engine{loadOn(t, path, cpu.New(1)), loadOn(t, path, cpu.New(1))}
@@ -101,7 +113,7 @@ func TestSchemaSamples(t *testing.T) {
 						case res.Finish.Reason != sampler.FinishStop:
 							t.Errorf("%s %s sample %d: finish %+v: %q", model, c.name, i, res.Finish, res.Text)
 						default:
-							if err := validateText(c.v, res.Text); err != nil {
+							if err := c.check(res.Text); err != nil {
 								t.Errorf("%s %s sample %d: %q: %v", model, c.name, i, res.Text, err)
 							}
 						}
@@ -146,4 +158,67 @@ func validateText(s *jsonschema.Schema, text string) error {
 		return fmt.Errorf("not JSON: %w", err)
 	}
 	return s.Validate(v)
+}
+
+// otherCases are the constraints beyond JSON Schema, each with an
+// independent check of what it produced.
+var otherCases = []struct {
+	name  string
+	src   func() (string, error)
+	check func(string) error
+}{
+	{"gbnf_arithmetic", gbnf(`root ::= expr
+expr ::= term (("+" | "-") term)*
+term ::= factor (("*" | "/") factor)*
+factor ::= num | "(" expr ")" | "(-" factor ")"
+num ::= "0" | [1-9] [0-9]{0,2}`), func(s string) error {
+		e, err := parser.ParseExpr(s)
+		if err != nil {
+			return err
+		}
+		if _, ok := e.(*ast.BadExpr); ok {
+			return fmt.Errorf("bad expression")
+		}
+		return nil
+	}},
+	{"gbnf_csv_line", gbnf(`root ::= field ("," field){2} "\n"
+field ::= [a-z0-9 ]{0,8} | "\"" ([^"\n] | "\"\""){0,8} "\""`), func(s string) error {
+		rec, err := csv.NewReader(strings.NewReader(s)).ReadAll()
+		if err != nil {
+			return err
+		}
+		if len(rec) != 1 || len(rec[0]) != 3 {
+			return fmt.Errorf("%d records, want one of 3 fields", len(rec))
+		}
+		return nil
+	}},
+	{"gbnf_nested_list", gbnf(`root ::= list
+list ::= "[" (item ("," item)*)? "]"
+item ::= list | "0" | [1-9] [0-9]?`), func(s string) error {
+		var v []any
+		return json.Unmarshal([]byte(s), &v)
+	}},
+	{"regex_phone", func() (string, error) { return grammar.RegexGBNF(`\(?[0-9]{3}\)? ?[0-9]{3}-[0-9]{4}`) }, fullMatch(`^\(?[0-9]{3}\)? ?[0-9]{3}-[0-9]{4}$`)},
+	{"regex_words", func() (string, error) { return grammar.RegexGBNF(`(cat|dog|bird)( (and|or) (cat|dog|bird)){0,3}\.`) }, fullMatch(`^(cat|dog|bird)( (and|or) (cat|dog|bird)){0,3}\.$`)},
+	{"regex_hex", func() (string, error) { return grammar.RegexGBNF(`0x[0-9a-fA-F]{2,8}|#[0-9a-f]{6}`) }, fullMatch(`^(?:0x[0-9a-fA-F]{2,8}|#[0-9a-f]{6})$`)},
+	{"choice", func() (string, error) { return grammar.ChoiceGBNF(choices) }, func(s string) error {
+		if !slices.Contains(choices, s) {
+			return fmt.Errorf("not one of the choices")
+		}
+		return nil
+	}},
+}
+
+var choices = []string{"yes", "no", "maybe", "Paris, France", "日本語", "a\"quote"}
+
+func gbnf(src string) func() (string, error) { return func() (string, error) { return src, nil } }
+
+func fullMatch(pattern string) func(string) error {
+	re := regexp.MustCompile(pattern)
+	return func(s string) error {
+		if !re.MatchString(s) {
+			return fmt.Errorf("does not match %s", pattern)
+		}
+		return nil
+	}
 }
