@@ -12,11 +12,6 @@ import (
 	"testing"
 )
 
-// Extended reports an extended run (WASMLLM_EXTENDED=1, make
-// test-extended), where tests that are too slow for every run do all
-// their work.
-func Extended() bool { return os.Getenv("WASMLLM_EXTENDED") != "" }
-
 // Dir returns the shared folder's subfolder sub (e.g. "testdata-k"), or
 // skips t outside an extended run or when it is not there.
 func Dir(t testing.TB, sub string) string {
