@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"wasmllm/grammar"
@@ -130,14 +129,14 @@ type wrapKey struct {
 // requests share their masks.
 func (e *Engine) withReasoning(req *Request, prompt string) (*grammar.Grammar, error) {
 	g := req.Grammar
-	if req.Messages == nil || e.Tok == nil || !strings.Contains(e.Tok.ChatTemplate(), thinkStart) {
+	if req.Messages == nil {
 		return g, nil
 	}
-	i, j := strings.LastIndex(prompt, thinkStart), strings.LastIndex(prompt, thinkEnd)
-	opened := i > j
-	if !opened && j >= 0 && strings.TrimSpace(prompt[j+len(thinkEnd):]) == "" {
-		return g, nil // thinking is off: the prompt closed the block
+	mode := e.reasoningOf(prompt)
+	if mode == ReasoningNone {
+		return g, nil
 	}
+	opened := mode == ReasoningOpened
 	k := wrapKey{g, opened}
 	if w, ok := e.wrapped[k]; ok {
 		return w, nil

@@ -13,7 +13,9 @@ import (
 // forcing the call in the model's syntax (a template that teaches none is
 // refused, a bad_request naming tool_choice). With tools the model may
 // call, and no constraint, the reply is read for tool calls in that
-// syntax.
+// syntax. A chat model's thinking block (Qwen3, DeepSeek-R1) is found
+// from the rendered prompt, so that the reply's thinking is sent as
+// reasoning_content, as vLLM's reasoning parsers do.
 //
 // Run calls it; a caller that assembles the prompt before Run (the
 // server's precheck) calls it first. Its work is done once per request.
@@ -51,6 +53,13 @@ func Prepare(eng *engine.Engine, r *Request) error {
 	}
 	if r.Tools.Enabled() && r.Constraint == nil {
 		r.format = f
+	}
+	if r.Kind == KindChat && eng != nil {
+		mode, err := eng.Reasoning(&r.Engine)
+		if err != nil {
+			return Classify(err)
+		}
+		r.reasoning = mode
 	}
 	r.prepared = true
 	return nil

@@ -44,6 +44,9 @@ type Request struct {
 	// Set by Prepare.
 	prepared bool
 	format   toolcall.Format // the model's tool-call syntax, when the reply is read for calls
+	// reasoning is where the model's thinking block stands (chat): the
+	// reply's thinking goes out as reasoning_content.
+	reasoning engine.ReasoningMode
 }
 
 // MaxChoices bounds n.

@@ -64,17 +64,21 @@ type ChatChoice struct {
 // ChatMessage is the assistant message of a completion. Content is null
 // when the reply is only tool calls, as OpenAI sends it.
 type ChatMessage struct {
-	Role      string     `json:"role"`
-	Content   *string    `json:"content"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Role string `json:"role"`
+	// ReasoningContent is the thinking of a model with a thinking block
+	// (Qwen3, DeepSeek-R1), without its <think> markers, as vLLM sends it.
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	Content          *string    `json:"content"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // ChatDelta is a chunk's delta: the role in the first chunk, then content
 // text or pieces of tool calls.
 type ChatDelta struct {
-	Role      string     `json:"role,omitempty"`
-	Content   *string    `json:"content,omitempty"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Role             string     `json:"role,omitempty"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	Content          *string    `json:"content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // ToolCall is one tool call of a message, or a piece of one in a delta:

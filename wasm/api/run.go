@@ -68,7 +68,7 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 	for i := 0; i < n; i++ {
 		var s stream
 		if r.Kind == KindChat {
-			cs := &chatStream{r: r, rn: rn, id: id, created: created, index: i}
+			cs := &chatStream{r: r, rn: rn, id: id, created: created, index: i, split: engine.NewReasoningSplitter(r.reasoning)}
 			if r.Stream && r.format != toolcall.None {
 				cs.parser = toolcall.NewStreamParser(r.format)
 			}
@@ -216,6 +216,8 @@ type chatStream struct {
 	// reply is all content, and for a whole response, which is parsed at
 	// the end).
 	parser *toolcall.StreamParser
+	// split takes the thinking out of the reply.
+	split *engine.ReasoningSplitter
 }
 
 func (s *chatStream) chunk(c ChatChoice) *ChatCompletion {
@@ -235,12 +237,8 @@ func (s *chatStream) token(t *engine.Token) []any {
 		s.lps = append(s.lps, e)
 		lp = &ChatLogprobs{Content: []TokenLogprob{e}}
 	}
-	var out []*ChatCompletion
-	if s.parser != nil {
-		out = s.deltas(s.parser.Add(t.Text))
-	} else if t.Text != "" {
-		out = []*ChatCompletion{s.chunk(ChatChoice{Delta: &ChatDelta{Content: strp(t.Text)}})}
-	}
+	think, content := s.split.Add(t.Text)
+	out := s.pieces(think, content)
 	if lp != nil {
 		// The token's logprobs go with the first chunk it completes, or
 		// alone when its text is held back.
@@ -253,10 +251,27 @@ func (s *chatStream) token(t *engine.Token) []any {
 }
 
 func (s *chatStream) flush() []any {
-	if s.parser == nil {
-		return nil
+	out := s.pieces(s.split.Flush())
+	if s.parser != nil {
+		out = append(out, s.deltas(s.parser.Finish())...)
 	}
-	return chunks(s.deltas(s.parser.Finish()))
+	return chunks(out)
+}
+
+// pieces are the chunks of some thinking and some answer text: the
+// answer through the tool-call parser when the reply is read for calls.
+func (s *chatStream) pieces(think, content string) []*ChatCompletion {
+	var out []*ChatCompletion
+	if think != "" {
+		out = append(out, s.chunk(ChatChoice{Delta: &ChatDelta{ReasoningContent: strp(think)}}))
+	}
+	if s.parser != nil {
+		return append(out, s.deltas(s.parser.Add(content))...)
+	}
+	if content != "" {
+		out = append(out, s.chunk(ChatChoice{Delta: &ChatDelta{Content: strp(content)}}))
+	}
+	return out
 }
 
 // deltas turns the tool-call parser's pieces into chunks, one each.
@@ -289,9 +304,16 @@ func (s *chatStream) finish(res *engine.Result, aborted bool) any {
 		c.Timings = TimingsOf(res)
 		return c
 	}
-	msg := &ChatMessage{Role: "assistant", Content: strp(string(s.text))}
+	split := engine.NewReasoningSplitter(s.r.reasoning)
+	think, answer := split.Add(string(s.text))
+	t2, a2 := split.Flush()
+	think, answer = think+t2, answer+a2
+	msg := &ChatMessage{Role: "assistant", Content: strp(answer)}
+	if s.r.reasoning != engine.ReasoningNone && think != "" {
+		msg.ReasoningContent = strp(think)
+	}
 	if f := s.r.format; f != toolcall.None {
-		content, calls := ToolCalls(f, string(s.text))
+		content, calls := ToolCalls(f, answer)
 		if len(calls) > 0 {
 			msg.Content, msg.ToolCalls = content, calls
 			if fr == string(sampler.FinishStop) {
