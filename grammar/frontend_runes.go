@@ -166,7 +166,10 @@ func gbnfClassChar(r rune) string {
 	return fmt.Sprintf("\\U%08X", r)
 }
 
-// gbnfQuote writes s as a GBNF string literal.
+// Quote writes s as a GBNF string literal, for grammars built as text
+// (the tool-call grammars embed names and markers with it).
+func Quote(s string) string { return gbnfQuote(s) }
+
 func gbnfQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')

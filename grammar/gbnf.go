@@ -202,7 +202,7 @@ func (p *parser) sequence(nested bool) ([]elem, error) {
 			seq = append(seq, e)
 		case c == '.':
 			p.pos++
-			seq = append(seq, p.b.classElem([]runeRange{{0, utf8.MaxRune}}))
+			seq = append(seq, p.b.classElem(cpAll))
 		case c == '(':
 			open := p.pos
 			p.pos++
@@ -379,7 +379,7 @@ func (p *parser) class() (elem, error) {
 		negate = true
 		p.pos++
 	}
-	var ranges []runeRange
+	var ranges []cpRange
 	for {
 		if p.pos >= len(p.src) {
 			return elem{}, p.errorf(open, "unterminated character class")
@@ -402,13 +402,14 @@ func (p *parser) class() (elem, error) {
 				return elem{}, p.errorf(open, "range %q-%q is reversed", lo, hi)
 			}
 		}
-		ranges = append(ranges, runeRange{lo, hi})
+		ranges = append(ranges, cpRange{lo, hi})
 	}
+	set := newCPSet(ranges...)
 	if negate {
-		ranges = complementRanges(ranges)
+		set = set.complement()
 	}
-	if len(ranges) == 0 {
+	if set.empty() {
 		return elem{}, p.errorf(open, "the character class matches nothing")
 	}
-	return p.b.classElem(ranges), nil
+	return p.b.classElem(set), nil
 }

@@ -94,10 +94,9 @@ func (b *builder) helper(alts [][]elem) elem {
 	return elem{set: -1, rule: int32(len(b.rules) - 1)}
 }
 
-// classElem is one character from ranges: a byte set when every
-// character is ASCII, else a rule over the classes' UTF-8 sequences.
-func (b *builder) classElem(ranges []runeRange) elem {
-	ranges = normalizeRanges(ranges)
+// classElem is one character of a (non-empty) set: a byte set when every
+// character is ASCII, else a rule over the set's UTF-8 sequences.
+func (b *builder) classElem(ranges cpSet) elem {
 	if ranges[len(ranges)-1].hi < 0x80 {
 		var s byteSet
 		for _, r := range ranges {

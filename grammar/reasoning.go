@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Reasoning is a model's thinking block (Qwen3's and DeepSeek-R1's
@@ -25,7 +26,7 @@ func WithReasoning(g *Grammar, r Reasoning) (*Grammar, error) {
 		return nil, fmt.Errorf("grammar: reasoning markers %q, %q must be non-empty ASCII", r.Start, r.End)
 	}
 	var b strings.Builder
-	lit := gbnfLiteral
+	lit := gbnfQuote
 	if r.Opened {
 		fmt.Fprintf(&b, "root ::= free-0 %s blank inner\n", lit(r.End))
 	} else {
@@ -47,25 +48,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// gbnfLiteral quotes s as a GBNF string literal.
-func gbnfLiteral(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // writeNotContaining writes rules prefix0..prefix(n-1) for the texts that
@@ -107,33 +89,17 @@ func writeNotContaining(b *strings.Builder, prefix, s string) {
 			if len(cs) == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "%s %s%d | ", byteClass(cs, j == 0), prefix, j)
+			set := cpSet{}
+			for _, c := range cs {
+				set = set.union(cpRune(rune(c)))
+			}
+			if j == 0 { // a character outside ASCII is never part of s
+				set = set.union(newCPSet(cpRange{0x80, utf8.MaxRune}))
+			}
+			fmt.Fprintf(b, "%s %s%d | ", gbnfClass(set), prefix, j)
 		}
 		b.WriteString("\"\"\n")
 	}
-}
-
-// byteClass writes the ASCII bytes cs (sorted) as a class, with every
-// non-ASCII character too when nonASCII is set.
-func byteClass(cs []byte, nonASCII bool) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := 0; i < len(cs); {
-		j := i
-		for j+1 < len(cs) && cs[j+1] == cs[j]+1 {
-			j++
-		}
-		fmt.Fprintf(&b, "\\x%02x", cs[i])
-		if j > i {
-			fmt.Fprintf(&b, "-\\x%02x", cs[j])
-		}
-		i = j + 1
-	}
-	if nonASCII {
-		b.WriteString("\\u0080-\\U0010FFFF")
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 func (g *Grammar) ruleIndex(name string) int32 {

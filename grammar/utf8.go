@@ -1,65 +1,9 @@
 package grammar
 
-import (
-	"sort"
-	"unicode/utf8"
-)
-
-// runeRange is the characters lo..hi inclusive.
-type runeRange struct{ lo, hi rune }
+import "unicode/utf8"
 
 // byteRange is the bytes lo..hi inclusive.
 type byteRange struct{ lo, hi byte }
-
-const (
-	surrogateLo = 0xD800
-	surrogateHi = 0xDFFF
-)
-
-// normalizeRanges sorts and merges ranges and removes the surrogates,
-// which UTF-8 cannot encode.
-func normalizeRanges(rs []runeRange) []runeRange {
-	var cut []runeRange
-	for _, r := range rs {
-		if r.lo <= surrogateHi && r.hi >= surrogateLo {
-			if r.lo < surrogateLo {
-				cut = append(cut, runeRange{r.lo, surrogateLo - 1})
-			}
-			if r.hi > surrogateHi {
-				cut = append(cut, runeRange{surrogateHi + 1, r.hi})
-			}
-			continue
-		}
-		cut = append(cut, r)
-	}
-	sort.Slice(cut, func(i, j int) bool { return cut[i].lo < cut[j].lo })
-	var out []runeRange
-	for _, r := range cut {
-		if n := len(out); n > 0 && r.lo <= out[n-1].hi+1 {
-			out[n-1].hi = max(out[n-1].hi, r.hi)
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// complementRanges is every Unicode scalar value not in rs.
-func complementRanges(rs []runeRange) []runeRange {
-	rs = normalizeRanges(rs)
-	var out []runeRange
-	next := rune(0)
-	for _, r := range rs {
-		if r.lo > next {
-			out = append(out, runeRange{next, r.lo - 1})
-		}
-		next = r.hi + 1
-	}
-	if next <= utf8.MaxRune {
-		out = append(out, runeRange{next, utf8.MaxRune})
-	}
-	return normalizeRanges(out)
-}
 
 func encodeRune(buf []byte, r rune) int { return utf8.EncodeRune(buf, r) }
 

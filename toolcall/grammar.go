@@ -72,27 +72,27 @@ func Grammar(f Format, tools []Tool, choice Choice) (string, error) {
 		}
 		name := "call-" + strconv.Itoa(i)
 		calls = append(calls, name)
-		fmt.Fprintf(&b, "%s ::= %s %s %s\n", name, gbnfLiteral(callPrefix(f, t.Name)), root, gbnfLiteral(callSuffix(f)))
+		fmt.Fprintf(&b, "%s ::= %s %s %s\n", name, grammar.Quote(callPrefix(f, t.Name)), root, grammar.Quote(callSuffix(f)))
 	}
 	one := strings.Join(calls, " | ")
 	many := choice.Mode == ChoiceRequired && !choice.Single && f != Llama3JSON
 	switch f {
 	case Hermes:
-		fmt.Fprintf(&b, "call ::= %s %s %s\n", gbnfLiteral(hermesOpen+"\n"), group(one), gbnfLiteral("\n"+hermesClose))
+		fmt.Fprintf(&b, "call ::= %s %s %s\n", grammar.Quote(hermesOpen+"\n"), group(one), grammar.Quote("\n"+hermesClose))
 		if many {
-			fmt.Fprintf(&b, "root ::= call (%s call)*\n", gbnfLiteral("\n"))
+			fmt.Fprintf(&b, "root ::= call (%s call)*\n", grammar.Quote("\n"))
 		} else {
 			b.WriteString("root ::= call\n")
 		}
 	case Llama3JSON:
 		fmt.Fprintf(&b, "root ::= %s\n", one)
 	case DeepSeekR1:
-		fmt.Fprintf(&b, "call ::= %s %s\n", gbnfLiteral(dsCallBegin+"function"+dsSep), group(one))
+		fmt.Fprintf(&b, "call ::= %s %s\n", grammar.Quote(dsCallBegin+"function"+dsSep), group(one))
 		rep := ""
 		if many {
-			rep = fmt.Sprintf(" (%s call)*", gbnfLiteral("\n"))
+			rep = fmt.Sprintf(" (%s call)*", grammar.Quote("\n"))
 		}
-		fmt.Fprintf(&b, "root ::= %s call%s %s\n", gbnfLiteral(dsCallsBegin), rep, gbnfLiteral(dsCallsEnd))
+		fmt.Fprintf(&b, "root ::= %s call%s %s\n", grammar.Quote(dsCallsBegin), rep, grammar.Quote(dsCallsEnd))
 	}
 	return b.String(), nil
 }
@@ -121,25 +121,4 @@ func group(alts string) string {
 		return "(" + alts + ")"
 	}
 	return alts
-}
-
-// gbnfLiteral quotes s as a GBNF string literal.
-func gbnfLiteral(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
