@@ -8,7 +8,7 @@ import (
 // Bounds on one generation of a grammar's tables: past them, new matchers
 // start on fresh tables (the old ones stay with the matchers using them).
 const (
-	maxStates    = 1 << 15
+	maxStates    = 1 << 14
 	maxNodes     = 1 << 20
 	maxMaskBytes = 16 << 20
 )
