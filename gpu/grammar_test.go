@@ -19,7 +19,12 @@ import (
 // the tokens equal the CPU backend's for greedy and for seeded sampling
 // through the top-k candidates, and every reply is in the grammar.
 func TestGrammarOnGPU(t *testing.T) {
-	b := modelBackend(t)
+	// A backend of its own: the shared one's scratch buffers stay sized as
+	// the other tests expect (their submit counts include growing them).
+	b, berr := NewBackend(device(t), BackendOptions{})
+	if berr != nil {
+		t.Fatal(berr)
+	}
 	g, err := grammar.Compile(`root ::= "{\"id\": " [1-9] [0-9]{0,4} ", \"tag\": \"" [a-z]{1,8} "\"}"`)
 	if err != nil {
 		t.Fatal(err)
