@@ -92,8 +92,10 @@ func TestSchemaSamples(t *testing.T) {
 		var mu sync.Mutex
 		total, cut, tokens := 0, 0, 0
 		t0 := time.Now()
+		var rare []string
 		for _, c := range cases {
 			var wg sync.WaitGroup
+			done := 0
 			for w := range workers {
 				wg.Add(1)
 				go func() {
@@ -113,6 +115,7 @@ func TestSchemaSamples(t *testing.T) {
 						case res.Finish.Reason != sampler.FinishStop:
 							t.Errorf("%s %s sample %d: finish %+v: %q", model, c.name, i, res.Finish, res.Text)
 						default:
+							done++
 							if err := c.check(res.Text); err != nil {
 								t.Errorf("%s %s sample %d: %q: %v", model, c.name, i, res.Text, err)
 							}
@@ -125,9 +128,13 @@ func TestSchemaSamples(t *testing.T) {
 				}()
 			}
 			wg.Wait()
+			if done < samples/4 {
+				rare = append(rare, fmt.Sprintf("%s %d", c.name, done))
+			}
 		}
 		t.Logf("%s: %d schemas x %d samples in %v (%d tokens): %d valid, %d cut at %d tokens",
 			model, len(cases), samples, time.Since(t0).Round(time.Millisecond), tokens, total-cut, cut, maxTokens)
+		t.Logf("%s: cases with under a quarter of their samples finished: %v", model, rare)
 		if cut*3 > total {
 			t.Errorf("%s: %d of %d samples ran to max_tokens", model, cut, total)
 		}
