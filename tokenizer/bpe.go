@@ -1,6 +1,9 @@
 package tokenizer
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // merge is one BPE merge rule: the rank (lower merges first) and the id of
 // the merged token.
@@ -13,6 +16,15 @@ type bpeModel struct {
 	merges       map[uint64]merge // key pairKey(left, right)
 	rawID        map[string]int32 // raw bytes of each token -> id
 	ignoreMerges bool             // emit a whole word that is a token as is
+	// literal marks a SentencePiece-style vocabulary (no ByteLevel
+	// pre-tokenizer): rawID maps the token strings themselves, a word is
+	// split into characters, and a character that is not a token becomes
+	// its <0xNN> byte tokens (byteFallback) or unk.
+	literal      bool
+	byteFallback bool
+	fuseUnk      bool
+	unk          int32      // unk_token, -1 if none
+	fallback     [256]int32 // <0xNN> token of each byte, -1 if none
 }
 
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
@@ -63,10 +75,15 @@ func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 
 			return append(out, id)
 		}
 	}
-	ids := sc.ids[:0]
-	for i := 0; i < len(word); i++ {
-		if id := m.byteID[word[i]]; id >= 0 {
-			ids = append(ids, id)
+	var ids []int32
+	if m.literal {
+		ids = m.literalSymbols(word, sc.ids[:0])
+	} else {
+		ids = sc.ids[:0]
+		for i := 0; i < len(word); i++ {
+			if id := m.byteID[word[i]]; id >= 0 {
+				ids = append(ids, id)
+			}
 		}
 	}
 	n := len(ids)
@@ -123,6 +140,47 @@ func (m *bpeModel) encodeWord(word string, sc *bpeScratch, out []int32) []int32 
 	}
 	sc.ids, sc.prev, sc.next, sc.heap = ids, prev, next, h
 	return out
+}
+
+// literalSymbols is Hugging Face's BPE merge_word start for a literal
+// vocabulary: each character that is a token is a symbol; any other
+// becomes its byte tokens when every one exists (byte_fallback), else unk
+// (consecutive unks fused into one with fuse_unk), else it is dropped.
+func (m *bpeModel) literalSymbols(word string, ids []int32) []int32 {
+	lastUnk := false
+	for i := 0; i < len(word); {
+		_, n := utf8.DecodeRuneInString(word[i:])
+		c := word[i : i+n]
+		i += n
+		if id, ok := m.rawID[c]; ok {
+			ids = append(ids, id)
+			lastUnk = false
+			continue
+		}
+		if m.byteFallback {
+			all := true
+			for j := 0; j < len(c); j++ {
+				if m.fallback[c[j]] < 0 {
+					all = false
+					break
+				}
+			}
+			if all {
+				for j := 0; j < len(c); j++ {
+					ids = append(ids, m.fallback[c[j]])
+				}
+				lastUnk = false
+				continue
+			}
+		}
+		if m.unk >= 0 {
+			if !(m.fuseUnk && lastUnk) {
+				ids = append(ids, m.unk)
+			}
+			lastUnk = true
+		}
+	}
+	return ids
 }
 
 // linearMergeMax is the word length (in symbols) up to which mergeLinear,

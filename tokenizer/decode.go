@@ -1,6 +1,9 @@
 package tokenizer
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // DecodeOptions controls Decode and Decoder.
 type DecodeOptions struct {
@@ -24,16 +27,56 @@ func (t *Tokenizer) Decode(ids []int32) string {
 
 // DecodeOpts is Decode with options.
 func (t *Tokenizer) DecodeOpts(ids []int32, o DecodeOptions) string {
-	var raw []byte
-	atStart := true
-	for _, id := range ids {
-		raw, atStart = t.appendPiece(raw, id, o, atStart)
+	var text string
+	if t.byteTokens {
+		text = t.decodeByteFallback(ids, o)
+	} else {
+		var raw []byte
+		atStart := true
+		for _, id := range ids {
+			raw, atStart = t.appendPiece(raw, id, o, atStart)
+		}
+		text = string(appendLossy(nil, raw))
 	}
-	text := string(appendLossy(nil, raw))
 	if o.CleanUpSpaces {
 		text = cleanUpSpaces.Replace(text)
 	}
 	return text
+}
+
+// decodeByteFallback is Hugging Face's Llama decoder: pieces with '▁' as
+// ' ', each run of <0xNN> tokens as its bytes when they are valid UTF-8 and
+// as one U+FFFD per byte when not, fused, then one leading space stripped.
+// (Decoder, streaming, replaces invalid bytes as Decode does for other
+// models: one U+FFFD per maximal invalid subsequence.)
+func (t *Tokenizer) decodeByteFallback(ids []int32, o DecodeOptions) string {
+	var out, run []byte
+	flush := func() {
+		if utf8.Valid(run) {
+			out = append(out, run...)
+		} else {
+			for range run {
+				out = append(out, "\uFFFD"...)
+			}
+		}
+		run = run[:0]
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= len(t.pieces) || (o.SkipSpecial && t.special[id]) {
+			continue
+		}
+		if _, ok := byteToken(t.texts[id]); ok {
+			run = append(run, t.pieces[id]...)
+			continue
+		}
+		flush()
+		out = append(out, t.pieces[id]...)
+	}
+	flush()
+	if t.stripSpace && len(out) > 0 && out[0] == ' ' {
+		out = out[1:]
+	}
+	return string(out)
 }
 
 // cleanUpSpaces is Hugging Face's clean_up_tokenization. Its replacements
@@ -60,6 +103,9 @@ func (t *Tokenizer) appendPiece(dst []byte, id int32, o DecodeOptions, atStart b
 	p := t.pieces[id]
 	if atStart && t.stripSpace && len(p) > 0 && p[0] == ' ' {
 		p = p[1:]
+		if p == "" {
+			return dst, false // the one leading space is gone
+		}
 	}
 	if p == "" {
 		return dst, atStart

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
@@ -21,6 +24,13 @@ type hfComponent struct {
 	Invert         bool              `json:"invert"`
 	AddPrefixSpace bool              `json:"add_prefix_space"`
 	UseRegex       *bool             `json:"use_regex"`
+	Prepend        *string           `json:"prepend"`
+	Content        *string           `json:"content"`
+	Replacement    *string           `json:"replacement"`
+	PrependScheme  *string           `json:"prepend_scheme"`
+	Split          *bool             `json:"split"`
+	Start          int               `json:"start"`
+	Stop           int               `json:"stop"`
 	Single         []struct {
 		SpecialToken *struct {
 			ID string `json:"id"`
@@ -53,6 +63,25 @@ func (t *Tokenizer) hfNormalizer(file, field string, raw json.RawMessage) error 
 			return formatErr(file, field, fmt.Errorf("%w: two Unicode normal forms", ErrUnsupported))
 		}
 		t.normalize, t.normForm = true, f
+		t.normOps = append(t.normOps, normOp{form: f, isForm: true})
+		return nil
+	}
+	switch c.Type {
+	case "Prepend":
+		if c.Prepend == nil {
+			return formatErrf(file, field+".prepend", "missing")
+		}
+		t.normOps = append(t.normOps, normOp{prepend: *c.Prepend})
+		return nil
+	case "Replace":
+		from, err := stringPattern(file, field, c.Pattern)
+		if err != nil {
+			return err
+		}
+		if c.Content == nil {
+			return formatErrf(file, field+".content", "missing")
+		}
+		t.normOps = append(t.normOps, normOp{from: from, to: *c.Content, isReplace: true})
 		return nil
 	}
 	if c.Type == "Sequence" {
@@ -87,6 +116,31 @@ func (t *Tokenizer) hfPreTokenizer(file, field string, raw json.RawMessage) (boo
 			byteLevel = byteLevel || bl
 		}
 		return byteLevel, nil
+	case "Metaspace":
+		if t.metaspace != nil {
+			return false, formatErr(file, field, fmt.Errorf("%w: two Metaspace pre-tokenizers", ErrUnsupported))
+		}
+		ms := &metaspace{replacement: spmSpace, scheme: "always", split: true}
+		if c.Replacement != nil {
+			if utf8.RuneCountInString(*c.Replacement) != 1 {
+				return false, formatErrf(file, field+".replacement", "%q is not one character", *c.Replacement)
+			}
+			ms.replacement = *c.Replacement
+		}
+		if c.Split != nil {
+			ms.split = *c.Split
+		}
+		switch {
+		case c.PrependScheme != nil:
+			ms.scheme = *c.PrependScheme
+		case !c.AddPrefixSpace && bytes.Contains(raw, []byte(`"add_prefix_space"`)):
+			ms.scheme = "never"
+		}
+		if ms.scheme != "always" && ms.scheme != "first" && ms.scheme != "never" {
+			return false, formatErrf(file, field+".prepend_scheme", "unknown scheme %q", ms.scheme)
+		}
+		t.metaspace = ms
+		return false, nil
 	case "ByteLevel":
 		if c.AddPrefixSpace {
 			t.pre = append(t.pre, prefixSpace{})
@@ -139,7 +193,40 @@ func (prefixSpace) split(s string, emit func(string)) error {
 	return nil
 }
 
-func (t *Tokenizer) hfDecoder(file, field string, raw json.RawMessage) error {
+// hfDecodeSteps is what the decoder of a literal (SentencePiece-style)
+// vocabulary does, in the order Hugging Face's Llama decoder runs it:
+// Replace '▁' by ' ', ByteFallback, Fuse, Strip one leading space.
+type hfDecodeSteps struct {
+	replace      bool // '▁' -> ' '
+	byteFallback bool // <0xNN> -> the byte
+	fused        bool
+	strip        bool // one leading space of the whole text
+}
+
+// piece is the text a token decodes to.
+func (d *hfDecodeSteps) piece(s string) string {
+	if d.replace {
+		s = strings.ReplaceAll(s, spmSpace, " ")
+	}
+	if d.byteFallback {
+		if b, ok := byteToken(s); ok {
+			return string([]byte{b})
+		}
+	}
+	return s
+}
+
+// byteToken parses a byte-fallback token <0xNN>, as Hugging Face's
+// ByteFallback decoder does.
+func byteToken(s string) (byte, bool) {
+	if len(s) != 6 || !strings.HasPrefix(s, "<0x") || s[5] != '>' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[3:5], 16, 8)
+	return byte(v), err == nil
+}
+
+func (t *Tokenizer) hfDecoder(file, field string, raw json.RawMessage, literal bool, d *hfDecodeSteps) error {
 	if isNull(raw) {
 		return formatErr(file, field, fmt.Errorf("%w: no decoder", ErrUnsupported))
 	}
@@ -147,15 +234,155 @@ func (t *Tokenizer) hfDecoder(file, field string, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return formatErr(file, field, err)
 	}
-	switch c.Type {
-	case "ByteLevel":
-		return nil
-	case "Sequence":
-		if len(c.Decoders) == 1 {
-			return t.hfDecoder(file, field+".decoders[0]", c.Decoders[0])
-		}
+	unsupported := func(what string) error {
+		return formatErr(file, field, fmt.Errorf("%w: decoder %q%s", ErrUnsupported, c.Type, what))
 	}
-	return formatErr(file, field, fmt.Errorf("%w: decoder %q", ErrUnsupported, c.Type))
+	if !literal {
+		switch c.Type {
+		case "ByteLevel":
+			return nil
+		case "Sequence":
+			if len(c.Decoders) == 1 {
+				return t.hfDecoder(file, field+".decoders[0]", c.Decoders[0], literal, d)
+			}
+		}
+		return unsupported("")
+	}
+	// A step that changes the text after Strip, or runs before an earlier
+	// step, is refused: the pieces are computed once, per token.
+	if d.strip {
+		return unsupported(" after Strip")
+	}
+	switch c.Type {
+	case "Sequence":
+		for i, sub := range c.Decoders {
+			if err := t.hfDecoder(file, fmt.Sprintf("%s.decoders[%d]", field, i), sub, literal, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "Replace":
+		from, err := stringPattern(file, field, c.Pattern)
+		if err != nil {
+			return err
+		}
+		if from != spmSpace || c.Content == nil || *c.Content != " " || d.replace || d.byteFallback || d.fused {
+			return unsupported(" other than '▁' to ' ' first")
+		}
+		d.replace = true
+		return nil
+	case "ByteFallback":
+		if d.fused {
+			return unsupported(" after Fuse")
+		}
+		d.byteFallback = true
+		return nil
+	case "Fuse":
+		d.fused = true
+		return nil
+	case "Strip":
+		if c.Content == nil || *c.Content != " " || c.Start > 1 || c.Stop != 0 || (c.Start == 1 && !d.fused) {
+			return unsupported(" other than one leading space of the fused text")
+		}
+		d.strip = c.Start == 1
+		return nil
+	case "Metaspace":
+		if d.replace || d.byteFallback || d.fused {
+			return unsupported(" after other steps")
+		}
+		if c.Replacement != nil && *c.Replacement != spmSpace {
+			return unsupported(" with a replacement other than '▁'")
+		}
+		d.replace = true
+		scheme := "always"
+		if c.PrependScheme != nil {
+			scheme = *c.PrependScheme
+		} else if !c.AddPrefixSpace && bytes.Contains(raw, []byte(`"add_prefix_space"`)) {
+			scheme = "never"
+		}
+		d.fused = true
+		d.strip = scheme != "never"
+		return nil
+	}
+	return unsupported("")
+}
+
+// stringPattern reads a Replace pattern given as {"String": s}.
+func stringPattern(file, field string, raw json.RawMessage) (string, error) {
+	var pat struct {
+		String *string `json:"String"`
+		Regex  *string `json:"Regex"`
+	}
+	if err := json.Unmarshal(raw, &pat); err != nil {
+		return "", formatErr(file, field+".pattern", err)
+	}
+	if pat.String == nil {
+		return "", formatErr(file, field+".pattern", fmt.Errorf("%w: Replace with a regex", ErrUnsupported))
+	}
+	if *pat.String == "" {
+		return "", formatErrf(file, field+".pattern", "empty pattern")
+	}
+	return *pat.String, nil
+}
+
+// normOp is one normalizer step: a Unicode normal form, Prepend (to a
+// non-empty text) or Replace of a fixed string.
+type normOp struct {
+	form      norm.Form
+	isForm    bool
+	prepend   string
+	from, to  string
+	isReplace bool
+}
+
+func (o normOp) apply(s string) string {
+	switch {
+	case o.isForm:
+		return o.form.String(s)
+	case o.isReplace:
+		return strings.ReplaceAll(s, o.from, o.to)
+	case s != "":
+		return o.prepend + s
+	}
+	return s
+}
+
+// metaspace is the Metaspace pre-tokenizer: spaces become the replacement
+// character, which is prepended (scheme "always", or "first" for text at
+// the start of the input) unless the text starts with it; split cuts the
+// text before each replacement character.
+type metaspace struct {
+	replacement string
+	scheme      string
+	split       bool
+}
+
+func (m *metaspace) run(s string, inputStart bool, emit func(string)) {
+	s = strings.ReplaceAll(s, " ", m.replacement)
+	if s != "" && !strings.HasPrefix(s, m.replacement) && (m.scheme == "always" || (m.scheme == "first" && inputStart)) {
+		s = m.replacement + s
+	}
+	if !m.split {
+		if s != "" {
+			emit(s)
+		}
+		return
+	}
+	start := 0
+	for i := 0; ; {
+		j := strings.Index(s[i:], m.replacement)
+		if j < 0 {
+			break
+		}
+		if k := i + j; k > start {
+			emit(s[start:k])
+			start = k
+		}
+		i += j + len(m.replacement)
+	}
+	if start < len(s) {
+		emit(s[start:])
+	}
 }
 
 func (t *Tokenizer) hfPostProcessor(file, field string, raw json.RawMessage) error {

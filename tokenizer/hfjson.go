@@ -28,6 +28,7 @@ type hfFile struct {
 		ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
 		EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
 		ByteFallback            bool             `json:"byte_fallback"`
+		FuseUnk                 bool             `json:"fuse_unk"`
 		IgnoreMerges            bool             `json:"ignore_merges"`
 		Dropout                 *float64         `json:"dropout"`
 	} `json:"model"`
@@ -53,7 +54,12 @@ const maxTokenizerJSON = 128 << 20
 
 // FromHFJSON builds a tokenizer from the contents of a Hugging Face
 // tokenizer.json and, optionally (nil), tokenizer_config.json, which
-// supplies the BOS/EOS tokens and the chat template.
+// supplies the BOS/EOS tokens and the chat template. The model must be
+// BPE: byte-level (a ByteLevel pre-tokenizer and decoder), or
+// SentencePiece-style (Llama-2, Mistral, TinyLlama: '▁' pieces,
+// byte_fallback, the Prepend/Replace normalizer or a Metaspace
+// pre-tokenizer, and the Replace/ByteFallback/Fuse/Strip or Metaspace
+// decoder).
 func FromHFJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, error) {
 	return fromHF("tokenizer.json", tokenizerJSON, "tokenizer_config.json", tokenizerConfigJSON)
 }
@@ -163,11 +169,22 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	if d := f.Model.Dropout; d != nil && *d != 0 {
 		return nil, formatErr(file, "model.dropout", ErrUnsupported)
 	}
-	if f.Model.ByteFallback {
-		return nil, formatErr(file, "model.byte_fallback", fmt.Errorf("%w: byte fallback (SentencePiece-style BPE)", ErrUnsupported))
-	}
 
 	t := &Tokenizer{kind: modelBPE, bos: -1}
+	// Without a ByteLevel pre-tokenizer the vocabulary is literal: token
+	// strings are the text itself, with '▁' for a space in SentencePiece
+	// files (Llama-2, Mistral), which add byte_fallback.
+	byteLevel, err := t.hfPreTokenizer(file, "pre_tokenizer", f.PreTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	literal := !byteLevel
+	if byteLevel && f.Model.ByteFallback {
+		return nil, formatErr(file, "model.byte_fallback", fmt.Errorf("%w: byte fallback with a ByteLevel pre-tokenizer", ErrUnsupported))
+	}
+	if t.metaspace != nil && len(t.pre) > 0 {
+		return nil, formatErr(file, "pre_tokenizer", fmt.Errorf("%w: Metaspace with other pre-tokenizers", ErrUnsupported))
+	}
 	size := 0
 	for s, id := range f.Model.Vocab {
 		if id < 0 || id >= maxVocab {
@@ -188,10 +205,15 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	t.pieces = make([]string, size)
 	t.special = make([]bool, size)
 
-	bpe := &bpeModel{rawID: make(map[string]int32, len(f.Model.Vocab)), merges: make(map[uint64]merge), ignoreMerges: f.Model.IgnoreMerges}
+	bpe := &bpeModel{rawID: make(map[string]int32, len(f.Model.Vocab)), merges: make(map[uint64]merge), ignoreMerges: f.Model.IgnoreMerges,
+		literal: literal, byteFallback: f.Model.ByteFallback, fuseUnk: f.Model.FuseUnk, unk: -1}
 	t.bpe = bpe
 	for s, id := range f.Model.Vocab {
 		t.texts[id] = s
+		if literal {
+			bpe.rawID[s] = int32(id)
+			continue
+		}
 		t.pieces[id] = string(byteLevelDecode(s))
 		if raw, ok := byteLevelRaw(s); ok {
 			bpe.rawID[string(raw)] = int32(id)
@@ -205,7 +227,12 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 			unk = int32(id)
 		}
 	}
+	bpe.unk = unk
 	for b := 0; b < 256; b++ {
+		bpe.fallback[b] = -1
+		if id, ok := f.Model.Vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
+			bpe.fallback[b] = int32(id)
+		}
 		bpe.byteID[b] = unk
 		if id, ok := bpe.rawID[string([]byte{byte(b)})]; ok {
 			bpe.byteID[b] = id
@@ -218,7 +245,9 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	var added []addedToken
 	for _, a := range f.AddedTokens {
 		t.texts[a.ID] = a.Content
-		t.pieces[a.ID] = string(byteLevelDecode(a.Content))
+		if !literal {
+			t.pieces[a.ID] = string(byteLevelDecode(a.Content))
+		}
 		t.special[a.ID] = a.Special
 		added = append(added, addedToken{text: a.Content, id: int32(a.ID), special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized})
 	}
@@ -227,15 +256,16 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	if err := t.hfNormalizer(file, "normalizer", f.Normalizer); err != nil {
 		return nil, err
 	}
-	byteLevel, err := t.hfPreTokenizer(file, "pre_tokenizer", f.PreTokenizer)
-	if err != nil {
+	var dec hfDecodeSteps
+	if err := t.hfDecoder(file, "decoder", f.Decoder, literal, &dec); err != nil {
 		return nil, err
 	}
-	if !byteLevel {
-		return nil, formatErr(file, "pre_tokenizer", fmt.Errorf("%w: BPE without a ByteLevel pre-tokenizer", ErrUnsupported))
-	}
-	if err := t.hfDecoder(file, "decoder", f.Decoder); err != nil {
-		return nil, err
+	if literal {
+		t.stripSpace = dec.strip
+		t.byteTokens = dec.byteFallback
+		for id, s := range t.texts {
+			t.pieces[id] = dec.piece(s)
+		}
 	}
 	if err := t.hfPostProcessor(file, "post_processor", f.PostProcessor); err != nil {
 		return nil, err

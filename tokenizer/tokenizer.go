@@ -8,7 +8,7 @@ import (
 type modelKind uint8
 
 const (
-	modelBPE     modelKind = iota // byte-level BPE (Hugging Face, GGUF gpt2)
+	modelBPE     modelKind = iota // BPE: byte-level (Hugging Face, GGUF gpt2) or over literal ▁-pieces with byte fallback (Hugging Face Llama/Mistral)
 	modelSPM                      // llama.cpp's SentencePiece-style vocab (GGUF llama)
 	modelLlama2C                  // llama2.c tokenizer.bin
 )
@@ -26,6 +26,8 @@ type Tokenizer struct {
 	added     *addedMatcher
 	normForm  norm.Form
 	normalize bool
+	normOps   []normOp   // Hugging Face normalizer steps, in order (overrides normForm)
+	metaspace *metaspace // Hugging Face Metaspace pre-tokenizer
 	pre       []splitter
 	bpe       *bpeModel
 	spm       *spmModel
@@ -35,6 +37,10 @@ type Tokenizer struct {
 	eos            []int32
 	// stripSpace drops the leading space of the decoded text (SentencePiece).
 	stripSpace bool
+	// byteTokens: <0xNN> tokens decode to their byte, and a run of them that
+	// is not valid UTF-8 gives one U+FFFD per byte (Hugging Face's
+	// ByteFallback decoder).
+	byteTokens bool
 	cleanUp    bool // clean_up_tokenization_spaces
 
 	chatTemplate       string
@@ -102,9 +108,16 @@ func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) ([]i
 		}
 		out = t.bpe.encodeWord(w, sc, out)
 	}
+	// inputStart: the segment starts the input (Metaspace prepend_scheme
+	// "first").
+	inputStart := true
 	var err error
 	pretok := func(seg string) {
 		if err != nil {
+			return
+		}
+		if t.metaspace != nil {
+			t.metaspace.run(seg, inputStart, word)
 			return
 		}
 		if len(t.pre) == 1 {
@@ -116,18 +129,26 @@ func (t *Tokenizer) encodeBPE(text string, specialAsText bool, out []int32) ([]i
 	t.added.split(text, false, specialAsText, func(seg string, id int32) {
 		if id >= 0 {
 			out = append(out, id)
+			inputStart = false
 			return
 		}
-		if t.normalize {
+		if len(t.normOps) > 0 {
+			for _, op := range t.normOps {
+				seg = op.apply(seg)
+			}
+		} else if t.normalize {
 			seg = t.normForm.String(seg)
 		}
 		t.added.split(seg, true, specialAsText, func(seg string, id int32) {
 			if id >= 0 {
 				out = append(out, id)
+				inputStart = false
 				return
 			}
 			pretok(seg)
+			inputStart = false
 		})
+		inputStart = false
 	})
 	return out, err
 }
@@ -192,6 +213,10 @@ func (t *Tokenizer) TokenID(text string) (int32, bool) {
 	}
 	switch t.kind {
 	case modelBPE:
+		if t.bpe.literal {
+			id, ok := t.bpe.rawID[text]
+			return id, ok
+		}
 		if raw, ok := byteLevelRaw(text); ok {
 			id, ok := t.bpe.rawID[string(raw)]
 			return id, ok
