@@ -33,12 +33,16 @@ func (e *Engine) reasoningOf(prompt string) ReasoningMode {
 }
 
 // Reasoning is the mode of a chat request's reply (ReasoningNone for
-// other requests), from its rendered prompt.
+// other requests), read from its rendered prompt: the template is rendered
+// (not tokenized) once more; overflow truncation only drops old turns, so
+// the prompt's end, which decides, is the same.
 func (e *Engine) Reasoning(req *Request) (ReasoningMode, error) {
-	if req.Messages == nil {
+	if req.Messages == nil || e.Tok == nil {
 		return ReasoningNone, nil
 	}
-	_, text, err := e.promptIDs(req)
+	opts := req.Chat
+	opts.AddGenerationPrompt = true
+	text, err := e.Tok.RenderChat(req.Messages, opts)
 	if err != nil {
 		return ReasoningNone, err
 	}
@@ -128,11 +132,8 @@ func (s *ReasoningSplitter) Flush() (reasoning, content string) {
 	}
 	h := s.held
 	s.held = ""
-	switch s.state {
-	case 1:
+	if s.state == 1 {
 		return h, ""
-	case 0:
-		return "", h
 	}
 	return "", h
 }
