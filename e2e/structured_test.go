@@ -97,12 +97,24 @@ func checkE2EArgs(t *testing.T, name, args string) {
 func TestClientToolCalls(t *testing.T) {
 	skipShort(t)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: toolModels(t)})
-	b := browsertest.NewBrowser(t)
-	b.Open(srv.URL + "/test.html")
+	clientToolCalls(t, browsertest.NewBrowser(t), srv.URL, "cpu")
+}
+
+// TestClientToolCallsFirefox is TestClientToolCalls in Firefox on WebGPU
+// (the forced call's grammar masks the logits in mask_logits.wgsl as naga
+// compiles it).
+func TestClientToolCallsFirefox(t *testing.T) {
+	skipShort(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: toolModels(t)})
+	clientToolCalls(t, browsertest.NewFirefox(t), srv.URL, "webgpu")
+}
+
+func clientToolCalls(t *testing.T, b *browsertest.Browser, url, backend string) {
+	b.Open(url + "/test.html")
 	b.MustRun(pageHelpers, nil)
 	for _, model := range []string{"tiny-qwen3", "tiny-llama3"} {
 		t.Run(model, func(t *testing.T) {
-			loadEngine(t, b, `{model: "/models/`+model+`/", backend: "cpu", contextLength: 2048}`)
+			loadEngine(t, b, `{model: "/models/`+model+`/", backend: "`+backend+`", contextLength: 2048}`)
 			var got e2eToolRound
 			b.MustRun(`(async () => {
 				const tools = `+e2eTools+`;
@@ -174,8 +186,19 @@ func TestClientToolCalls(t *testing.T) {
 func TestClientStructuredBackends(t *testing.T) {
 	skipShort(t)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: compatModels(t)})
-	b := browsertest.NewBrowser(t)
-	b.Open(srv.URL + "/test.html")
+	clientStructuredBackends(t, browsertest.NewBrowser(t), srv.URL)
+}
+
+// TestClientStructuredBackendsFirefox is TestClientStructuredBackends in
+// Firefox: its CPU engine against its WebGPU (wgpu over llvmpipe).
+func TestClientStructuredBackendsFirefox(t *testing.T) {
+	skipShort(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: compatModels(t)})
+	clientStructuredBackends(t, browsertest.NewFirefox(t), srv.URL)
+}
+
+func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) {
+	b.Open(url + "/test.html")
 	b.MustRun(pageHelpers, nil)
 	type reply struct {
 		Backend, Text, Finish, Choice, Bad string

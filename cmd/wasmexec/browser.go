@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"wasmllm/internal/chromium"
+	"wasmllm/internal/firefox"
 )
 
 // The page reports through these CDP bindings. Runtime.bindingCalled events
@@ -31,8 +32,8 @@ type outcome struct {
 	err  error
 }
 
-// execute runs cfg's program in a fresh headless Chromium and returns its exit
-// code.
+// execute runs cfg's program in a fresh headless Chromium (or Firefox, when
+// cfg.browser is one) and returns its exit code.
 func execute(ctx context.Context, cfg *config) (int, error) {
 	srv, err := newServer(cfg.wasm, cfg.wasmExecJS, cfg.repoRoot, pageConfig{
 		WASM:         "/prog.wasm",
@@ -65,6 +66,9 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 		}
 	}
 	out := &outputs{stdout: os.Stdout, stderr: os.Stderr}
+	if firefox.IsFirefox(cfg.browser) {
+		return executeFirefox(ctx, cfg, base, out, done, finish)
+	}
 	tab, err := chromium.Start(ctx, chromium.Options{Exec: cfg.browser, Output: verboseOut, Extra: chromium.ExtraFlags(cfg.extraFlags),
 		Listen: func(ev any) {
 			if ev, ok := ev.(*runtime.EventBindingCalled); ok {
@@ -143,13 +147,15 @@ func execute(ctx context.Context, cfg *config) (int, error) {
 func dumpGoroutines(ctx context.Context, done <-chan outcome) {
 	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	go chromedp.Do(ectx, chromedp.Evaluate[chromedp.Void](
-		`(g => { if (g && !g.exited) { g._pendingEvent = { id: 0 }; g._resume(); } })(globalThis.wasmexecGo)`))
+	go chromedp.Do(ectx, chromedp.Evaluate[chromedp.Void](dumpGoroutinesJS))
 	select {
 	case <-done:
 	case <-ectx.Done():
 	}
 }
+
+// dumpGoroutinesJS makes a waiting Go program report every goroutine.
+const dumpGoroutinesJS = `(g => { if (g && !g.exited) { g._pendingEvent = { id: 0 }; g._resume(); } })(globalThis.wasmexecGo)`
 
 // forwardConsole prints the page's console errors and warnings (WebGPU
 // reports some problems only there) and, when verbose, every other message

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"wasmllm/internal/firefox"
 )
 
 const usage = `usage: wasmexec [flags] prog.wasm [args...]
@@ -50,7 +52,7 @@ func run() int {
 	}
 	timeout := fl.Duration("timeout", envDuration("WASMEXEC_TIMEOUT", 10*time.Minute),
 		"kill the browser after this long (extended to -test.timeout plus 30s when that is longer)")
-	browser := fl.String("browser", os.Getenv("WASMEXEC_BROWSER"), "Chromium executable (default /usr/bin/chromium, then $PATH)")
+	browser := fl.String("browser", os.Getenv("WASMEXEC_BROWSER"), "Chromium executable (default /usr/bin/chromium, then $PATH), or a Firefox one (\"firefox\": /usr/bin/firefox-esr, then $PATH)")
 	verbose := fl.Bool("v", false, "also print Chromium's own output and every console message of the page")
 	var writable pathList
 	fl.Var(&writable, "allow-write", "let the program create and write this file (repeatable); everything else is read-only")
@@ -218,6 +220,12 @@ func checkArgSize(argv []string, env map[string]string) error {
 var ErrNoBrowser = errors.New("Chromium not found: install it as /usr/bin/chromium, put chromium on $PATH, or set WASMEXEC_BROWSER")
 
 func findBrowser(path string) (string, error) {
+	if path == "firefox" {
+		if p := firefox.Path(); p != "" {
+			return p, nil
+		}
+		return "", errors.New("Firefox not found: install firefox-esr, or set WASMLLM_FIREFOX")
+	}
 	if path != "" {
 		p, err := exec.LookPath(path)
 		if err != nil {

@@ -247,6 +247,7 @@ func (d *Device) Stats() Stats {
 		BytesRead:    int64(jsNum(s, "bytesRead")),
 		BytesWritten: int64(jsNum(s, "bytesWritten")),
 		ProgramRuns:  int64(jsNum(s, "runs")),
+		Polls:        int64(jsNum(s, "polls")),
 		JSCalls:      d.jsCalls,
 	}
 }

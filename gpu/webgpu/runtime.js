@@ -11,7 +11,7 @@
 	const buffers = [null], pipelines = [null], bindGroups = [null], programs = [null];
 	const errors = [];
 	const pending = new Set(); // error-scope promises not yet settled
-	const stats = { dispatches: 0, submits: 0, passes: 0, maps: 0, bytesRead: 0, bytesWritten: 0, runs: 0 };
+	const stats = { dispatches: 0, submits: 0, passes: 0, maps: 0, bytesRead: 0, bytesWritten: 0, runs: 0, polls: 0 };
 	const readPool = new Map(); // allocation size -> idle MAP_READ buffers
 	let upload = new Uint8Array(4096);
 	let readScratch = new Uint8Array(4096);
@@ -58,6 +58,36 @@
 	};
 
 	const settle = () => Promise.all([...pending]);
+
+	// Firefox (wgpu) resolves a mapAsync only when its device is polled,
+	// which without help happens about every 100 ms (a decode cap of ~10
+	// tok/s); an empty submit polls it. So while a readback is pending the
+	// page submits an empty list at most every POLL_MS, yielding through a
+	// MessageChannel (a setTimeout loop is clamped to 4 ms). Unthrottled, the
+	// empty submits flood wgpu and slow the real work (measured here: 2.6
+	// tok/s). Chromium (Dawn) polls on its own: there the loop only takes a
+	// core from a software adapter (measured: no gain), so it is off.
+	const POLL_MS = 1;
+	const polls = typeof navigator !== "undefined" && /Firefox\//.test(navigator.userAgent);
+	let mapping = 0, lastPoll = 0;
+	const poller = polls ? new MessageChannel() : null;
+	if (poller) {
+		poller.port1.onmessage = () => {
+			if (mapping === 0 || lost) return;
+			const now = performance.now();
+			if (now - lastPoll >= POLL_MS) {
+				queue.submit([]);
+				stats.polls++;
+				lastPoll = now;
+			}
+			poller.port2.postMessage(0);
+		};
+	}
+	const mapped = (p) => {
+		if (!poller) return p;
+		if (mapping++ === 0) poller.port2.postMessage(0);
+		return p.finally(() => { mapping--; });
+	};
 
 	const rt = {
 		stats,
@@ -142,7 +172,7 @@
 					settle().then(() => fail("not submitted"));
 					return errors.length;
 				}
-				Promise.all([staging.mapAsync(GPUMapMode.READ, 0, ralen), settle()]).then(() => {
+				Promise.all([mapped(staging.mapAsync(GPUMapMode.READ, 0, ralen)), settle()]).then(() => {
 					const m = new Uint8Array(staging.getMappedRange(0, ralen));
 					readScratch = grow(readScratch, rlen);
 					readScratch.set(m.subarray(rskip, rskip + rlen));
@@ -162,7 +192,7 @@
 
 		// sync waits for all submitted work and error scopes, then calls onDone.
 		sync() {
-			Promise.all([queue.onSubmittedWorkDone(), settle()]).then(
+			Promise.all([mapped(queue.onSubmittedWorkDone()), settle()]).then(
 				() => onDone(lost ? "device lost: " + lost.message : null, null, errors.length),
 				(e) => onDone(String(e && e.message ? e.message : e), null, errors.length));
 		},

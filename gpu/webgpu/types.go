@@ -77,6 +77,9 @@ type Stats struct {
 	BytesWritten int64 // bytes written with WriteBuffer and program uploads
 	JSCalls      int64
 	ProgramRuns  int64
+	// Polls are the empty submits that keep Firefox's device polled while a
+	// readback waits (see runtime.js); not counted in Submits.
+	Polls int64
 }
 
 // Sub returns s - t, the work between two snapshots.
@@ -90,5 +93,6 @@ func (s Stats) Sub(t Stats) Stats {
 		BytesWritten: s.BytesWritten - t.BytesWritten,
 		JSCalls:      s.JSCalls - t.JSCalls,
 		ProgramRuns:  s.ProgramRuns - t.ProgramRuns,
+		Polls:        s.Polls - t.Polls,
 	}
 }

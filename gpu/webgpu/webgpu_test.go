@@ -682,3 +682,26 @@ func TestDeviceLostFromBrowser(t *testing.T) {
 		t.Errorf("Sync after device.destroy(): %v", err)
 	}
 }
+
+// TestReadbackPolls: in Firefox a pending readback keeps the device polled
+// with empty submits (runtime.js), which Submits does not count; Chromium
+// polls its device itself, so there are none.
+func TestReadbackPolls(t *testing.T) {
+	d := device(t)
+	buf := newBuffer(t, d, "polled", 16, UsageStorage)
+	before := d.Stats()
+	for range 3 {
+		if err := d.ReadBuffer(buf, 0, make([]byte, 16)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := d.Stats().Sub(before)
+	firefox := strings.Contains(js.Global().Get("navigator").Get("userAgent").String(), "Firefox/")
+	t.Logf("firefox %v: %d polls, %d submits for 3 readbacks", firefox, s.Polls, s.Submits)
+	if firefox && s.Polls < 3 || !firefox && s.Polls != 0 {
+		t.Errorf("%d polls for 3 readbacks (firefox %v)", s.Polls, firefox)
+	}
+	if s.Submits != 3 || s.Maps != 3 {
+		t.Errorf("%d submits and %d maps for 3 readbacks, want 3 and 3", s.Submits, s.Maps)
+	}
+}

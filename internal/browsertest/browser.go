@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"wasmllm/internal/chromium"
+	"wasmllm/internal/firefox"
 )
 
 // NoWebGPU is an extra option for NewBrowser: a browser without a WebGPU
@@ -30,17 +32,30 @@ func Chromium() string {
 	return "/usr/bin/chromium"
 }
 
-// Browser is one headless Chromium with one tab (a chromium.Tab), closed
-// when the test ends.
+// tab is what a Browser drives: a chromium.Tab or a firefox.Tab.
+type tab interface {
+	Open(url string, timeout time.Duration) error
+	Reload(timeout time.Duration) error
+	Eval(expr, errorJS string, timeout time.Duration) (*chromium.Result, error)
+	Close()
+}
+
+// Browser is one headless browser with one tab, closed when the test ends:
+// Chromium (NewBrowser, driven over CDP) or Firefox (NewFirefox, over
+// WebDriver BiDi). Open, Reload, Run and Console work in both; the input
+// and screenshot helpers need Chromium.
 type Browser struct {
 	t       testing.TB
-	tab     *chromium.Tab
-	ctx     context.Context
+	tab     tab
+	ctx     context.Context // Chromium's tab context; nil in Firefox
 	mu      sync.Mutex
 	console []string
 	// Timeout bounds each Run (default 3 minutes).
 	Timeout time.Duration
 }
+
+// errNeedsChromium: an input or screenshot helper called on Firefox.
+var errNeedsChromium = errors.New("browsertest: this helper drives Chromium over CDP; in Firefox use Run")
 
 // NewBrowser starts Chromium with a fresh profile (so Cache Storage starts
 // empty), with chromium.Flags and then extra. The test is skipped when
@@ -65,13 +80,47 @@ func NewBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 			b.mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("browser console:\n%s", strings.Join(b.Console(), "\n"))
-		}
-		tab.Close()
-	})
+	b.closeAtCleanup()
 	return b
+}
+
+// Firefox is the Firefox binary (see firefox.Path).
+func Firefox() string {
+	if p := firefox.Path(); p != "" {
+		return p
+	}
+	return "/usr/bin/firefox-esr"
+}
+
+// NewFirefox starts headless Firefox with a fresh profile and WebGPU on
+// (firefox.Prefs). The test is skipped when Firefox is missing.
+func NewFirefox(t testing.TB) *Browser {
+	t.Helper()
+	if _, err := os.Stat(Firefox()); err != nil {
+		t.Skipf("no Firefox at %s (set WASMLLM_FIREFOX)", Firefox())
+	}
+	b := &Browser{t: t, Timeout: 3 * time.Minute}
+	tab, err := firefox.Start(context.Background(), firefox.Options{Exec: Firefox(), Profile: t.TempDir(),
+		OnConsole: func(level, text string) {
+			b.mu.Lock()
+			b.console = append(b.console, fmt.Sprintf("console.%s: %s", level, text))
+			b.mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.tab = tab
+	b.closeAtCleanup()
+	return b
+}
+
+func (b *Browser) closeAtCleanup() {
+	b.t.Cleanup(func() {
+		if b.t.Failed() {
+			b.t.Logf("browser console:\n%s", strings.Join(b.Console(), "\n"))
+		}
+		b.tab.Close()
+	})
 }
 
 // Console returns the page's console messages so far.
@@ -139,6 +188,9 @@ func (b *Browser) MustRun(expr string, out any) {
 
 // Screenshot saves a PNG of the page to path.
 func (b *Browser) Screenshot(path string) error {
+	if b.ctx == nil {
+		return errNeedsChromium
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()
 	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -11,6 +11,9 @@ import (
 )
 
 func (b *Browser) do(timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
+	if b.ctx == nil {
+		return errNeedsChromium
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
 	return chromedp.Do(ctx, steps...)

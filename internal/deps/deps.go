@@ -6,6 +6,7 @@ package deps
 
 import (
 	_ "github.com/chromedp/chromedp"
+	_ "github.com/coder/websocket"
 	_ "github.com/dlclark/regexp2"
 	_ "github.com/google/go-cmp/cmp"
 	_ "github.com/schollz/progressbar/v3"

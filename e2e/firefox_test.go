@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"wasmllm/internal/browsertest"
+	"wasmllm/internal/golden"
+)
+
+// goldenRun is one golden's request through the JS API.
+type goldenRun struct {
+	Backend, KV string
+	Text        string
+	Logprobs    []float64
+	Tokens      int
+	Finish      string
+}
+
+// TestFirefoxGoldens runs every exact llama.cpp golden through the public
+// JS API (createEngine, completions.create) in headless Firefox: WebGPU with
+// an f32 and an f16 KV cache (wgpu/naga over llvmpipe, so a kernel that naga
+// rejects or miscompiles fails here), and the CPU engine. The prompt goes in
+// as the golden's token ids; greedy decoding with ignore_eos must give the
+// golden's greedy ids (compared as their decoded text), and each token's
+// logprob must be the golden logits' log-softmax at that id.
+func TestFirefoxGoldens(t *testing.T) {
+	skipShort(t)
+	files := golden.Files(t, browsertest.RepoFile("testdata/golden"), "exact", false, false)
+	if len(files) < 9 {
+		t.Fatalf("%d exact goldens, want at least 9", len(files))
+	}
+	models := t.TempDir()
+	for _, g := range files {
+		browsertest.Convert(t, g.ModelPath(), filepath.Join(models, modelName(g)), browsertest.ConvertOptions{Quant: "keep"})
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewFirefox(t)
+	b.Open(srv.URL + "/test.html")
+	b.MustRun(pageHelpers, nil)
+	for _, mode := range []struct{ backend, kv string }{{"webgpu", "f32"}, {"webgpu", "f16"}, {"cpu", ""}} {
+		for _, g := range files {
+			name := modelName(g)
+			t.Run(mode.backend+mode.kv+"/"+name, func(t *testing.T) {
+				opts := fmt.Sprintf(`{model: "/models/%s/", backend: %q}`, name, mode.backend)
+				if mode.kv != "" {
+					opts = fmt.Sprintf(`{model: "/models/%s/", backend: %q, kvCacheDtype: %q}`, name, mode.backend, mode.kv)
+				}
+				var got goldenRun
+				b.MustRun(`(async () => {
+					if (window.engine) await engine.unload();
+					window.engine = await wasmllm.createEngine(`+opts+`);
+					const r = await engine.completions.create({prompt: `+jsonIDs(g.Tokens)+`, max_tokens: `+fmt.Sprint(len(g.Greedy))+`,
+						temperature: 0, ignore_eos: true, logprobs: 1});
+					const c = r.choices[0];
+					return {Backend: engine.info.backend, KV: engine.info.kv_cache_dtype || "", Text: c.text,
+						Logprobs: c.logprobs.token_logprobs, Tokens: r.usage.completion_tokens, Finish: c.finish_reason};
+				})()`, &got)
+				checkGoldenRun(t, g, models, mode.backend, mode.kv, got)
+			})
+		}
+	}
+}
+
+// modelName is the served folder of a golden's model.
+func modelName(g *golden.File) string {
+	return strings.TrimSuffix(filepath.Base(g.Model), filepath.Ext(g.Model))
+}
+
+func jsonIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+func checkGoldenRun(t *testing.T, g *golden.File, models, backend, kv string, got goldenRun) {
+	t.Helper()
+	if got.Backend != backend || (kv != "" && got.KV != kv) {
+		t.Fatalf("engine on %q with KV %q, want %q %q", got.Backend, got.KV, backend, kv)
+	}
+	if got.Tokens != len(g.Greedy) || got.Finish != "length" {
+		t.Fatalf("%d tokens, finish %q; want %d, length", got.Tokens, got.Finish, len(g.Greedy))
+	}
+	want := loadTokenizer(t, filepath.Join(models, modelName(g))).Decode(g.Greedy)
+	if got.Text != want {
+		t.Fatalf("greedy text %q, golden's greedy ids %v decode to %q", got.Text, g.Greedy, want)
+	}
+	// Each chosen token's logprob against the golden row that chose it: the
+	// prompt's last row, then the greedy steps' rows.
+	tol := 4 * g.Tolerance
+	if kv == "f16" {
+		tol *= 10
+	}
+	worst := 0.0
+	rows := append([][]float32{g.Logits[len(g.Logits)-1]}, g.GreedyLogits...)
+	for i, lp := range got.Logprobs {
+		if i >= len(rows) {
+			break
+		}
+		want := logSoftmaxAt(rows[i], g.Greedy[i])
+		d := math.Abs(lp - want)
+		worst = max(worst, d)
+		if d > tol {
+			t.Errorf("token %d (id %d): logprob %.6g, golden %.6g (|diff| %.3g > %.3g)", i, g.Greedy[i], lp, want, d, tol)
+		}
+	}
+	t.Logf("%d tokens equal the golden's; worst logprob error %.3g (tolerance %.3g)", len(g.Greedy), worst, tol)
+}
+
+// logSoftmaxAt is log(softmax(row)[id]) in float64.
+func logSoftmaxAt(row []float32, id int32) float64 {
+	m := math.Inf(-1)
+	for _, v := range row {
+		m = max(m, float64(v))
+	}
+	sum := 0.0
+	for _, v := range row {
+		sum += math.Exp(float64(v) - m)
+	}
+	return float64(row[id]) - m - math.Log(sum)
+}
