@@ -97,8 +97,8 @@ func testRoPE(t *testing.T, b model.Backend) {
 	tiny := &model.Config{HeadDim: 8, RopeTheta: 10000} // stories260K
 	for _, neox := range []bool{false, true} {
 		for _, c := range []*model.Config{llama3, plain, small, tiny} {
-			for _, sh := range [][3]int{{1, 4, 3}, {6, 10, 2}} {
-				T, heads, extra := sh[0], sh[1], sh[2]
+			for _, sh := range [][4]int{{1, 4, 3, 0}, {6, 10, 2, 0}, {1, 4, 2, 1}, {5, 6, 3, 1}} {
+				T, heads, extra, withBias := sh[0], sh[1], sh[2], sh[3] == 1
 				Dh := c.HeadDim
 				C := (heads + extra) * Dh
 				pos := make([]int32, T)
@@ -108,9 +108,15 @@ func testRoPE(t *testing.T, b model.Backend) {
 				xv := randF32(r, T*C, 1)
 				rp := &model.RoPE{Dim: Dh, NeoX: neox, InvFreq: c.InvFreq()}
 				x := input(t, b, xv, T, C)
-				b.RoPE(x, ids(t, b, pos), heads, rp)
-				cpu.RoPE(xv, pos, C, heads, neox, rp.InvFreq)
-				compare(t, fmt.Sprintf("RoPE neox=%v Dh=%d T=%d heads=%d of %d", neox, Dh, T, heads, heads+extra), read(t, b, x, T*C), xv, 3e-6)
+				var bias model.Tensor
+				var bv []float32
+				if withBias { // Qwen2's q/k/v biases, the last `extra` heads not rotated
+					bv = randF32(r, C, 1)
+					bias = upload(t, b, f32Tensor("bias", bv, C))
+				}
+				b.RoPE(x, ids(t, b, pos), bias, heads, rp)
+				cpu.RoPE(xv, pos, bv, C, heads, neox, rp.InvFreq)
+				compare(t, fmt.Sprintf("RoPE neox=%v Dh=%d T=%d heads=%d of %d bias=%v", neox, Dh, T, heads, heads+extra, withBias), read(t, b, x, T*C), xv, 3e-6)
 			}
 		}
 	}
@@ -123,15 +129,18 @@ func testAttention(t *testing.T, b model.Backend, o Options) {
 	}
 	r := rng(7)
 	// prior positions, then T new tokens
-	cases := [][5]int{ // H, Hk, Dh, prior, T
-		{8, 2, 16, 0, 1}, {8, 2, 16, 0, 12}, {4, 2, 32, 254, 1}, {4, 2, 32, 255, 1}, {4, 2, 32, 256, 1},
-		{8, 8, 64, 1000, 1}, {32, 8, 128, 300, 1}, {8, 2, 32, 100, 7}, {16, 4, 64, 0, 33}, {4, 1, 128, 511, 2},
+	// A sliding window (the last column, 0 for none) cuts keys inside a
+	// chunk or tile, drops whole ones, spans one token or covers them all.
+	windowed := [][6]int{{8, 2, 16, 0, 12, 5}, {4, 2, 32, 300, 1, 100}, {8, 2, 32, 100, 7, 64}, {4, 1, 128, 511, 2, 1}, {16, 4, 64, 0, 33, 16}, {4, 2, 32, 20, 3, 4096}}
+	cases := [][6]int{ // H, Hk, Dh, prior, T, window
+		{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 254, 1, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0},
+		{8, 8, 64, 1000, 1, 0}, {32, 8, 128, 300, 1, 0}, {8, 2, 32, 100, 7, 0}, {16, 4, 64, 0, 33, 0}, {4, 1, 128, 511, 2, 0},
 	}
 	if o.Short {
-		cases = [][5]int{{8, 2, 16, 0, 1}, {8, 2, 16, 0, 12}, {4, 2, 32, 255, 1}, {4, 2, 32, 256, 1}, {8, 2, 32, 100, 7}, {4, 1, 128, 511, 2}}
+		cases = [][6]int{{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0}, {8, 2, 32, 100, 7, 0}, {4, 1, 128, 511, 2, 0}}
 	}
-	for _, c := range cases {
-		H, Hk, Dh, prior, T := c[0], c[1], c[2], c[3], c[4]
+	for _, c := range append(cases, windowed...) {
+		H, Hk, Dh, prior, T, window := c[0], c[1], c[2], c[3], c[4], c[5]
 		C := (H + 2*Hk) * Dh
 		S := prior + T + 3
 		cache, err := b.NewKVCache(2, S, Hk, Dh)
@@ -146,11 +155,11 @@ func testAttention(t *testing.T, b model.Backend, o Options) {
 			}
 			qv := randF32(r, n*C, 2)
 			out := b.NewF32(n, H*Dh)
-			b.Attention(out, input(t, b, qv, n, C), ids(t, b, pos), cache, 1)
+			b.Attention(out, input(t, b, qv, n, C), ids(t, b, pos), cache, 1, window)
 			want := make([]float32, n*H*Dh)
-			cpu.Attention(want, qv, pos, kc, vc, n, H, Hk, Dh)
+			cpu.Attention(want, qv, pos, kc, vc, n, H, Hk, Dh, window)
 			if check {
-				compare(t, fmt.Sprintf("Attention H=%d Hk=%d Dh=%d at %d T=%d", H, Hk, Dh, start, n), read(t, b, out, len(want)), want, tol)
+				compare(t, fmt.Sprintf("Attention H=%d Hk=%d Dh=%d at %d T=%d window=%d", H, Hk, Dh, start, n, window), read(t, b, out, len(want)), want, tol)
 			}
 		}
 		if prior > 0 {

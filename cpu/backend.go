@@ -136,8 +136,12 @@ func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float
 }
 
 // RoPE implements model.Backend.
-func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
-	RoPE(t(x).f, t(pos).i, t(x).cols(), heads, r.NeoX, r.InvFreq)
+func (b *Backend) RoPE(x, pos, bias model.Tensor, heads int, r *model.RoPE) {
+	var bv []float32
+	if bias != nil {
+		bv = t(bias).f
+	}
+	RoPE(t(x).f, t(pos).i, bv, t(x).cols(), heads, r.NeoX, r.InvFreq)
 }
 
 // SiluMul implements model.Backend.
@@ -231,6 +235,7 @@ type attnTask struct {
 	pos       []int32
 	kc, vc    []float32
 	H, Hk, Dh int
+	window    int // 0, or the keys each token attends to at most
 	scores    [][]float32
 }
 
@@ -242,12 +247,17 @@ func (a *attnTask) run(worker, lo, hi int) {
 	for th := lo; th < hi; th++ {
 		tk, h := th/H, th%H
 		n := int(a.pos[tk]) + 1
+		j0 := 0 // the first key attended to
+		if a.window > 0 {
+			j0 = max(0, n-a.window)
+		}
 		kh := h / (H / Hk)
 		q := a.qkv[tk*C+h*Dh : tk*C+(h+1)*Dh]
-		s := a.scores[worker][:n]
+		s := a.scores[worker][:n-j0]
+		kc, vc := a.kc[j0*kvw:], a.vc[j0*kvw:]
 		maxS := float32(math.Inf(-1))
 		for j := range s {
-			s[j] = dotF32(q, a.kc[j*kvw+kh*Dh:j*kvw+(kh+1)*Dh]) * scale
+			s[j] = dotF32(q, kc[j*kvw+kh*Dh:j*kvw+(kh+1)*Dh]) * scale
 			maxS = max(maxS, s[j])
 		}
 		var sum float32
@@ -260,7 +270,7 @@ func (a *attnTask) run(worker, lo, hi int) {
 		inv := 1 / sum
 		for j := range s {
 			w := s[j] * inv
-			v := a.vc[j*kvw+kh*Dh : j*kvw+(kh+1)*Dh]
+			v := vc[j*kvw+kh*Dh : j*kvw+(kh+1)*Dh]
 			for d := range o {
 				o[d] += w * v[d]
 			}
@@ -269,7 +279,7 @@ func (a *attnTask) run(worker, lo, hi int) {
 }
 
 // Attention implements model.Backend.
-func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer int) {
+func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
 	c := cache.(*KVCache)
 	q, p := t(qkv), t(pos)
 	Hk, Dh := c.kvHeads, c.head
@@ -283,7 +293,11 @@ func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, lay
 		copy(vc[int(ps)*kvw:(int(ps)+1)*kvw], row[(H+Hk)*Dh:C])
 	}
 	b.workerBufs(&b.attn.scores, c.capacity)
-	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, scores: b.attn.scores}
-	work := int(p.i[len(p.i)-1]+1) * Dh * 2
+	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, window: window, scores: b.attn.scores}
+	keys := int(p.i[len(p.i)-1] + 1)
+	if window > 0 {
+		keys = min(keys, window)
+	}
+	work := keys * Dh * 2
 	b.pool.Run(&b.attn, len(p.i)*H, max(1, minWork/work))
 }

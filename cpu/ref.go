@@ -62,13 +62,20 @@ func QKNorm(qkv, qw, kw []float32, T, H, Hk, Dh int, eps float32) {
 	}
 }
 
-// RoPE rotates the first heads heads (of Dh = 2*len(invFreq) values) of each
-// row of x (T, C) at positions pos (T). NeoX pairs (i, i+Dh/2); otherwise
-// adjacent pairs (2i, 2i+1). The angle of pair i is pos*invFreq[i].
-func RoPE(x []float32, pos []int32, C, heads int, neox bool, invFreq []float32) {
+// RoPE adds bias (C), when not nil, to each row of x (T, C), then rotates
+// the first heads heads (of Dh = 2*len(invFreq) values) of each row at
+// positions pos (T). NeoX pairs (i, i+Dh/2); otherwise adjacent pairs
+// (2i, 2i+1). The angle of pair i is pos*invFreq[i].
+func RoPE(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
 	half := len(invFreq)
 	Dh := 2 * half
 	for t, p := range pos {
+		if bias != nil {
+			row := x[t*C : (t+1)*C]
+			for j := range row {
+				row[j] += bias[j]
+			}
+		}
 		for h := 0; h < heads; h++ {
 			v := x[t*C+h*Dh : t*C+(h+1)*Dh]
 			for i := 0; i < half; i++ {
@@ -89,8 +96,9 @@ func RoPE(x []float32, pos []int32, C, heads int, neox bool, invFreq []float32) 
 // Attention stores k and v of qkv (T, (H+2Hk)*Dh) into kc, vc (S, Hk, Dh)
 // at positions pos (T), then for each token t and head h attends over cache
 // positions [0, pos[t]] with scale 1/sqrt(Dh): out (T, H*Dh). Query head h
-// reads key/value head h / (H/Hk).
-func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh int) {
+// reads key/value head h / (H/Hk). window > 0 keeps only the last window of
+// those positions, (pos[t]-window, pos[t]] (Mistral's sliding window).
+func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int) {
 	C := (H + 2*Hk) * Dh
 	kvw := Hk * Dh
 	for t, p := range pos {
@@ -102,12 +110,20 @@ func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh i
 	group := H / Hk
 	for t, p := range pos {
 		n := int(p) + 1
+		j0 := 0 // the first key attended to
+		if window > 0 {
+			j0 = max(0, n-window)
+		}
 		scores := make([]float64, n)
 		for h := 0; h < H; h++ {
 			q := qkv[t*C+h*Dh : t*C+(h+1)*Dh]
 			kh := h / group
 			maxS := math.Inf(-1)
 			for j := 0; j < n; j++ {
+				if j < j0 {
+					scores[j] = math.Inf(-1) // outside the sliding window
+					continue
+				}
 				k := kc[j*kvw+kh*Dh : j*kvw+(kh+1)*Dh]
 				var dot float32
 				for d := range q {

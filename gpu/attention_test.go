@@ -88,7 +88,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	}
 	b.WriteF32(q, qv)
 	b.WriteI32(p, pos)
-	b.Attention(out, q, p, a.cache, 1)
+	b.Attention(out, q, p, a.cache, 1, 0)
 	if a.recorded != nil {
 		a.recorded()
 	}
@@ -98,7 +98,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	}
 
 	exact = make([]float32, len(got))
-	cpu.Attention(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh)
+	cpu.Attention(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, 0)
 	stored := append([]float32(nil), qv...)
 	if a.dt == loader.F16 {
 		for r := 0; r < T; r++ {
@@ -106,7 +106,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 		}
 	}
 	want = make([]float32, len(got))
-	cpu.Attention(want, stored, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh)
+	cpu.Attention(want, stored, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, 0)
 	return got, want, exact
 }
 
@@ -484,13 +484,14 @@ func TestAttentionBadInput(t *testing.T) {
 	}
 	out := b.NewF32(1, 64)
 	for name, f := range map[string]func(){
-		"layer":     func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 2) },
-		"width":     func() { b.Attention(out, b.NewF32(1, 120), b.NewI32(1), cache, 0) },
-		"ratio":     func() { b.Attention(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0) },
-		"pos":       func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(2), cache, 0) },
-		"out":       func() { b.Attention(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0) },
-		"foreign":   func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0) },
-		"pos dtype": func() { b.Attention(out, b.NewF32(1, 128), b.NewF32(1), cache, 0) },
+		"layer":     func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 2, 0) },
+		"window":    func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, -1) },
+		"width":     func() { b.Attention(out, b.NewF32(1, 120), b.NewI32(1), cache, 0, 0) },
+		"ratio":     func() { b.Attention(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0, 0) },
+		"pos":       func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(2), cache, 0, 0) },
+		"out":       func() { b.Attention(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0, 0) },
+		"foreign":   func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0, 0) },
+		"pos dtype": func() { b.Attention(out, b.NewF32(1, 128), b.NewF32(1), cache, 0, 0) },
 	} {
 		f()
 		if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
@@ -498,7 +499,7 @@ func TestAttentionBadInput(t *testing.T) {
 		}
 	}
 	b.FreeKVCache(cache)
-	b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 0)
+	b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, 0)
 	if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
 		t.Errorf("freed cache: %v, want ErrOp", err)
 	}
@@ -587,7 +588,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, H, Hk, Dh int
 	b.WriteF32(q, randF32(r, C))
 	b.WriteI32(p, []int32{int32(pos)})
 	dst := make([]float32, H*Dh)
-	b.Attention(o, q, p, cache, 0) // compile and record before timing
+	b.Attention(o, q, p, cache, 0, 0) // compile and record before timing
 	if err := b.ReadF32(o, dst); err != nil {
 		bm.Fatal(err)
 	}
@@ -599,7 +600,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, H, Hk, Dh int
 	before := d.Stats()
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {
-		b.Attention(o, q, p, cache, 0)
+		b.Attention(o, q, p, cache, 0, 0)
 		if err := b.ReadF32(o, dst); err != nil {
 			bm.Fatal(err)
 		}

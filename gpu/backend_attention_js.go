@@ -180,7 +180,7 @@ func (b *Backend) decodeSplits(capacity int) int {
 }
 
 // Attention implements model.Backend.
-func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer int) {
+func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
 	c, ok := cache.(*kvCache)
 	if !ok || c.b != b {
 		b.opErr("Attention", "the cache %T was not made by this backend", cache)
@@ -214,11 +214,19 @@ func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, lay
 		b.opErr("Attention", "out %s %v: want (%d, %d) f32", o.dtype, o.shape, T, H*Dh)
 		return
 	}
-	b.kvWrite(c, q, p, layer, T, C, H)
-	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H) {
+	if window < 0 {
+		b.opErr("Attention", "sliding window %d", window)
 		return
 	}
-	b.attnPrefill(c, o, q, p, layer, T, C, H)
+	win := uint32(window) // a window as long as the cache is none
+	if window >= c.capacity {
+		win = 0
+	}
+	b.kvWrite(c, q, p, layer, T, C, H)
+	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H, win) {
+		return
+	}
+	b.attnPrefill(c, o, q, p, layer, T, C, H, win)
 }
 
 func (c *kvCache) f16() float64 {
@@ -261,7 +269,7 @@ func decodeBatch(G int) int {
 
 // attnDecode records flash-decoding (partial, then reduce) and reports
 // whether it could: its partials must fit one binding.
-func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bool {
+func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) bool {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	qb := decodeBatch(G)
@@ -297,7 +305,7 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int) bo
 	}
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	stats := uint32(rows * uint64(Dh/4))
-	kp.dispatch(b, decodeParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), NS: uint32(ns), Scale: scale, Stats: stats, NQB: uint32(G / qb)},
+	kp.dispatch(b, decodeParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), NS: uint32(ns), Scale: scale, Stats: stats, NQB: uint32(G / qb), Window: window},
 		ns, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
 	kr.dispatch(b, decodeReduceParams{Heads: uint32(H), Cap: uint32(c.capacity), NS: uint32(ns), Stats: stats},
 		H, T, 1, bind{buf: c.part}, p.whole(), o.whole())
@@ -313,7 +321,7 @@ func prefillTiles(Dh int) (bq, bk int) {
 	return bq, bk
 }
 
-func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int) {
+func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	bq, bk := prefillTiles(Dh)
@@ -324,6 +332,6 @@ func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int) {
 	}
 	rows := T * G
 	scale := float32(1 / math.Sqrt(float64(Dh)))
-	k.dispatch(b, prefillParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), Rows: uint32(rows), Scale: scale},
+	k.dispatch(b, prefillParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), Rows: uint32(rows), Scale: scale, Window: window},
 		(rows+bq-1)/bq, Hk, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, o.whole())
 }

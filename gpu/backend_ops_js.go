@@ -89,7 +89,9 @@ func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float
 }
 
 // RoPE implements model.Backend.
-func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
+// With a bias, the dispatch covers every pair of the row: the value heads
+// past `heads` are biased in the same pass, not rotated.
+func (b *Backend) RoPE(x, pos, bias model.Tensor, heads int, r *model.RoPE) {
 	xt := tt(x)
 	k := op(b, kRoPE)
 	freq := b.ropeFreqs(r)
@@ -97,12 +99,22 @@ func (b *Backend) RoPE(x, pos model.Tensor, heads int, r *model.RoPE) {
 		return
 	}
 	half := r.Dim / 2
-	neox := uint32(0)
+	prm := ropeParams{Row: uint32(xt.cols()), Heads: uint32(heads), Half: uint32(half)}
 	if r.NeoX {
-		neox = 1
+		prm.NeoX = 1
 	}
-	k.dispatch(b, ropeParams{Row: uint32(xt.cols()), Heads: uint32(heads), Half: uint32(half), NeoX: neox}, (heads*half+63)/64, xt.rows(), 1,
-		xt.whole(), tt(pos).whole(), bind{buf: freq})
+	pairs := heads * half
+	bb := bind{buf: b.dummy}
+	if bias != nil {
+		bt := tt(bias)
+		if xt.cols()%r.Dim != 0 || bt.numel() != xt.cols() || bt.dtype != loader.F32 {
+			b.opErr("RoPE", "bias of %d %v values for rows of %d (want f32, a whole number of heads of %d)", bt.numel(), bt.dtype, xt.cols(), r.Dim)
+			return
+		}
+		prm.Bias, pairs, bb = 1, xt.cols()/2, bind{buf: bt.parts[0].data}
+	}
+	k.dispatch(b, prm, (pairs+63)/64, xt.rows(), 1,
+		xt.whole(), tt(pos).whole(), bind{buf: freq}, bb)
 }
 
 // ropeFreqs uploads, once per frequency table, each frequency in turns per

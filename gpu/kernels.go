@@ -99,7 +99,7 @@ type (
 		Eps                        float32
 		Heads, KVHeads, Row, Count uint32
 	}
-	ropeParams    struct{ Row, Heads, Half, NeoX uint32 }
+	ropeParams    struct{ Row, Heads, Half, NeoX, Bias uint32 }
 	siluMulParams struct{ F, N uint32 }
 
 	gemvParams struct{ N, K, Row0, Rows, T, Chunks uint32 }
@@ -115,12 +115,13 @@ type (
 	decodeParams  struct {
 		Row4, Heads, Group, Cap, NS uint32
 		Scale                       float32
-		Stats, NQB                  uint32
+		Stats, NQB, Window          uint32
 	}
 	decodeReduceParams struct{ Heads, Cap, NS, Stats uint32 }
 	prefillParams      struct {
 		Row4, Heads, Group, Cap, Rows uint32
 		Scale                         float32
+		Window                        uint32
 	}
 )
 

@@ -37,14 +37,19 @@ func cacheBytes(c *kvCache) uint64 {
 // the golden ids.
 func TestModelEngineKVF16(t *testing.T) {
 	b := modelBackend(t)
-	for _, name := range []string{"tiny-llama3-q4_0", "tiny-qwen3moe-q4_0"} {
+	for _, path := range []string{
+		filepath.Join(goldenDir, "tiny-llama3-q4_0.golden"),
+		filepath.Join(goldenDir, "tiny-qwen3moe-q4_0.golden"),
+		filepath.Join(goldenDirs[1], "tiny-qwen2-q4_0.golden"), // q/k/v biases before the f16 cache
+	} {
+		name := strings.TrimSuffix(filepath.Base(path), ".golden")
 		t.Run(name, func(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(name, f) {
 				t.Skip("WASMLLM_GOLDEN")
 			}
-			g := golden.Read(t, filepath.Join(goldenDir, name+".golden"))
+			g := golden.Read(t, path)
 			const capacity = 64
-			ge, err := engine.Load(filepath.Join(goldenDir, g.Model), b,
+			ge, err := engine.Load(g.ModelPath(), b,
 				engine.LoadOptions{Options: engine.Options{Context: capacity, KVDType: loader.F16}})
 			if err != nil {
 				t.Fatal(err)

@@ -32,19 +32,25 @@ import (
 
 const goldenDir = "../testdata/golden"
 
+// goldenDirs are the folders of exact goldens the GPU suite runs: the main
+// set and the Qwen2 one (q/k/v biases).
+var goldenDirs = []string{goldenDir, "../testdata/qwen2/golden"}
+
 // exactGoldens returns the exact golden files to run.
 func exactGoldens(t *testing.T) []*golden.File {
 	t.Helper()
 	long := os.Getenv("WASMLLM_LONG") == "1"
 	filter := os.Getenv("WASMLLM_GOLDEN")
 	var out []*golden.File
-	for _, g := range golden.Files(t, goldenDir, "exact", long, true) {
-		if strings.Contains(g.Name, filter) {
-			out = append(out, g)
+	for _, dir := range goldenDirs {
+		for _, g := range golden.Files(t, dir, "exact", long, true) {
+			if strings.Contains(g.Name, filter) {
+				out = append(out, g)
+			}
 		}
 	}
-	if filter == "" && len(out) < 11 {
-		t.Fatalf("found %d exact golden files in %s, want at least 11", len(out), goldenDir)
+	if filter == "" && len(out) < 14 {
+		t.Fatalf("found %d exact golden files in %v, want at least 14", len(out), goldenDirs)
 	}
 	return out
 }

@@ -60,14 +60,19 @@ type Backend interface {
 	QKNorm(qkv, qw, kw Tensor, heads, kvHeads int, eps float32)
 	// RoPE rotates, in place, the first `heads` heads of Dh = r.Dim values
 	// in each row of x (T, C) at the positions pos (T) i32. On the merged
-	// projection, heads = H+Hk covers queries and keys.
-	RoPE(x, pos Tensor, heads int, r *RoPE)
+	// projection, heads = H+Hk covers queries and keys. bias, when not nil,
+	// is a (C) f32 vector added to every row first (Qwen2's q/k/v biases,
+	// which come before RoPE; the v part is added and not rotated), so that
+	// the biases cost no pass of their own.
+	RoPE(x, pos, bias Tensor, heads int, r *RoPE)
 	// Attention reads q, k, v from the merged projection qkv
 	// (T, (H+2Hk)*Dh), with H derived from its width and the cache's Hk and
 	// Dh. It writes k and v into the cache of layer at the positions pos
 	// (T) i32, then computes causal GQA attention for each token t over
 	// cache positions [0, pos[t]], scaled by 1/sqrt(Dh): out (T, H*Dh).
-	Attention(out, qkv, pos Tensor, cache KVCache, layer int)
+	// window > 0 is a sliding window (Mistral's sliding_window): token t
+	// attends only to the last window of those, (pos[t]-window, pos[t]].
+	Attention(out, qkv, pos Tensor, cache KVCache, layer, window int)
 	// SiluMul computes out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:] for
 	// gateUp (T, 2F), vLLM's SiluAndMul.
 	SiluMul(out, gateUp Tensor)

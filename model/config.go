@@ -13,6 +13,7 @@ const (
 	ArchLlama    = "llama"
 	ArchQwen3    = "qwen3"
 	ArchQwen3MoE = "qwen3moe"
+	ArchQwen2    = "qwen2" // Qwen2, Qwen2.5: q/k/v biases, no q/k norm
 )
 
 // Config is one model's hyperparameters, whatever file it came from.
@@ -30,12 +31,16 @@ type Config struct {
 	ExpertFFN      int          `json:"moe_intermediate_size"`
 	NormTopK       bool         `json:"norm_topk_prob"`
 	QKNorm         bool         `json:"qk_norm"`
+	QKVBias        bool         `json:"attention_bias,omitempty"` // q/k/v projections have biases (Qwen2), added before RoPE
 	RMSEps         float64      `json:"rms_norm_eps"`
 	RopeTheta      float64      `json:"rope_theta"`
 	RopeNeoX       bool         `json:"rope_neox"` // rotate halves; false for GGUF llama's interleaved pairs
 	RopeScaling    *RopeScaling `json:"rope_scaling,omitempty"`
 	MaxContext     int          `json:"max_position_embeddings"`
 	TiedEmbeddings bool         `json:"tie_word_embeddings"`
+	// SlidingWindow, when > 0, is Mistral's sliding_window: a token attends
+	// only to the last SlidingWindow positions, its own included. 0: none.
+	SlidingWindow int `json:"sliding_window,omitempty"`
 }
 
 // RopeScaling is Hugging Face's rope_scaling block; only type "llama3" is
@@ -85,7 +90,7 @@ func (e *ConfigError) Error() string {
 // finite and in range. Errors are *ConfigError.
 func (c *Config) Validate() error {
 	switch c.Arch {
-	case ArchLlama, ArchQwen3, ArchQwen3MoE:
+	case ArchLlama, ArchQwen2, ArchQwen3, ArchQwen3MoE:
 	default:
 		return &ConfigError{"arch", c.Arch, "unsupported architecture"}
 	}
@@ -103,6 +108,7 @@ func (c *Config) Validate() error {
 		in("num_kv_heads", c.KVHeads, 1, max(c.Heads, 1)),
 		in("head_dim", c.HeadDim, 2, MaxHeadDim),
 		in("max_position_embeddings", c.MaxContext, 0, MaxContext),
+		in("sliding_window", c.SlidingWindow, 0, MaxContext),
 	}
 	if c.MoE() {
 		checks = append(checks,
@@ -122,6 +128,10 @@ func (c *Config) Validate() error {
 		return &ConfigError{"num_kv_heads", c.KVHeads, fmt.Sprintf("num_heads %d is not a multiple of it", c.Heads)}
 	case c.HeadDim%2 != 0:
 		return &ConfigError{"head_dim", c.HeadDim, "not even (RoPE rotates pairs)"}
+	case c.QKVBias && c.QKNorm:
+		// The bias is added by the RoPE op, after QKNorm: the other order
+		// has no op (no supported architecture needs it).
+		return &ConfigError{"attention_bias", c.QKVBias, "q/k/v biases together with qk_norm are unsupported"}
 	case !finite(c.RMSEps) || c.RMSEps <= 0 || c.RMSEps > 1:
 		return &ConfigError{"rms_norm_eps", c.RMSEps, "want a finite value in (0, 1]"}
 	case !finite(c.RopeTheta) || c.RopeTheta <= 1 || c.RopeTheta > 1e12:
@@ -154,7 +164,7 @@ func (c *Config) params() (int64, bool) {
 	var n checked
 	D, Dh := int64(c.Hidden), int64(c.HeadDim)
 	heads := n.mul(int64(c.Heads+2*c.KVHeads), Dh)
-	layer := n.add(n.mul(heads, D), n.mul(D, n.mul(int64(c.Heads), Dh)))
+	layer := n.add(n.add(n.mul(heads, D), heads), n.mul(D, n.mul(int64(c.Heads), Dh)))
 	if c.MoE() {
 		E, F := int64(c.Experts), int64(c.ExpertFFN)
 		layer = n.add(layer, n.add(n.mul(E, D), n.mul(n.mul(E, 3*F), D)))

@@ -101,7 +101,7 @@ func TestGoldenCPU(t *testing.T) {
 }
 
 // unsupportedYet names what the CPU engine refuses today in each K-quant
-// and Qwen2 golden model (issue 16 adds them): the test wants exactly that
+// golden model (issue 16 adds them): the test wants exactly that
 // refusal, a typed ErrUnsupported, and fails once the model loads, so
 // that the list stays true.
 var unsupportedYet = map[string]string{
@@ -111,9 +111,6 @@ var unsupportedYet = map[string]string{
 	"k-qwen3-q3_k_m.gguf":    "Q3_K",
 	"k-qwen3moe-q2_k.gguf":   "Q2_K",
 	"k-qwen3moe-q3_k_m.gguf": "Q3_K",
-	"tiny-qwen2-f32.gguf":    `architecture "qwen2"`,
-	"tiny-qwen2-q8_0.gguf":   `architecture "qwen2"`,
-	"tiny-qwen2-q4_0.gguf":   `architecture "qwen2"`,
 }
 
 // checkGoldenDir runs every exact golden of dir on the CPU engine.

@@ -107,3 +107,28 @@ func partBytes(p *loader.Tensor, dt loader.DType) ([]byte, error) {
 	}
 	return f32Bytes(f), nil
 }
+
+// concatBias joins the 1-D biases parts (the q, k and v biases, in the
+// order concatRows stacks their weights) into one F32 vector: the bias is
+// added to f32 activations, so it is widened whatever its stored type.
+func concatBias(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
+	n := 0
+	for _, p := range parts {
+		if len(p.Shape) != 1 {
+			return nil, fmt.Errorf("merging %s: %s has shape %v, want a vector", name, p.Name, p.Shape)
+		}
+		n += p.Shape[0]
+	}
+	t := &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{n}}
+	return merged(t, parts, func() ([]byte, error) {
+		data := make([]byte, 0, 4*n)
+		for _, p := range parts {
+			b, err := partBytes(p, loader.F32)
+			if err != nil {
+				return nil, err
+			}
+			data = append(data, b...)
+		}
+		return data, nil
+	})
+}

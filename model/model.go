@@ -24,6 +24,7 @@ type Model struct {
 type Layer struct {
 	AttnNorm Tensor // (D)
 	QKV      Tensor // ((H+2Hk)*Dh, D)
+	QKVBias  Tensor // ((H+2Hk)*Dh) f32, nil unless Config.QKVBias
 	QNorm    Tensor // (Dh), nil unless Config.QKNorm
 	KNorm    Tensor // (Dh)
 	AttnOut  Tensor // (D, H*Dh)
@@ -122,6 +123,11 @@ func Build(b Backend, w *Weights) (*Model, error) {
 			name string
 		}{{&L.AttnNorm, NameAttnNorm}, {&L.QKV, NameQKV}, {&L.AttnOut, NameAttnOut}, {&L.MLPNorm, NameFFNNorm}} {
 			if *p.dst, err = up(f(p.name)); err != nil {
+				return nil, err
+			}
+		}
+		if c.QKVBias {
+			if L.QKVBias, err = up(f(NameQKVBias)); err != nil {
 				return nil, err
 			}
 		}
@@ -243,8 +249,8 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 		if c.QKNorm {
 			b.QKNorm(s.qkv, L.QNorm, L.KNorm, c.Heads, c.KVHeads, eps)
 		}
-		b.RoPE(s.qkv, s.pos, c.Heads+c.KVHeads, &m.Rope)
-		b.Attention(s.attn, s.qkv, s.pos, cache, l)
+		b.RoPE(s.qkv, s.pos, L.QKVBias, c.Heads+c.KVHeads, &m.Rope)
+		b.Attention(s.attn, s.qkv, s.pos, cache, l, c.SlidingWindow)
 		b.MatMul(s.x, s.attn, L.AttnOut)
 		b.AddRMSNorm(s.x, s.res, L.MLPNorm, eps)
 		h = L.MLP.Forward(b, s.x, s)

@@ -7,7 +7,7 @@ import (
 	"wasmllm/loader"
 )
 
-// FromGGUF maps a parsed GGUF file of architecture llama, qwen3 or qwen3moe
+// FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3 or qwen3moe
 // onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
 func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g) }
@@ -46,10 +46,21 @@ func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
 	c := Config{Arch: arch}
 	switch arch {
 	case ArchLlama:
+	case ArchQwen2:
+		// llama.cpp's qwen2 always has the q/k/v biases and NEOX RoPE.
+		c.QKVBias, c.RopeNeoX = true, true
 	case ArchQwen3, ArchQwen3MoE:
 		c.QKNorm, c.RopeNeoX = true, true
 	default:
 		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: architecture %q", loader.ErrUnsupported, arch))
+	}
+	// llama.cpp reads optional q/k/v biases in llama files as well (qwen2
+	// always has them); an output projection bias has no op here.
+	if src.Has("blk.0.attn_output.bias") {
+		return nil, ferr("tensor blk.0.attn_output.bias", fmt.Errorf("%w: attention output bias", loader.ErrUnsupported))
+	}
+	if arch == ArchLlama && src.Has("blk.0.attn_q.bias") {
+		c.QKVBias = true
 	}
 	var err error
 	if c.Hidden, err = req("embedding_length"); err != nil {
@@ -199,6 +210,19 @@ func fromGGUFNames(file string, c Config, g ggufNamed, key func(string) string) 
 			return nil, ferr("tensor "+f(NameQKV), err)
 		}
 		put(f(NameQKV), merged)
+		if c.QKVBias {
+			var bias [3]*loader.Tensor
+			for i, s := range []string{"q", "k", "v"} {
+				if bias[i], err = get(fmt.Sprintf("blk.%d.attn_%s.bias", l, s)); err != nil {
+					return nil, err
+				}
+			}
+			mb, err := concatBias(f(NameQKVBias), bias[:]...)
+			if err != nil {
+				return nil, ferr("tensor "+f(NameQKVBias), err)
+			}
+			put(f(NameQKVBias), mb)
+		}
 		if c.QKNorm {
 			if err := one(NameQNorm, "blk.%d.attn_q_norm.weight"); err != nil {
 				return nil, err

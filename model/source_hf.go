@@ -32,6 +32,8 @@ type hfConfig struct {
 	DecoderSparseStep     int             `json:"decoder_sparse_step"`
 	MLPOnlyLayers         []int           `json:"mlp_only_layers"`
 	AttentionBias         bool            `json:"attention_bias"`
+	SlidingWindow         *int            `json:"sliding_window"`
+	UseSlidingWindow      *bool           `json:"use_sliding_window"`
 	HiddenAct             string          `json:"hidden_act"`
 }
 
@@ -71,6 +73,20 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	switch arch := h.Architectures[0]; arch {
 	case "LlamaForCausalLM":
 		c.Arch = ArchLlama
+	case "MistralForCausalLM":
+		// Mistral is Llama's layout with an optional sliding window.
+		c.Arch = ArchLlama
+		if h.SlidingWindow != nil {
+			c.SlidingWindow = *h.SlidingWindow
+		}
+	case "Qwen2ForCausalLM":
+		// Qwen2's q/k/v projections always have biases (there is no
+		// attention_bias key); its sliding window is off unless
+		// use_sliding_window says otherwise.
+		c.Arch, c.QKVBias = ArchQwen2, true
+		if h.UseSlidingWindow != nil && *h.UseSlidingWindow {
+			return nil, ferr("use_sliding_window", fmt.Errorf("%w: Qwen2's per-layer sliding window", loader.ErrUnsupported))
+		}
 	case "Qwen3ForCausalLM":
 		c.Arch, c.QKNorm = ArchQwen3, true
 	case "Qwen3MoeForCausalLM":
@@ -84,8 +100,8 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	default:
 		return nil, ferr("architectures", fmt.Errorf("%w: %q", loader.ErrUnsupported, arch))
 	}
-	if h.AttentionBias {
-		return nil, ferr("attention_bias", fmt.Errorf("%w: attention biases", loader.ErrUnsupported))
+	if h.AttentionBias && !c.QKVBias {
+		return nil, ferr("attention_bias", fmt.Errorf("%w: attention biases in %s (o_proj's among them)", loader.ErrUnsupported, h.Architectures[0]))
 	}
 	if h.HiddenAct != "" && h.HiddenAct != "silu" {
 		return nil, ferr("hidden_act", fmt.Errorf("%w: %q", loader.ErrUnsupported, h.HiddenAct))
@@ -95,6 +111,12 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	}
 	if c.HeadDim == 0 && c.Heads > 0 {
 		c.HeadDim = c.Hidden / c.Heads
+	}
+	if c.SlidingWindow < 0 {
+		return nil, ferr("sliding_window", fmt.Errorf("%w: %d", loader.ErrCorrupt, c.SlidingWindow))
+	}
+	if c.SlidingWindow > 0 && c.MaxContext > 0 && c.SlidingWindow >= c.MaxContext {
+		c.SlidingWindow = 0 // a window as long as the context is no window
 	}
 	if c.RMSEps == 0 {
 		c.RMSEps = 1e-6
@@ -202,6 +224,21 @@ func fromHFTensors(dir string, c Config, st tensorSource) (*Weights, error) {
 			return nil, err
 		}
 		put(f(NameQKV), qkv)
+		if c.QKVBias {
+			biases := make([]*loader.Tensor, 3) // not parts: a lazy merge keeps it
+			for i, s := range []string{"q", "k", "v"} {
+				t, err := st.Tensor(p + "self_attn." + s + "_proj.bias")
+				if err != nil {
+					return nil, err
+				}
+				biases[i] = t
+			}
+			bias, err := concatBias(f(NameQKVBias), biases...)
+			if err != nil {
+				return nil, err
+			}
+			put(f(NameQKVBias), bias)
+		}
 		if c.QKNorm {
 			if err := one(f(NameQNorm), p+"self_attn.q_norm.weight"); err != nil {
 				return nil, err

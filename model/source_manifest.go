@@ -21,6 +21,9 @@ func (c *Config) TensorNames() []string {
 	for l := 0; l < c.Layers; l++ {
 		f := func(s string) string { return fmt.Sprintf(s, l) }
 		names = append(names, f(NameAttnNorm), f(NameQKV))
+		if c.QKVBias {
+			names = append(names, f(NameQKVBias))
+		}
 		if c.QKNorm {
 			names = append(names, f(NameQNorm), f(NameKNorm))
 		}

@@ -13,14 +13,17 @@ import (
 // the same golden file and agree with each other position by position.
 func TestTwoSources(t *testing.T) {
 	cases := []struct{ a, b, golden string }{
-		{"../testdata/models/stories260K.gguf", "../testdata/models/stories260K.bin", "stories260K.golden"},
-		{"../testdata/models/tiny-llama3-f32.gguf", "../testdata/hf/tiny-llama3", "tiny-llama3-f32.long.golden"},
-		{"../testdata/models/tiny-qwen3-f32.gguf", "../testdata/hf/tiny-qwen3", "tiny-qwen3-f32.long.golden"},
-		{"../testdata/models/tiny-qwen3moe-f32.gguf", "../testdata/hf/tiny-qwen3moe", "tiny-qwen3moe-f32.golden"},
+		{"../testdata/models/stories260K.gguf", "../testdata/models/stories260K.bin", "../testdata/golden/stories260K.golden"},
+		{"../testdata/models/tiny-llama3-f32.gguf", "../testdata/hf/tiny-llama3", "../testdata/golden/tiny-llama3-f32.long.golden"},
+		{"../testdata/models/tiny-qwen3-f32.gguf", "../testdata/hf/tiny-qwen3", "../testdata/golden/tiny-qwen3-f32.long.golden"},
+		{"../testdata/models/tiny-qwen3moe-f32.gguf", "../testdata/hf/tiny-qwen3moe", "../testdata/golden/tiny-qwen3moe-f32.golden"},
+		// Qwen2: q/k/v biases merged from three GGUF tensors and from three
+		// safetensors ones must agree.
+		{"../testdata/qwen2/models/tiny-qwen2-f32.gguf", "../testdata/qwen2/hf/tiny-qwen2", "../testdata/qwen2/golden/tiny-qwen2-f32.golden"},
 	}
 	for _, c := range cases {
 		t.Run(c.b, func(t *testing.T) {
-			g := golden.Read(t, "../testdata/golden/"+c.golden)
+			g := golden.Read(t, c.golden)
 			var rows [2][]float32
 			for i, path := range []string{c.a, c.b} {
 				w, err := source.Weights(path)

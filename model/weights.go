@@ -22,6 +22,7 @@ const (
 const (
 	NameAttnNorm   = "blk.%d.attn_norm.weight"        // (D)
 	NameQKV        = "blk.%d.attn_qkv.weight"         // ((H+2Hk)*Dh, D)
+	NameQKVBias    = "blk.%d.attn_qkv.bias"           // ((H+2Hk)*Dh) f32, q, k, v biases as NameQKV's rows; only when Config.QKVBias
 	NameQNorm      = "blk.%d.attn_q_norm.weight"      // (Dh)
 	NameKNorm      = "blk.%d.attn_k_norm.weight"      // (Dh)
 	NameAttnOut    = "blk.%d.attn_output.weight"      // (D, H*Dh)
@@ -83,6 +84,9 @@ func (w *Weights) Check() error {
 		f := func(s string) string { return fmt.Sprintf(s, l) }
 		want[f(NameAttnNorm)] = []int{D}
 		want[f(NameQKV)] = []int{(c.Heads + 2*c.KVHeads) * Dh, D}
+		if c.QKVBias {
+			want[f(NameQKVBias)] = []int{(c.Heads + 2*c.KVHeads) * Dh}
+		}
 		want[f(NameAttnOut)] = []int{D, c.Heads * Dh}
 		want[f(NameFFNNorm)] = []int{D}
 		if c.QKNorm {

@@ -25,6 +25,7 @@ struct Params {
     scale: f32, // 1/sqrt(Dh)
     stats: u32, // index of the first (m, l) entry in part
     nqb: u32,   // G/QB: query batches per kv head
+    window: u32, // sliding window: keys a token attends to at most; 0 for all
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;        // (T, C/4) f32
@@ -55,6 +56,15 @@ fn clamp_pos(t: u32) -> u32 {
     return u32(clamp(pos[t], 0, i32(p.cap) - 1));
 }
 
+// first_key is the token's first key: 0, or with a sliding window the
+// oldest of the last p.window keys up to last.
+fn first_key(last: u32) -> u32 {
+    if (p.window == 0u || last + 1u <= p.window) {
+        return 0u;
+    }
+    return last + 1u - p.window;
+}
+
 // partial: the output of the workgroup's QB queries is QB*UH units; thread
 // tid owns units tid + k*CH (at most 8: QB*UH <= 8*64 in f32, <= 8*32 in
 // f16) and keeps their sums and the max they are scaled by in registers.
@@ -70,6 +80,10 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     if (w >= nch) {
         return;
     }
+    // Chunks before the window's are skipped: a split left with none
+    // writes an empty partial (m = NEG, l = 0), which the reduce weighs 0.
+    let lo = first_key(last);
+    let clo = lo / CH;
     let UH = units();
     let ne = (QB * UH + CH - 1u) / CH;
     let qb = t * p.row4 + h0 * DH4;
@@ -87,10 +101,14 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     var chunks = 0u;
     var keys = 0u;
     for (var c = w; c < nch; c += p.ns) {
+        if (c < clo) {
+            continue;
+        }
         let j0 = c * CH;
         let n = min(CH, last + 1u - j0);
+        let skip = lo - min(lo, j0); // keys of the chunk before the window
         chunks += 1u;
-        keys += n;
+        keys += n - skip;
         // Scores: one key per thread against all QB queries, so each key
         // is read once.
         var acc = array<f32, 8>();
@@ -113,7 +131,7 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
             }
         }
         for (var g = 0u; g < QB; g++) {
-            acc[g] = select(NEG, acc[g] * p.scale, tid < n);
+            acc[g] = select(NEG, acc[g] * p.scale, tid < n && tid >= skip);
             sc[g * CH + tid] = acc[g];
         }
         workgroupBarrier();

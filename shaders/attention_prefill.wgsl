@@ -5,7 +5,8 @@
 // keys up to the tile's last position the K tile is loaded into workgroup
 // memory, scored, folded into each row's running max and sum (online
 // softmax), and the V tile, loaded over the K tile, is accumulated. Row R
-// attends to keys [0, pos[t]]. Queries are read from qkv where they are
+// attends to keys [0, pos[t]], or with a sliding window to the last
+// p.window of them; the tiles before every row's window are skipped. Queries are read from qkv where they are
 // used (a cache hit after the first tile): workgroup memory is kept small,
 // since SwiftShader's compile time grows with it.
 //
@@ -19,6 +20,7 @@ struct Params {
     cap: u32,   // S
     rows: u32,  // T*G: query rows per kv head
     scale: f32, // 1/sqrt(Dh)
+    window: u32, // sliding window: keys a row attends to at most; 0 for all
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;       // (T, C/4) f32
@@ -44,7 +46,9 @@ var<workgroup> row_m: array<f32, BQ>;      // running max
 var<workgroup> row_l: array<f32, BQ>;      // running sum of exp(s - m)
 var<workgroup> row_a: array<f32, BQ>;      // this tile's rescale of the output
 var<workgroup> row_n: array<u32, BQ>;      // keys the row attends to (pos+1; 0 past the batch)
+var<workgroup> row_lo: array<u32, BQ>;     // first key the row attends to (sliding window; 0 without)
 var<workgroup> tile_keys: u32;             // max of row_n
+var<workgroup> tile_lo: u32;               // min of row_lo over the rows in the batch
 
 // load_tile copies keys or values [k0, k0+BK) of kv head kh into kvs.
 fn load_tile(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
@@ -82,22 +86,34 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         if (R < p.rows) {
             n = u32(clamp(pos[R / p.group], 0, i32(p.cap) - 1)) + 1u;
         }
+        var lo = 0xffffffffu; // past the batch: no keys
+        if (R < p.rows) {
+            lo = 0u;
+            if (p.window != 0u && n > p.window) {
+                lo = n - p.window;
+            }
+        }
         row_n[tid] = n;
+        row_lo[tid] = lo;
         row_m[tid] = NEG;
         row_l[tid] = 0.0;
     }
     workgroupBarrier();
     if (tid == 0u) {
         var n = 0u;
+        var lo = 0xffffffffu;
         for (var r = 0u; r < BQ; r++) {
             n = max(n, row_n[r]);
+            lo = min(lo, row_lo[r]);
         }
         tile_keys = n;
+        tile_lo = lo;
     }
     let nkeys = workgroupUniformLoad(&tile_keys);
+    let klo = workgroupUniformLoad(&tile_lo);
 
     var acc: array<vec4<f32>, NACC>;
-    for (var k0 = 0u; k0 < nkeys; k0 += BK) {
+    for (var k0 = (klo / BK) * BK; k0 < nkeys; k0 += BK) {
         load_tile(false, kh, k0, nkeys, tid);
         workgroupBarrier();
         // Neighbouring threads score neighbouring rows against one key, a
@@ -106,7 +122,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             let c = e / BQ;
             let r = e % BQ;
             var s = NEG;
-            if (k0 + c < row_n[r]) {
+            if (k0 + c < row_n[r] && k0 + c >= row_lo[r]) {
                 let R = r0 + r;
                 let qb = (R / p.group) * p.row4 + (kh * p.group + R % p.group) * DH4;
                 var d = 0.0;
@@ -129,7 +145,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             var l = 0.0;
             for (var c = 0u; c < BK; c++) {
                 var e = 0.0;
-                if (c < valid) {
+                if (c < valid && k0 + c >= row_lo[r]) {
                     e = exp(ps[r * BK + c] - m);
                 }
                 ps[r * BK + c] = e;

@@ -31,6 +31,11 @@ func TestConvertGoldens(t *testing.T) {
 		}
 		cases = append(cases, tc{"hf/" + m, m + "-f32.golden"})
 	}
+	// Qwen2 (q/k/v biases): its data and goldens live in testdata/qwen2.
+	for _, q := range []string{"f32", "q8_0", "q4_0"} {
+		cases = append(cases, tc{"qwen2/models/tiny-qwen2-" + q + ".gguf", "../qwen2/golden/tiny-qwen2-" + q + ".golden"})
+	}
+	cases = append(cases, tc{"qwen2/hf/tiny-qwen2", "../qwen2/golden/tiny-qwen2-f32.golden"})
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
 			in := filepath.Join(testdata, c.in)
@@ -82,9 +87,15 @@ func TestConvertGoldens(t *testing.T) {
 // planar layouts with dequantised values identical bit for bit, and that
 // FromPlanar restores the source bytes.
 func TestLosslessRepack(t *testing.T) {
-	for _, m := range tinyModels {
-		for _, q := range []string{"q8_0", "q4_0"} {
-			in := filepath.Join(testdata, "models", m+"-"+q+".gguf")
+	var ins []string
+	for _, q := range []string{"q8_0", "q4_0"} {
+		for _, m := range tinyModels {
+			ins = append(ins, filepath.Join(testdata, "models", m+"-"+q+".gguf"))
+		}
+		ins = append(ins, filepath.Join(testdata, "qwen2", "models", "tiny-qwen2-"+q+".gguf"))
+	}
+	{
+		for _, in := range ins {
 			t.Run(filepath.Base(in), func(t *testing.T) {
 				dir, _ := convertTo(t, in, quantKeep)
 				src := sourceWeights(t, in)

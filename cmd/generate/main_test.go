@@ -55,7 +55,9 @@ func jsonIDs(t *testing.T, out string) []int32 {
 // file, as the golden rules state: exact files within their tolerance and
 // identical greedy ids; llama.cpp's native quantised runs loosely.
 func TestGoldenCLI(t *testing.T) {
-	for _, g := range golden.Files(t, "../../testdata/golden", "", false, false) {
+	files := golden.Files(t, "../../testdata/golden", "", false, false)
+	files = append(files, golden.Files(t, "../../testdata/qwen2/golden", "", false, false)...) // q/k/v biases
+	for _, g := range files {
 		t.Run(g.Name, func(t *testing.T) {
 			modelPath := g.ModelPath()
 			logits := filepath.Join(t.TempDir(), "logits.json")

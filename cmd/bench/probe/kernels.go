@@ -165,7 +165,7 @@ func (k *kernelBench) attention(name string, H, Hk, Dh, ctx int) error {
 	k.be.WriteI32(pos, []int32{int32(ctx - 1)})
 	bytes := 2 * int64(ctx) * int64(Hk*Dh) * elt
 	return k.bandwidth(name, fmt.Sprintf("H=%d Hk=%d Dh=%d ctx=%d kv=%d-byte", H, Hk, Dh, ctx, elt), bytes,
-		func() { k.be.Attention(out, qkv, pos, cache, 0) })
+		func() { k.be.Attention(out, qkv, pos, cache, 0, 0) })
 }
 
 // moe times the MoE op at T=1: router, top-A and the A chosen experts'
