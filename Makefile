@@ -30,7 +30,7 @@ generate:
 testdata:
 	GO="$(GO)" ./scripts/fetch-testdata.sh
 
-# test: every test: native Go tests, then the browser suites in headless Chromium.
+# test: every test: native Go tests (the end-to-end ones drive headless Chromium and Firefox), then the browser suites in headless Chromium and Firefox.
 test: test-native test-browser
 
 # test-native: go vet and the native Go tests (formats, tokenizer, sampler, CPU golden checks, server).
@@ -46,9 +46,13 @@ test-extended: testdata
 size:
 	./scripts/size.sh
 
-# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU) in headless Chromium.
+# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so.
 test-browser: $(BUILD)/wasmexec
 	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/ ./sampler/
+	@if [ -x "$${WASMLLM_FIREFOX:-/usr/bin/firefox-esr}" ] || command -v firefox-esr >/dev/null || command -v firefox >/dev/null; then \
+		echo "GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/ ./sampler/"; \
+		GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./internal/jstest/ ./sampler/; \
+	else echo "test-browser: no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX): the Firefox half is skipped"; fi
 
 $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec/*.js)
 	@mkdir -p $(BUILD)

@@ -226,10 +226,23 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			return res, nil
 		}
 	}
+	// On WebGPU prefill only records and submits the GPU's work, which is
+	// done once the first token's sample has read its result back: so
+	// PrefillTime runs up to the first token (as llama.cpp's prompt eval
+	// does), and DecodeTime from there.
 	start := time.Now()
+	var decodeStart time.Time
+	defer func() {
+		if decodeStart.IsZero() {
+			res.PrefillTime = time.Since(start)
+		} else {
+			res.DecodeTime = time.Since(decodeStart)
+		}
+		res.Usage.CompletionTokens = len(res.Tokens)
+		res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
+	}()
 	logits, reused, err := e.prefill(ctx, prompt)
 	res.Usage.CachedTokens = reused
-	res.PrefillTime = time.Since(start)
 	if err != nil {
 		return res, err
 	}
@@ -237,18 +250,16 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	if e.Tok != nil {
 		dec = e.Tok.NewDecoder(tokenizer.DecodeOptions{SkipSpecial: true})
 	}
-	start = time.Now()
-	defer func() {
-		res.DecodeTime = time.Since(start)
-		res.Usage.CompletionTokens = len(res.Tokens)
-		res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
-	}()
 	for {
 		var hostMask []uint32
 		if c != nil {
 			hostMask = e.applyMask(c, logits)
 		}
 		r, err := e.sample(s, logits, hostMask)
+		if decodeStart.IsZero() {
+			decodeStart = time.Now()
+			res.PrefillTime = decodeStart.Sub(start)
+		}
 		if c != nil {
 			ok, err := c.accept(r.ID, err)
 			if err != nil {

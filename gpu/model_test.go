@@ -361,16 +361,23 @@ func TestModelEngine(t *testing.T) {
 			var steps []stepStats
 			d := b.Device()
 			prevD, prevB, prevE := d.Stats(), b.Stats(), ge.Stats
+			wallStart := time.Now()
+			var firstToken time.Duration
 			res, err := ge.Generate(context.Background(), req(), func(engine.Token) error {
+				if firstToken == 0 {
+					firstToken = time.Since(wallStart)
+				}
 				nd, nb := d.Stats(), b.Stats()
 				steps = append(steps, stepStats{dev: nd.Sub(prevD), programBuilds: nb.ProgramBuilds - prevB.ProgramBuilds,
 					readback: ge.Stats.ReadbackBytes - prevE.ReadbackBytes})
 				prevD, prevB, prevE = nd, nb, ge.Stats
 				return nil
 			})
+			wall := time.Since(wallStart)
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkTimings(t, res, wall, firstToken)
 			cres, err := ce.Generate(context.Background(), req(), func(engine.Token) error { return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -406,6 +413,22 @@ func TestModelEngine(t *testing.T) {
 				res.PrefillTime.Round(time.Millisecond), len(res.Tokens), res.DecodeTime.Round(time.Millisecond),
 				cres.PrefillTime.Round(time.Millisecond), cres.DecodeTime.Round(time.Millisecond))
 		})
+	}
+}
+
+// checkTimings: the prefill time runs up to the first token, so it holds
+// the GPU's prefill (on WebGPU the prefill call only submits it; the first
+// sample waits for it), and prefill plus decode is the request's wall time
+// within 10%.
+func checkTimings(t *testing.T, res *engine.Result, wall, firstToken time.Duration) {
+	t.Helper()
+	sum := res.PrefillTime + res.DecodeTime
+	t.Logf("timings: prefill %v (first token at %v), decode %v, wall %v", res.PrefillTime, firstToken, res.DecodeTime, wall)
+	if sum > wall || float64(sum) < 0.9*float64(wall) {
+		t.Errorf("prefill %v + decode %v = %v, wall time %v: want within 10%%", res.PrefillTime, res.DecodeTime, sum, wall)
+	}
+	if float64(res.PrefillTime) < 0.8*float64(firstToken) {
+		t.Errorf("prefill %v, but the first token came at %v: the prefill time misses the GPU's work", res.PrefillTime, firstToken)
 	}
 }
 

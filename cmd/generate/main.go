@@ -261,7 +261,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "%d prompt tokens in %v, %d tokens in %v (%.1f tok/s), finish %q\n",
 			res.Usage.PromptTokens, res.PrefillTime.Round(1e5), len(res.Tokens), res.DecodeTime.Round(1e5),
-			float64(len(res.Tokens))/res.DecodeTime.Seconds(), res.Finish.Reason)
+			decodeRate(res), res.Finish.Reason)
 	}
 	return err
 }
@@ -302,4 +302,13 @@ func writeLogits(e *engine.Engine, ids []int32, path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
+}
+
+// decodeRate is the decode loop's tokens per second: the first token comes
+// with the prefill (PrefillTime runs up to it), so it is not counted.
+func decodeRate(res *engine.Result) float64 {
+	if n := len(res.Tokens) - 1; n > 0 && res.DecodeTime > 0 {
+		return float64(n) / res.DecodeTime.Seconds()
+	}
+	return 0
 }

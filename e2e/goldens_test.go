@@ -9,6 +9,7 @@ import (
 
 	"wasmllm/internal/browsertest"
 	"wasmllm/internal/golden"
+	"wasmllm/tokenizer"
 )
 
 // goldenRun is one golden's request through the JS API.
@@ -29,17 +30,38 @@ type goldenRun struct {
 // logprob must be the golden logits' log-softmax at that id.
 func TestFirefoxGoldens(t *testing.T) {
 	skipShort(t)
+	files, models := goldenModels(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	jsAPIGoldens(t, browsertest.NewFirefox(t), srv.URL, files, models)
+}
+
+// TestChromiumGoldens is TestFirefoxGoldens in Chromium (Dawn over
+// SwiftShader).
+func TestChromiumGoldens(t *testing.T) {
+	skipShort(t)
+	files, models := goldenModels(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	jsAPIGoldens(t, browsertest.NewBrowser(t), srv.URL, files, models)
+}
+
+// goldenModels converts the model of every exact golden (the test models
+// and the Qwen2 ones) into a models folder.
+func goldenModels(t *testing.T) ([]*golden.File, string) {
+	t.Helper()
 	files := golden.Files(t, browsertest.RepoFile("testdata/golden"), "exact", false, false)
-	if len(files) < 9 {
-		t.Fatalf("%d exact goldens, want at least 9", len(files))
+	files = append(files, golden.Files(t, browsertest.RepoFile("testdata/qwen2/golden"), "exact", false, false)...)
+	if len(files) < 12 {
+		t.Fatalf("%d exact goldens, want at least 12", len(files))
 	}
 	models := t.TempDir()
 	for _, g := range files {
 		browsertest.Convert(t, g.ModelPath(), filepath.Join(models, modelName(g)), browsertest.ConvertOptions{Quant: "keep"})
 	}
-	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
-	b := browsertest.NewFirefox(t)
-	b.Open(srv.URL + "/test.html")
+	return files, models
+}
+
+func jsAPIGoldens(t *testing.T, b *browsertest.Browser, url string, files []*golden.File, models string) {
+	b.Open(url + "/test.html")
 	b.MustRun(pageHelpers, nil)
 	for _, mode := range []struct{ backend, kv string }{{"webgpu", "f32"}, {"webgpu", "f16"}, {"cpu", ""}} {
 		for _, g := range files {
@@ -86,7 +108,8 @@ func checkGoldenRun(t *testing.T, g *golden.File, models, backend, kv string, go
 	if got.Tokens != len(g.Greedy) || got.Finish != "length" {
 		t.Fatalf("%d tokens, finish %q; want %d, length", got.Tokens, got.Finish, len(g.Greedy))
 	}
-	want := loadTokenizer(t, filepath.Join(models, modelName(g))).Decode(g.Greedy)
+	// The API's text skips special tokens, as Hugging Face's decode does.
+	want := loadTokenizer(t, filepath.Join(models, modelName(g))).DecodeOpts(g.Greedy, tokenizer.DecodeOptions{SkipSpecial: true})
 	if got.Text != want {
 		t.Fatalf("greedy text %q, golden's greedy ids %v decode to %q", got.Text, g.Greedy, want)
 	}
