@@ -46,6 +46,9 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"Argmax", func(t *testing.T) { testArgmax(t, b) }},
 		{"TopK", func(t *testing.T) { testTopK(t, b) }},
 		{"MaskLogits", func(t *testing.T) { testMaskLogits(t, b) }},
+		{"FusedMatMul", func(t *testing.T) { testFusedMatMul(t, b, o) }},
+		{"RoPEKV", func(t *testing.T) { testRoPEKV(t, b, o) }},
+		{"MoEAdd", func(t *testing.T) { testMoEAdd(t, b, o) }},
 	}
 	for _, op := range ops {
 		if o.Only != "" && !slices.Contains(strings.Split(o.Only, ","), op.name) {
@@ -111,6 +114,19 @@ func weight(r *rand.Rand, dt loader.DType, shape ...int) (*loader.Tensor, []floa
 		for i := qb + n/32*2; i < len(data); i++ {
 			data[i] = 0
 		}
+	case loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K:
+		// random bits, then the f16 super-block scales set so that the
+		// values stay within about ±2 (kquantScales: where each type keeps them)
+		bb := dt.BlockBytes()
+		for b := 0; b < n/256; b++ {
+			blk := data[b*bb : (b+1)*bb]
+			for j := range blk {
+				blk[j] = byte(r.Uint32())
+			}
+			for _, off := range kquantScales[dt] {
+				putF16(blk[off:], (r.Float32()+0.05)*0.004)
+			}
+		}
 	default:
 		panic("backendtest: weight type " + dt.String())
 	}
@@ -120,6 +136,12 @@ func weight(r *rand.Rand, dt loader.DType, shape ...int) (*loader.Tensor, []floa
 		panic(err)
 	}
 	return t, f
+}
+
+// kquantScales are the byte offsets of each K-quant block's f16 super-block
+// scale (and min).
+var kquantScales = map[loader.DType][]int{
+	loader.Q2_K: {80, 82}, loader.Q3_K: {108}, loader.Q4_K: {0, 2}, loader.Q5_K: {0, 2}, loader.Q6_K: {208},
 }
 
 func upload(t testing.TB, b model.Backend, w *loader.Tensor) model.Tensor {

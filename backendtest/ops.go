@@ -13,10 +13,27 @@ import (
 
 var weightTypes = []loader.DType{loader.F32, loader.F16, loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4}
 
+// kquantTypes are the K-quant block types, kept as ggml's blocks: rows are
+// whole super-blocks of 256, so they get shapes of their own.
+var kquantTypes = []loader.DType{loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K}
+
 func testEmbed(t *testing.T, b model.Backend) {
 	r := rng(1)
 	for _, dt := range weightTypes {
 		for _, sh := range [][2]int{{67, 64}, {5, 96}} {
+			V, D := sh[0], sh[1]
+			w, wf := weight(r, dt, V, D)
+			tab := upload(t, b, w)
+			idv := []int32{0, int32(V - 1), 3, 3, int32(V / 2)}
+			out := b.NewF32(len(idv), D)
+			b.Embed(out, tab, ids(t, b, idv))
+			want := make([]float32, len(idv)*D)
+			cpu.Embed(want, wf, idv, D)
+			compare(t, fmt.Sprintf("Embed %s V=%d D=%d", dt, V, D), read(t, b, out, len(want)), want, 0)
+		}
+	}
+	for _, dt := range kquantTypes {
+		for _, sh := range [][2]int{{67, 256}, {5, 768}} {
 			V, D := sh[0], sh[1]
 			w, wf := weight(r, dt, V, D)
 			tab := upload(t, b, w)
@@ -64,6 +81,22 @@ func testMatMul(t *testing.T, b model.Backend, o Options) {
 	}
 	for _, dt := range weightTypes {
 		for _, sh := range shapes {
+			T, N, K := sh[0], sh[1], sh[2]
+			w, wf := weight(r, dt, N, K)
+			xv := randF32(r, T*K, 1)
+			out := b.NewF32(T, N)
+			b.MatMul(out, input(t, b, xv, T, K), upload(t, b, w))
+			want := make([]float32, T*N)
+			cpu.MatMul(want, xv, wf, T, N, K)
+			compare(t, fmt.Sprintf("MatMul %s T=%d N=%d K=%d", dt, T, N, K), read(t, b, out, T*N), want, 1e-4)
+		}
+	}
+	kshapes := [][3]int{{1, 67, 256}, {1, 257, 512}, {3, 96, 768}, {5, 130, 256}, {17, 100, 512}, {64, 64, 256}, {1, 1000, 2048}, {33, 200, 512}}
+	if o.Short {
+		kshapes = [][3]int{{1, 67, 256}, {3, 96, 768}, {17, 100, 512}, {1, 1000, 512}}
+	}
+	for _, dt := range kquantTypes {
+		for _, sh := range kshapes {
 			T, N, K := sh[0], sh[1], sh[2]
 			w, wf := weight(r, dt, N, K)
 			xv := randF32(r, T*K, 1)
@@ -185,7 +218,12 @@ func testSiluMul(t *testing.T, b model.Backend) {
 func testMoE(t *testing.T, b model.Backend, o Options) {
 	r := rng(9)
 	cases := [][5]int{{1, 64, 128, 32, 8}, {5, 64, 128, 32, 8}, {3, 128, 16, 64, 4}}
-	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q4} {
+	kcases := [][5]int{{1, 256, 8, 256, 2}, {5, 256, 8, 256, 2}, {3, 512, 4, 256, 3}}
+	for _, dt := range append([]loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q4}, kquantTypes...) {
+		cases := cases
+		if slices.Contains(kquantTypes, dt) {
+			cases = kcases
+		}
 		for _, c := range cases {
 			T, D, E, F, A := c[0], c[1], c[2], c[3], c[4]
 			for _, norm := range []bool{true, false} {

@@ -15,6 +15,8 @@ type Backend struct {
 	mm   matmulTask
 	attn attnTask
 	moe  moeTask
+	// fused holds the scratch of the fused ops (fused.go).
+	fused fusedBufs
 }
 
 // New returns a Backend using threads goroutines (0: GOMAXPROCS).
@@ -26,8 +28,9 @@ var _ model.Backend = (*Backend)(nil)
 
 func t(x model.Tensor) *tensor { return x.(*tensor) }
 
-// Upload implements model.Backend. Q8_0, Q4_0 and the planar Q8/Q4 layouts
-// stay quantised; everything else is widened to f32.
+// Upload implements model.Backend. Q8_0, Q4_0, the planar Q8/Q4 layouts and
+// the K-quants (Q2_K..Q6_K, ggml's blocks) stay quantised; everything else
+// is widened to f32.
 func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) { return upload(w) }
 
 // NewF32 implements model.Backend.
@@ -280,17 +283,18 @@ func (a *attnTask) run(worker, lo, hi int) {
 
 // Attention implements model.Backend.
 func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
+	b.attend(out, qkv, pos, cache, layer, window, true)
+}
+
+// attend is Attention, with its cache write when write is set.
+func (b *Backend) attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, write bool) {
 	c := cache.(*KVCache)
 	q, p := t(qkv), t(pos)
 	Hk, Dh := c.kvHeads, c.head
 	H := q.cols()/Dh - 2*Hk
-	C := q.cols()
-	kvw := Hk * Dh
 	kc, vc := c.K[layer], c.V[layer]
-	for r, ps := range p.i {
-		row := q.f[r*C:]
-		copy(kc[int(ps)*kvw:(int(ps)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
-		copy(vc[int(ps)*kvw:(int(ps)+1)*kvw], row[(H+Hk)*Dh:C])
+	if write {
+		b.writeKV(q, p, c, layer)
 	}
 	b.workerBufs(&b.attn.scores, c.capacity)
 	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, window: window, scores: b.attn.scores}

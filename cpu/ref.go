@@ -5,6 +5,8 @@ package cpu
 
 import (
 	"math"
+
+	"wasmllm/loader"
 )
 
 // Embed gathers rows: out (T, D) = table (V, D) [ids (T)].
@@ -106,6 +108,14 @@ func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, 
 		copy(kc[int(p)*kvw:(int(p)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
 		copy(vc[int(p)*kvw:(int(p)+1)*kvw], row[(H+Hk)*Dh:C])
 	}
+	AttendCached(out, qkv, pos, kc, vc, T, H, Hk, Dh, window)
+}
+
+// AttendCached is Attention without the cache write: the keys and values
+// at pos are already in kc, vc.
+func AttendCached(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int) {
+	C := (H + 2*Hk) * Dh
+	kvw := Hk * Dh
 	scale := 1 / math.Sqrt(float64(Dh))
 	group := H / Hk
 	for t, p := range pos {
@@ -149,6 +159,62 @@ func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, 
 				}
 			}
 		}
+	}
+}
+
+// FusedMatMul: out (T, N) = x (T, K) · w (N, K)ᵀ with model.MatMulFusion's
+// prologue and epilogue: x read as RMSNorm(x) * norm when norm is not nil;
+// with siluMul, w is gate_up (2F, K) and out (T, F) = SiluMul of the
+// product; with add, out += the result.
+func FusedMatMul(out, x, w, norm []float32, eps float32, siluMul, add bool, T, N, K int) {
+	xn := x
+	if norm != nil {
+		xn = make([]float32, T*K)
+		RMSNorm(xn, x, norm, eps)
+	}
+	y := make([]float32, T*N)
+	MatMul(y, xn, w, T, N, K)
+	if siluMul {
+		F := N / 2
+		act := make([]float32, T*F)
+		SiluMul(act, y, T, F)
+		y = act
+	}
+	for i := range y {
+		if add {
+			out[i] += y[i]
+		} else {
+			out[i] = y[i]
+		}
+	}
+}
+
+// RoPEKV is QKNorm (when qw is not nil), RoPE (heads H+Hk, with bias) and
+// the cache write of Attention: qkv (T, (H+2Hk)*Dh) in place, then k and v
+// of each token into kc, vc (S, Hk, Dh) at pos.
+func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk, Dh int, eps float32, neox bool, invFreq []float32) {
+	C := (H + 2*Hk) * Dh
+	if qw != nil {
+		QKNorm(qkv, qw, kw, T, H, Hk, Dh, eps)
+	}
+	RoPE(qkv, pos, bias, C, H+Hk, neox, invFreq)
+	kvw := Hk * Dh
+	for t, p := range pos {
+		row := qkv[t*C:]
+		copy(kc[int(p)*kvw:(int(p)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
+		copy(vc[int(p)*kvw:(int(p)+1)*kvw], row[(H+Hk)*Dh:C])
+	}
+}
+
+// MoEAdd: res (T, D) += MoE(RMSNorm(res) * norm), the sparse MLP on the
+// residual stream.
+func MoEAdd(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool) {
+	xn := make([]float32, T*D)
+	RMSNorm(xn, res, norm, eps)
+	y := make([]float32, T*D)
+	MoE(y, xn, router, gateUp, down, T, D, E, F, k, normTopK)
+	for i := range y {
+		res[i] += y[i]
 	}
 }
 
@@ -289,4 +355,20 @@ func TopK(ids []int32, vals []float32, logits []float32, T, V, k int) {
 			vals[t*k+a] = nanAsInf(row[best])
 		}
 	}
+}
+
+// DotKQuant is row · x for one row of K-quant blocks of type dt (Q2_K ..
+// Q6_K, ggml's layout) and x (K): the row dequantised as ggml does, then a
+// plain loop. The backend's dotQ2K .. dotQ6K (kquant.go) are checked
+// against it.
+func DotKQuant(dt loader.DType, row []byte, x []float32) float32 {
+	w := make([]float32, len(x))
+	if err := loader.Dequantize(dt, row, w); err != nil {
+		panic("cpu: DotKQuant: " + err.Error())
+	}
+	var sum float32
+	for k := range x {
+		sum += w[k] * x[k]
+	}
+	return sum
 }

@@ -37,7 +37,23 @@ func directType(d loader.DType) bool {
 	case loader.Q8_0, loader.Q4_0, loader.Q4, loader.Q8:
 		return true
 	}
+	return kquant(d)
+}
+
+// kquant reports the K-quant block types (256-element super-blocks), kept
+// as ggml's blocks and read by a dot product per type (kquant.go).
+func kquant(d loader.DType) bool {
+	switch d {
+	case loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K:
+		return true
+	}
 	return false
+}
+
+// blockRow is the bytes of row n of a ggml block-type weight with K columns.
+func (w *tensor) blockRow(n, K int) []byte {
+	rb := K / w.dtype.BlockElems() * w.dtype.BlockBytes()
+	return w.q[n*rb : (n+1)*rb]
 }
 
 func upload(w *loader.Tensor) (*tensor, error) {
@@ -93,6 +109,16 @@ func (w *tensor) dot(n int, x []float32) float32 {
 	case loader.Q4:
 		g := n * (K / 32)
 		return dotQ4(w.q[g*16:(g+K/32)*16], w.q[w.scales+2*g:], x)
+	case loader.Q2_K:
+		return dotQ2K(w.blockRow(n, K), x)
+	case loader.Q3_K:
+		return dotQ3K(w.blockRow(n, K), x)
+	case loader.Q4_K:
+		return dotQ4K(w.blockRow(n, K), x)
+	case loader.Q5_K:
+		return dotQ5K(w.blockRow(n, K), x)
+	case loader.Q6_K:
+		return dotQ6K(w.blockRow(n, K), x)
 	}
 	panic("cpu: dot on " + w.dtype.String())
 }
@@ -126,7 +152,10 @@ func (w *tensor) row(n int, dst []float32) {
 			}
 		}
 	default:
-		panic("cpu: row on " + w.dtype.String())
+		if !kquant(w.dtype) {
+			panic("cpu: row on " + w.dtype.String())
+		}
+		loader.Dequantize(w.dtype, w.blockRow(n, K), dst)
 	}
 }
 

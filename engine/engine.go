@@ -54,6 +54,8 @@ type Engine struct {
 	maskT   model.Tensor                 // (ceil(V/32)) i32: a constrained step's token mask
 	maskI32 []int32
 
+	next *ahead // the decode step submitted ahead of its input's readback (pipeline.go)
+
 	// Stats counts the engine's host-side traffic since New.
 	Stats Stats
 }
@@ -64,6 +66,10 @@ type Stats struct {
 	FullRows      int64
 	// MaskBytes counts structured output's token masks sent to the backend.
 	MaskBytes int64
+	// DecodeSteps counts the decode loop's samples; StepsAhead the decode
+	// steps submitted before the previous step's token was read back
+	// (pipelined decode, pipeline.go).
+	DecodeSteps, StepsAhead int64
 }
 
 // New returns an Engine for m. tok may be nil for raw-id requests only.
@@ -157,6 +163,9 @@ type Result struct {
 	// MaskTime is the time spent computing grammar masks (MaskSteps of them).
 	MaskTime  time.Duration
 	MaskSteps int
+	// StepsAhead counts the decode steps submitted before the previous
+	// token was read back (pipeline.go).
+	StepsAhead int
 }
 
 // ContextError reports a prompt (plus the tokens asked for) that does not
@@ -232,7 +241,9 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	// does), and DecodeTime from there.
 	start := time.Now()
 	var decodeStart time.Time
+	ahead0 := e.Stats.StepsAhead
 	defer func() {
+		res.StepsAhead = int(e.Stats.StepsAhead - ahead0)
 		if decodeStart.IsZero() {
 			res.PrefillTime = time.Since(start)
 		} else {
@@ -255,7 +266,10 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		if c != nil {
 			hostMask = e.applyMask(c, logits)
 		}
-		r, err := e.sample(s, logits, hostMask)
+		// Another token follows this one unless it stops the request.
+		more := (p.MaxTokens <= 0 || len(res.Tokens)+1 < p.MaxTokens) && len(e.cached)+2 < e.opts.Context
+		r, err := e.sample(s, logits, hostMask, more && c == nil)
+		e.Stats.DecodeSteps++
 		if decodeStart.IsZero() {
 			decodeStart = time.Now()
 			res.PrefillTime = decodeStart.Sub(start)
@@ -312,7 +326,9 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			}
 			return res, err
 		}
-		if logits, err = e.forward([]int32{r.ID}); err != nil {
+		if next, ok := e.forwardAhead(r.ID); ok {
+			logits = next
+		} else if logits, err = e.forward([]int32{r.ID}); err != nil {
 			return res, err
 		}
 	}

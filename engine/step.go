@@ -38,6 +38,7 @@ func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int
 
 // forward runs ids after the cached tokens and returns the last token's logits.
 func (e *Engine) forward(ids []int32) (model.Tensor, error) {
+	e.next = nil // a step submitted ahead is superseded
 	logits, err := e.Model.Forward(e.cache, ids, len(e.cached), false)
 	if err != nil {
 		return nil, err
@@ -53,8 +54,13 @@ func (e *Engine) forward(ids []int32) (model.Tensor, error) {
 // so every path reports it as the sampler does (a *sampler.LogitError
 // naming the token). hostMask, when set, is a grammar mask the backend
 // could not apply: the full row is read and masked here.
-func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor, hostMask []uint32) (sampler.Result, error) {
+//
+// ahead allows the plain greedy path to submit the next step before the
+// wait (pipeline.go): set it when another token is wanted unless this one
+// stops the request.
+func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor, hostMask []uint32, ahead bool) (sampler.Result, error) {
 	if hostMask != nil {
+		e.next = nil
 		return e.sampleRow(s, logits, hostMask)
 	}
 	b := e.Model.Backend()
@@ -62,17 +68,35 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor, hostMask []uint
 	k := s.CandidateCount()
 	if p.Greedy() && p.Logprobs == nil && k == 1 {
 		// No processor can move the maximum: the argmax is the answer.
-		b.Argmax(e.argmax, logits)
-		var id [1]int32
-		if err := b.ReadI32(e.argmax, id[:]); err != nil {
+		id, async, err := e.greedyAhead(logits, ahead)
+		if err != nil {
 			return sampler.Result{}, err
 		}
+		if !async {
+			b.Argmax(e.argmax, logits)
+			var v [1]int32
+			if err := b.ReadI32(e.argmax, v[:]); err != nil {
+				return sampler.Result{}, err
+			}
+			id = v[0]
+		}
 		e.Stats.ReadbackBytes += 4
-		if id[0] >= 0 {
-			return sampler.Result{ID: id[0]}, s.Accept(id[0])
+		if id >= 0 {
+			return sampler.Result{ID: id}, s.Accept(id)
+		}
+		// A NaN row: the step submitted ahead may have reused logits'
+		// memory, so the step runs again for its row.
+		if e.next != nil {
+			e.next = nil
+			last := e.cached[len(e.cached)-1]
+			e.cached = e.cached[:len(e.cached)-1]
+			if logits, err = e.forward([]int32{last}); err != nil {
+				return sampler.Result{}, err
+			}
 		}
 		return e.sampleRow(s, logits, nil)
 	}
+	e.next = nil
 	if k > 0 {
 		if k != e.topK {
 			if e.topIDs != nil {

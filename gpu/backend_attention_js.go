@@ -181,17 +181,37 @@ func (b *Backend) decodeSplits(capacity int) int {
 
 // Attention implements model.Backend.
 func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
+	b.attention("Attention", out, qkv, pos, cache, layer, window, true)
+}
+
+// AttendCached implements model.Fuser: Attention without its cache write.
+func (b *Backend) AttendCached(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
+	b.attention("AttendCached", out, qkv, pos, cache, layer, window, false)
+}
+
+// cacheOf returns cache as this backend's, or records the op's error.
+func (b *Backend) cacheOf(name string, cache model.KVCache, layer int) *kvCache {
 	c, ok := cache.(*kvCache)
 	if !ok || c.b != b {
-		b.opErr("Attention", "the cache %T was not made by this backend", cache)
-		return
+		b.opErr(name, "the cache %T was not made by this backend", cache)
+		return nil
 	}
 	if c.freed {
-		b.opErr("Attention", "the cache was freed")
-		return
+		b.opErr(name, "the cache was freed")
+		return nil
 	}
 	if layer < 0 || layer >= c.layers {
-		b.opErr("Attention", "layer %d of a cache of %d layers", layer, c.layers)
+		b.opErr(name, "layer %d of a cache of %d layers", layer, c.layers)
+		return nil
+	}
+	return c
+}
+
+// attention is Attention, writing k and v into the cache first when write
+// is set.
+func (b *Backend) attention(name string, out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, write bool) {
+	c := b.cacheOf(name, cache, layer)
+	if c == nil {
 		return
 	}
 	o, q, p := tt(out), tt(qkv), tt(pos)
@@ -222,7 +242,9 @@ func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, lay
 	if window >= c.capacity {
 		win = 0
 	}
-	b.kvWrite(c, q, p, layer, T, C, H)
+	if write {
+		b.kvWrite(c, q, p, layer, T, C, H)
+	}
 	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H, win) {
 		return
 	}

@@ -46,6 +46,9 @@ type Backend struct {
 
 	// Counters for benchmarks (see Stats).
 	counters BackendStats
+	// layerMarks are counters.Dispatches at each MarkLayer of the last
+	// Forward (see backend_layers_js.go).
+	layerMarks []int64
 }
 
 // BackendStats counts the backend's own work; Device.Stats counts the
@@ -54,6 +57,7 @@ type BackendStats struct {
 	Flushes         int64 // programs submitted
 	ProgramBuilds   int64 // programs recorded (cache misses)
 	Commands        int64 // commands submitted
+	Dispatches      int64 // dispatch commands recorded
 	WeightBytes     int64 // bytes of weights uploaded
 	ActivationBytes int64
 }

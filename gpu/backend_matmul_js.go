@@ -63,8 +63,15 @@ func (b *Backend) MatMul(out, x, w model.Tensor) {
 	case (wt.dtype == loader.Q8 || wt.dtype == loader.Q4) && K%32 != 0:
 		b.opErr("MatMul", "%s weight %v: K not a multiple of 32", wt.dtype, wt.shape)
 		return
+	case kquantWeight(wt.dtype) && K%256 != 0:
+		b.opErr("MatMul", "%s weight %v: K not a multiple of 256", wt.dtype, wt.shape)
+		return
 	}
 	if T == 0 || N == 0 {
+		return
+	}
+	if kquantWeight(wt.dtype) {
+		b.matmulKQuant(o, xt, wt, T, N, K, false)
 		return
 	}
 	if T <= b.gemvMaxT() && K%gemvChunk(wt.dtype) == 0 {
@@ -85,7 +92,7 @@ func (b *Backend) gemvShapeFor(dt loader.DType, T, K int, cpu bool) gemvShape {
 	if s.tb > 2 {
 		s.r = 4
 	}
-	s.wg = b.gemvWG(K/gemvChunk(dt), s.r*s.tb, cpu)
+	s.wg = b.gemvWG(K/gemvChunk(dt), (s.r+1)*s.tb, cpu) // the sums and the norm's sums of squares
 	return s
 }
 
@@ -118,6 +125,19 @@ func (b *Backend) gemv(o, xt, wt *tensor, T, N, K int) {
 }
 
 func (b *Backend) gemvWith(o, xt, wt *tensor, T, N, K int, s gemvShape) {
+	b.gemvFused(o, xt, wt, T, N, K, s, gemvFusion{})
+}
+
+// gemvFusion is matmul_gemv's fused prologue and epilogue: norm, when not
+// nil, the RMSNorm weight x is read with; silu for gate_up rows (one part);
+// acc adds to out.
+type gemvFusion struct {
+	norm      *tensor
+	eps       float32
+	silu, acc bool
+}
+
+func (b *Backend) gemvFused(o, xt, wt *tensor, T, N, K int, s gemvShape, f gemvFusion) {
 	k, err := use(b, kGemv,
 		constant{"WTYPE", float64(wtype(wt.dtype))}, constant{"WG", float64(s.wg)}, constant{"R", float64(s.r)}, constant{"TB", float64(s.tb)})
 	if err != nil {
@@ -125,22 +145,40 @@ func (b *Backend) gemvWith(o, xt, wt *tensor, T, N, K int, s gemvShape) {
 		return
 	}
 	chunks := K / gemvChunk(wt.dtype)
+	prm := gemvParams{N: uint32(N), K: uint32(K), T: uint32(T), Chunks: uint32(chunks), Eps: f.eps}
+	nw := bind{buf: b.dummy}
+	if f.norm != nil {
+		prm.Norm, nw = 1, bind{buf: f.norm.parts[0].data}
+	}
+	if f.silu {
+		prm.Silu = 1
+	}
+	if f.acc {
+		prm.Acc = 1
+	}
 	for _, p := range wt.parts {
 		gx, gy := b.groups2D((p.rows + s.r - 1) / s.r)
-		k.dispatch(b, gemvParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Chunks: uint32(chunks)},
-			gx, gy, (T+s.tb-1)/s.tb,
-			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole())
+		prm.Row0, prm.Rows = uint32(p.row0), uint32(p.rows)
+		k.dispatch(b, prm, gx, gy, (T+s.tb-1)/s.tb,
+			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole(), nw)
 	}
 }
 
-func (b *Backend) gemm(o, xt, wt *tensor, T, N, K int) {
+func (b *Backend) gemm(o, xt, wt *tensor, T, N, K int) { b.gemmAcc(o, xt, wt, T, N, K, false) }
+
+// gemmAcc is gemm, adding to out when acc is set.
+func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
 	k, err := use(b, kGemm, constant{"WTYPE", float64(wtype(wt.dtype))})
 	if err != nil {
 		b.fail(err)
 		return
 	}
+	a := uint32(0)
+	if acc {
+		a = 1
+	}
 	for _, p := range wt.parts {
-		k.dispatch(b, gemmParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T)},
+		k.dispatch(b, gemmAccParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
 			(p.rows+gemmBN-1)/gemmBN, (T+gemmBM-1)/gemmBM, 1,
 			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole())
 	}

@@ -24,6 +24,7 @@ const (
 // and kept between calls, so that repeated steps bind the same buffers.
 type moeState struct {
 	logits, ids, wts, act, y, order, tiles, counts *webgpu.Buffer
+	xn, dummyW                                     *webgpu.Buffer // MoEAdd's normalised rows; a writable dummy
 
 	// decodeMaxT and chunkT, when nonzero, replace moeDecodeMaxT and
 	// moeChunkT; a negative decodeMaxT sends every chunk down the tiled
@@ -43,10 +44,30 @@ type moeState struct {
 // run tiled kernels that read each expert's weights once per tile of up to
 // 16 of its tokens.
 func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
-	o, xt, rt, gt, dt := tt(out), tt(x), tt(router), tt(gateUp), tt(down)
+	if tt(out).buf == tt(x).buf {
+		b.opErr("MoE", "out and x must be distinct tensors")
+		return
+	}
+	b.moe("MoE", tt(out), tt(x), tt(router), tt(gateUp), tt(down), topK, norm, nil, 0)
+}
+
+// MoEAdd implements model.Fuser: MoE's kernels with the RMSNorm folded
+// into the router's GEMV (which also writes the normalised rows the experts
+// read) and the experts' sums added to res.
+func (b *Backend) MoEAdd(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
+	nt := tt(norm)
+	if len(nt.parts) == 0 || nt.dtype != loader.F32 || nt.numel() != tt(res).cols() {
+		b.opErr("MoEAdd", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())
+		return
+	}
+	b.moe("MoEAdd", tt(res), tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps)
+}
+
+// moe is MoE, or with nw (an RMSNorm weight) MoEAdd: out += MoE(RMSNorm(x) * nw).
+func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm bool, nw *tensor, eps float32) {
 	sh, err := moeShape(o, xt, rt, gt, dt, topK)
 	if err != nil {
-		b.opErr("MoE", "%v", err)
+		b.opErr(name, "%v", err)
 		return
 	}
 	T, D, E, F, A := sh.T, sh.D, sh.E, sh.F, sh.A
@@ -75,14 +96,25 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	wts := b.scratch(&m.wts, "moe weights", uint64(4*n))
 	act := b.scratch(&m.act, "moe act", uint64(4*n*F))
 	var y, order, tiles, counts *webgpu.Buffer
-	if chunk > decodeMax {
+	if chunk > decodeMax && !kquantWeight(gt.dtype) {
 		y = b.scratch(&m.y, "moe y", uint64(4*n*D))
 		order = b.scratch(&m.order, "moe order", uint64(4*n))
 		tiles = b.scratch(&m.tiles, "moe tiles", uint64(16*(maxTiles+1)))
 		counts = b.scratch(&m.counts, "moe counts", uint64(12*E))
 	}
-	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil || counts == nil)) {
+	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && !kquantWeight(gt.dtype) && (y == nil || order == nil || tiles == nil || counts == nil)) {
 		return
+	}
+	// the experts' input: x, or the normalised rows of the chunk
+	dw := bind{buf: b.scratch(&m.dummyW, "moe dummy", 16)}
+	xe, nwb, xnb, xt0 := xt.buf, bind{buf: b.dummy}, dw, true
+	prmNorm := uint32(0)
+	if nw != nil {
+		xe = b.scratch(&m.xn, "moe xn", uint64(4*chunk*D))
+		if xe == nil {
+			return
+		}
+		nwb, xnb, xt0, prmNorm = bind{buf: nw.parts[0].data}, bind{buf: xe}, false, 1
 	}
 	dense, dr := b.moeGemvKernel(kMoeDense, rt.dtype, D)
 	route, err := use(b, kMoeRoute)
@@ -98,16 +130,22 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	for t0 := 0; t0 < T; t0 += chunk {
 		nt := min(chunk, T-t0)
 		for _, p := range rt.parts {
-			dense.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(p.rows), E0: uint32(p.row0), T0: uint32(t0), LDO: uint32(E)},
+			dense.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(p.rows), E0: uint32(p.row0), T0: uint32(t0), LDO: uint32(E), Norm: prmNorm, Eps: eps},
 				moeCeil(p.rows, dr), nt, 1,
-				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), bind{buf: b.dummy}, bind{buf: b.dummy}, bind{buf: logits})
+				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), nwb, bind{buf: b.dummy}, bind{buf: logits}, xnb)
+		}
+		ex := moeIn{buf: xe, t0: t0, acc: nw != nil, dummyW: dw}
+		if !xt0 {
+			ex.t0 = 0
 		}
 		route.dispatch(b, moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}, nt, 1, 1,
 			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
-		if nt <= decodeMax {
-			b.moeDecode(sh, t0, nt, o, xt, gt, dt, ids, wts, act)
+		if kquantWeight(gt.dtype) { // ggml's blocks: their own kernels (backend_kquant_js.go)
+			b.moeKQuant(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
+		} else if nt <= decodeMax {
+			b.moeDecode(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
 		} else {
-			b.moeTiled(sh, t0, nt, ew, o, xt, gt, dt, ids, wts, act, y, order, tiles, counts)
+			b.moeTiled(sh, t0, nt, ew, o, ex, gt, dt, ids, wts, act, y, order, tiles, counts)
 		}
 	}
 }
@@ -127,9 +165,6 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 	if x.buf == nil || o.buf == nil || x.dtype != loader.F32 || o.dtype != loader.F32 {
 		return sh, fmt.Errorf("x and out must be F32 activations")
 	}
-	if x.buf == o.buf {
-		return sh, fmt.Errorf("out and x must be distinct tensors")
-	}
 	sh = moeDims{T: x.rows(), D: x.cols(), E: g.shape[0], F: g.shape[1] / 2, A: A}
 	T, D, E, F := sh.T, sh.D, sh.E, sh.F
 	switch {
@@ -146,8 +181,8 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 	case D%moeChunk(g.dtype) != 0 || F%moeChunk(g.dtype) != 0 || D%moeChunk(r.dtype) != 0:
 		return sh, fmt.Errorf("D %d and F %d must be multiples of %d for %s experts and %d for a %s router",
 			D, F, moeChunk(g.dtype), g.dtype, moeChunk(r.dtype), r.dtype)
-	case g.dtype != d.dtype:
-		return sh, fmt.Errorf("gate_up is %s, down is %s: want one dtype", g.dtype, d.dtype)
+	case g.dtype != d.dtype && !(kquantWeight(g.dtype) && kquantWeight(d.dtype)):
+		return sh, fmt.Errorf("gate_up is %s, down is %s: want one dtype (or two K-quants)", g.dtype, d.dtype)
 	case T == 0:
 		return sh, fmt.Errorf("no tokens")
 	}
@@ -168,23 +203,32 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 // gate_up+SiluMul GEMV over the A chosen experts, then the down GEMV that
 // also sums the experts' outputs with their weights. Both run once per part
 // of the expert tensors; parts after the first add to out.
-func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, wts, act *webgpu.Buffer) {
+// moeIn is the experts' input: buf, its first row for the chunk, and
+// whether the chunk's sums add to out (MoEAdd) instead of writing it.
+type moeIn struct {
+	buf    *webgpu.Buffer
+	t0     int
+	acc    bool
+	dummyW bind // bound where moe_gemv's xn is unused
+}
+
+func (b *Backend) moeDecode(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *tensor, ids, wts, act *webgpu.Buffer) {
 	D, F, A := sh.D, sh.F, sh.A
 	gu, gr := b.moeGemvKernel(kMoeGateUp, gt.dtype, D)
 	dn, dr := b.moeGemvKernel(kMoeDown, dt.dtype, A*F)
 	for _, p := range gt.parts {
-		gu.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(t0), F: uint32(F)},
+		gu.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},
 			moeCeil(F, gr/2), A, nt,
-			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: ids}, bind{buf: wts}, bind{buf: act})
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: x.buf}, bind{buf: ids}, bind{buf: wts}, bind{buf: act}, x.dummyW)
 	}
 	for i, p := range dt.parts {
 		acc := uint32(0)
-		if i > 0 {
+		if i > 0 || x.acc {
 			acc = 1
 		}
 		dn.dispatch(b, moeGemvParams{K: uint32(F), N: uint32(D), E0: uint32(p.row0 / D), NE: uint32(p.rows / D), A: uint32(A), T0: uint32(t0), F: uint32(F), Acc: acc},
 			moeCeil(D, dr), nt, 1,
-			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: ids}, bind{buf: wts}, o.whole())
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: ids}, bind{buf: wts}, o.whole(), x.dummyW)
 	}
 }
 
@@ -192,7 +236,7 @@ func (b *Backend) moeDecode(sh moeDims, t0, nt int, o, x, gt, dt *tensor, ids, w
 // per-expert entry lists and the tile table, the tiled gate_up+SiluMul and
 // down kernels run over every possible tile (those past the table's count
 // return at once), and moe_combine sums each token's A outputs.
-func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids, wts, act, y, order, tiles, counts *webgpu.Buffer) {
+func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o *tensor, x moeIn, gt, dt *tensor, ids, wts, act, y, order, tiles, counts *webgpu.Buffer) {
 	D, E, F, A := sh.D, sh.E, sh.F, sh.A
 	n := nt * A
 	maxTiles := moeMaxTiles(n, E)
@@ -211,9 +255,9 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids
 	group.dispatch(b, moeGroupParams{E: uint32(E), N: uint32(n), TT: uint32(moeTileT)}, 1, 1, 1,
 		bind{buf: ids}, bind{buf: order}, bind{buf: tiles}, bind{buf: counts})
 	for _, p := range gt.parts {
-		gu.dispatch(b, moeGemmParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(t0), F: uint32(F)},
+		gu.dispatch(b, moeGemmParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},
 			moeCeil(F, moeTileRows/2), maxTiles, 1,
-			bind{buf: p.data}, bind{buf: p.scales}, x.whole(), bind{buf: order}, bind{buf: tiles}, bind{buf: act})
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: x.buf}, bind{buf: order}, bind{buf: tiles}, bind{buf: act})
 	}
 	for _, p := range dt.parts {
 		dn.dispatch(b, moeGemmParams{K: uint32(F), N: uint32(D), E0: uint32(p.row0 / D), NE: uint32(p.rows / D), A: uint32(A), F: uint32(F)},
@@ -221,7 +265,11 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o, x, gt, dt *tensor, ids
 			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: order}, bind{buf: tiles}, bind{buf: y})
 	}
 	gx, gy := b.groups2D(moeCeil(nt*D, 64))
-	combine.dispatch(b, moeCombineParams{D: uint32(D), A: uint32(A), T0: uint32(t0), N: uint32(nt * D)}, gx, gy, 1,
+	cacc := uint32(0)
+	if x.acc {
+		cacc = 1
+	}
+	combine.dispatch(b, moeCombineParams{D: uint32(D), A: uint32(A), T0: uint32(t0), N: uint32(nt * D), Acc: cacc}, gx, gy, 1,
 		bind{buf: y}, bind{buf: wts}, o.whole())
 }
 

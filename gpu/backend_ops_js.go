@@ -16,6 +16,7 @@ type opKernels struct {
 	ropeFreqs map[*float32]*webgpu.Buffer
 	moe       moeState    // backend_moe_js.go
 	sel       selectState // backend_select_js.go
+	fused     fusedState  // backend_fused_js.go
 }
 
 // wtype is the WTYPE code of a weight dtype (see shaders/common.wgsl).
@@ -44,6 +45,10 @@ func op[P any](b *Backend, s kernelSpec[P], consts ...constant) kernelOf[P] {
 // Embed implements model.Backend.
 func (b *Backend) Embed(out, table, ids model.Tensor) {
 	o, tb, id := tt(out), tt(table), tt(ids)
+	if kquantWeight(tb.dtype) {
+		b.embedKQuant(o, tb, id)
+		return
+	}
 	wt := wtype(tb.dtype)
 	k := op(b, kEmbed, constant{"WTYPE", float64(wt)})
 	D, T := o.cols(), o.rows()

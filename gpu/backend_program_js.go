@@ -41,6 +41,9 @@ func (b *Backend) push(c cmd) {
 	if c.kind != cmdWrite {
 		b.writes = false
 	}
+	if c.kind == cmdDispatch {
+		b.counters.Dispatches++
+	}
 	b.pending = append(b.pending, c)
 }
 
@@ -80,23 +83,10 @@ func (b *Backend) readBuf(n int) []byte {
 // distinct list, then replayed) and, when src is set, reads len(dst) bytes
 // of it from off in the same submit.
 func (b *Backend) flush(src *webgpu.Buffer, dst []byte, off uint64) error {
-	if err := b.takeErr(); err != nil {
-		b.pending, b.upload = b.pending[:0], b.upload[:0]
+	prog, upload, err := b.takeProgram()
+	if err != nil {
 		return err
 	}
-	var prog *webgpu.Program
-	if len(b.pending) > 0 {
-		var err error
-		if prog, err = b.program(); err != nil {
-			b.pending, b.upload = b.pending[:0], b.upload[:0]
-			return err
-		}
-		b.counters.Flushes++
-		b.counters.Commands += int64(len(b.pending))
-	}
-	upload := b.upload
-	b.pending = b.pending[:0]
-	var err error
 	if src != nil {
 		err = b.d.RunRead(prog, upload, src, off, dst)
 	} else if prog != nil {
@@ -105,6 +95,28 @@ func (b *Backend) flush(src *webgpu.Buffer, dst []byte, off uint64) error {
 	b.upload = b.upload[:0]
 	b.writes = false
 	return err
+}
+
+// takeProgram empties the pending list into its program (nil when none)
+// and returns it with the step's upload, which stays valid until the next
+// command is recorded.
+func (b *Backend) takeProgram() (*webgpu.Program, []byte, error) {
+	if err := b.takeErr(); err != nil {
+		b.pending, b.upload = b.pending[:0], b.upload[:0]
+		return nil, nil, err
+	}
+	var prog *webgpu.Program
+	if len(b.pending) > 0 {
+		var err error
+		if prog, err = b.program(); err != nil {
+			b.pending, b.upload = b.pending[:0], b.upload[:0]
+			return nil, nil, err
+		}
+		b.counters.Flushes++
+		b.counters.Commands += int64(len(b.pending))
+	}
+	b.pending = b.pending[:0]
+	return prog, b.upload, nil
 }
 
 // program finds or records the program for the pending list.

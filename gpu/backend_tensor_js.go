@@ -105,6 +105,9 @@ func gpuWeight(w *loader.Tensor) (*loader.Tensor, error) {
 	case loader.Q8_0, loader.Q4_0:
 		return loader.ToPlanar(w)
 	}
+	if kquantWeight(w.DType) {
+		return w, nil // ggml's blocks as they are (backend_kquant_js.go)
+	}
 	f, err := w.F32()
 	if err != nil {
 		return nil, err
@@ -150,6 +153,9 @@ func weightRowBytes(dt loader.DType, cols int) (int, int) {
 		return cols, cols / 16
 	case loader.Q4:
 		return cols / 2, cols / 16
+	}
+	if kquantWeight(dt) {
+		return kquantRowBytes(dt, cols), 0
 	}
 	return 4 * cols, 0
 }

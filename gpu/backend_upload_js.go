@@ -14,12 +14,13 @@ import (
 // UploadJS makes a weight resident from bytes held by JavaScript, such as a
 // verified shard's subarray, writing them into GPU buffers without copying
 // them through Go. It shares Upload's split by rows (uploadParts). The
-// bytes must already be in a layout the kernels read (F32, F16, or the
-// planar Q8/Q4 layouts, as converted model folders store them); other
-// dtypes are an error, for the caller to pass through Upload.
+// bytes must already be in a layout the kernels read (F32, F16, the planar
+// Q8/Q4 layouts or K-quant matrices, as converted model folders store
+// them); other dtypes are an error, for the caller to pass through Upload.
 func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Value) (model.Tensor, error) {
-	switch dt {
-	case loader.F32, loader.F16, loader.Q8, loader.Q4:
+	switch {
+	case dt == loader.F32, dt == loader.F16, dt == loader.Q8, dt == loader.Q4:
+	case kquantWeight(dt) && len(shape) >= 2: // ggml's blocks as they are
 	default:
 		return nil, fmt.Errorf("gpu: UploadJS %s: dtype %s needs converting on the host; use Upload", name, dt)
 	}

@@ -23,9 +23,15 @@ func TestUploadJS(t *testing.T) {
 		}
 		b := newTestBackend(t, opts)
 		r := rand.New(rand.NewPCG(1, 2))
-		for _, dt := range []loader.DType{loader.F32, loader.F16, loader.Q8, loader.Q4} {
-			const T, N, K = 3, 200, 64
-			w, _ := matmulWeight(t, r, dt, N, K)
+		for _, dt := range []loader.DType{loader.F32, loader.F16, loader.Q8, loader.Q4, loader.Q3_K, loader.Q6_K} {
+			T, N, K := 3, 200, 64
+			var w *loader.Tensor
+			if kquantWeight(dt) { // ggml's blocks, 2-byte aligned rows
+				K = 256
+				w, _ = kquantTensor(t, r, dt, N, K)
+			} else {
+				w, _ = matmulWeight(t, r, dt, N, K)
+			}
 			// The bytes sit at an odd offset of a larger JS array, as a
 			// tensor inside a shard does.
 			shard := js.Global().Get("Uint8Array").New(len(w.Data) + 7)

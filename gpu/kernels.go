@@ -69,7 +69,15 @@ var (
 	kSiluMul    = spec[siluMulParams]("silu_mul.wgsl", "main")
 
 	kGemv = spec[gemvParams]("matmul_gemv.wgsl", "main")
-	kGemm = spec[gemmParams]("matmul_gemm.wgsl", "main")
+	kGemm = spec[gemmAccParams]("matmul_gemm.wgsl", "main")
+
+	// K-quant weights (Q2_K .. Q6_K as ggml's blocks): their own GEMV,
+	// GEMM and embedding gather (backend_kquant_js.go)
+	kKQuantGemv  = spec[kquantParams]("matmul_kquant.wgsl", "gemv")
+	kKQuantGemm  = spec[kquantParams]("matmul_kquant.wgsl", "gemm")
+	kKQuantEmbed = spec[embedParams]("embed_kquant.wgsl", "main")
+	kKQuantMoeGU = spec[kquantMoeParams]("moe_kquant.wgsl", "gate_up")
+	kKQuantMoeDn = spec[kquantMoeParams]("moe_kquant.wgsl", "down")
 
 	kMoeDense      = spec[moeGemvParams]("moe_gemv.wgsl", "dense")
 	kMoeGateUp     = spec[moeGemvParams]("moe_gemv.wgsl", "gate_up")
@@ -81,6 +89,7 @@ var (
 	kMoeCombine    = spec[moeCombineParams]("moe_combine.wgsl", "main")
 
 	kKVWrite       = spec[kvWriteParams]("kv_write.wgsl", "main")
+	kRoPEKV        = spec[ropeKVParams]("rope_kv.wgsl", "main")
 	kDecodePartial = spec[decodeParams]("attention_decode.wgsl", "partial")
 	kDecodeReduce  = spec[decodeReduceParams]("attention_decode.wgsl", "reduce")
 	kPrefill       = spec[prefillParams]("attention_prefill.wgsl", "main")
@@ -89,6 +98,9 @@ var (
 // The uniform structs, named as in the WGSL (case and underscores aside);
 // see each shader for what the fields mean.
 type (
+	kquantParams    struct{ N, K, Row0, Rows, T, Acc uint32 }
+	kquantMoeParams struct{ K, N, E0, NE, A, T0, F, Acc uint32 }
+
 	argmaxParams     struct{ V, NB, CH uint32 }
 	topkParams       struct{ V, NB, K, L uint32 }
 	maskLogitsParams struct{ V, WX uint32 }
@@ -102,17 +114,30 @@ type (
 	ropeParams    struct{ Row, Heads, Half, NeoX, Bias uint32 }
 	siluMulParams struct{ F, N uint32 }
 
-	gemvParams struct{ N, K, Row0, Rows, T, Chunks uint32 }
-	gemmParams struct{ N, K, Row0, Rows, T uint32 }
+	gemvParams struct {
+		N, K, Row0, Rows, T, Chunks, Norm uint32
+		Eps                               float32
+		Silu, Acc                         uint32
+	}
+	gemmParams    struct{ N, K, Row0, Rows, T uint32 }
+	gemmAccParams struct{ N, K, Row0, Rows, T, Acc uint32 } // matmul_gemm: Acc adds to out
 
-	moeGemvParams    struct{ K, N, E0, NE, A, T0, F, Acc, LDO uint32 }
+	moeGemvParams struct {
+		K, N, E0, NE, A, T0, F, Acc, LDO, Norm uint32
+		Eps                                    float32
+	}
 	moeRouteParams   struct{ E, A, Norm, NT uint32 }
 	moeGroupParams   struct{ E, N, TT uint32 }
 	moeGemmParams    struct{ K, N, E0, NE, A, T0, F uint32 }
-	moeCombineParams struct{ D, A, T0, N uint32 }
+	moeCombineParams struct{ D, A, T0, N, Acc uint32 }
 
 	kvWriteParams struct{ Row4, K4, KV4, UH, DH4, Cap, Units uint32 }
-	decodeParams  struct {
+	ropeKVParams  struct {
+		Row, Heads, KVHeads, Half, NeoX, Bias, Norm uint32
+		Eps                                         float32
+		Cap                                         uint32
+	}
+	decodeParams struct {
 		Row4, Heads, Group, Cap, NS uint32
 		Scale                       float32
 		Stats, NQB, Window          uint32
@@ -145,6 +170,8 @@ var (
 	moeTileT       = shaderConst("moe_gemm.wgsl", "TT") // entries per tile
 
 	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
+
+	kquantMaxTB = shaderConst("matmul_kquant.wgsl", "MAXTB") // tokens per K-quant GEMV workgroup
 )
 
 // shaderIfaces holds the shaders shaderConst has parsed, each once.

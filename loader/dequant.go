@@ -19,6 +19,8 @@ var dequantizers = map[DType]dequantizer{
 	Q4_1: dequantQ4_1,
 	Q5_0: dequantQ5_0,
 	Q5_1: dequantQ5_1,
+	Q2_K: dequantQ2K,
+	Q3_K: dequantQ3K,
 	Q4_K: dequantQ4K,
 	Q5_K: dequantQ5K,
 	Q6_K: dequantQ6K,

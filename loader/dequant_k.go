@@ -97,3 +97,87 @@ func dequantQ6K(src []byte, dst []float32) {
 		}
 	}
 }
+
+// Q2_K block (84 bytes): scales[16], qs[64], f16 d, f16 dmin. Each 16
+// elements have a 4-bit scale (low nibble) and min (high nibble); each half
+// of 128 elements uses 32 bytes of qs, element 32j+l (j = 0..3) taking bits
+// 2j, 2j+1 of qs[l]; x = (d*sc)*q - (dmin*m).
+func dequantQ2K(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/256; b++ {
+		blk := src[b*84 : b*84+84]
+		d, dmin := f16at(blk[80:]), f16at(blk[82:])
+		out := dst[b*256 : b*256+256]
+		is := 0
+		for h := 0; h < 2; h++ {
+			q := blk[16+32*h : 16+32*h+32]
+			for j := 0; j < 4; j++ {
+				shift := 2 * j
+				for half := 0; half < 2; half++ {
+					sc := blk[is]
+					is++
+					dl, ml := d*float32(sc&0xf), dmin*float32(sc>>4)
+					o := out[128*h+32*j+16*half:]
+					for l := 0; l < 16; l++ {
+						o[l] = float32(dl*float32(q[16*half+l]>>shift&3)) - ml
+					}
+				}
+			}
+		}
+	}
+}
+
+// scaleQ3K unpacks the 6-bit scale k (0..15) of a Q3_K block's 12-byte
+// scales field, as ggml's dequantize_row_q3_K does with its aux words: the
+// low 4 bits are the low (k < 8) or high nibble of byte k%8, the top 2 bits
+// are bits 2(k/4), 2(k/4)+1 of byte 8+k%4; the scale is that minus 32.
+func scaleQ3K(k int, s []byte) int8 {
+	lo := s[k%8] & 0xf
+	if k >= 8 {
+		lo = s[k%8] >> 4
+	}
+	hi := s[8+k%4] >> (2 * (k / 4)) & 3
+	return int8(lo|hi<<4) - 32
+}
+
+// Q3_K block (110 bytes): hmask[32], qs[64], scales[12], f16 d. Element
+// 128h+32j+l (l = 0..31) takes its low 2 bits from bits 2j, 2j+1 of
+// qs[32h+l] and its third bit from bit 4h+j of hmask[l] (set: +0, clear:
+// -4); each 16 elements have a 6-bit signed scale; x = (d*sc)*q.
+func dequantQ3K(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/256; b++ {
+		blk := src[b*110 : b*110+110]
+		d := f16at(blk[108:])
+		hm := blk[:32]
+		scales := blk[96:108]
+		out := dst[b*256 : b*256+256]
+		is := 0
+		for h := 0; h < 2; h++ {
+			q := blk[32+32*h : 32+32*h+32]
+			for j := 0; j < 4; j++ {
+				shift, m := 2*j, byte(1)<<(4*h+j)
+				for half := 0; half < 2; half++ {
+					dl := d * float32(scaleQ3K(is, scales))
+					is++
+					o := out[128*h+32*j+16*half:]
+					for l := 0; l < 16; l++ {
+						i := 16*half + l
+						v := int8(q[i] >> shift & 3)
+						if hm[i]&m == 0 {
+							v -= 4
+						}
+						o[l] = dl * float32(v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// ScaleMinK4 is the 6-bit scale and min of sub-block j (0..7) of a Q4_K or
+// Q5_K block's 12-byte scales field (ggml's get_scale_min_k4), for the
+// kernels that read K-quant blocks in place.
+func ScaleMinK4(j int, scales []byte) (sc, m uint8) { return scaleMinK4(j, scales) }
+
+// ScaleQ3K is the signed scale k (0..15, already minus 32) of a Q3_K block's
+// 12-byte scales field.
+func ScaleQ3K(k int, scales []byte) int8 { return scaleQ3K(k, scales) }

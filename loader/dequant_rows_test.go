@@ -3,7 +3,6 @@ package loader
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,11 +20,6 @@ type dequantRows struct {
 		Values [][]float32 `json:"values"`
 	} `json:"tensors"`
 }
-
-// notYetDequantised are the block types the loader refuses today (issue
-// 16 adds them); TestDequantRows fails when one starts to work, so that
-// this list is kept true.
-var notYetDequantised = map[string]bool{"Q2_K": true, "Q3_K": true}
 
 // TestDequantRows checks every block decoder against ggml's dequantisation
 // of real rows: Q4_0 and Q8_0 (Qwen2 data), Q2_K..Q6_K and Q8_0 (K-quant
@@ -53,12 +47,6 @@ func TestDequantRows(t *testing.T) {
 				}
 				got := make([]float32, len(tn.Values[r]))
 				err = Dequantize(dt, raw, got)
-				if notYetDequantised[tn.Type] {
-					if !errors.Is(err, ErrUnsupported) {
-						t.Errorf("%s %s: got %v, want ErrUnsupported until the decoder exists (then drop it from notYetDequantised)", tn.Type, tn.Tensor, err)
-					}
-					continue
-				}
 				if err != nil {
 					t.Errorf("%s %s row %d: %v", tn.Type, tn.Tensor, r, err)
 					continue

@@ -24,8 +24,9 @@ type Tensor interface {
 // Ops are issued in order; a backend may defer execution until a Read.
 type Backend interface {
 	// Upload makes a weight tensor resident. Weights keep their dtype
-	// (F32, F16, Q8_0, Q4_0, or the planar Q8/Q4 shard layouts); other
-	// dtypes are the caller's to convert first.
+	// (F32, F16, Q8_0, Q4_0, the planar Q8/Q4 shard layouts, or the
+	// K-quants Q2_K..Q6_K as ggml's blocks); other dtypes are the caller's
+	// to convert first.
 	Upload(w *loader.Tensor) (Tensor, error)
 	// NewF32 and NewI32 allocate zeroed activations.
 	NewF32(shape ...int) Tensor
@@ -130,6 +131,61 @@ type LogitMasker interface {
 	// whose bit is clear in mask (ceil(V/32)) i32: bit id%32 of word id/32,
 	// one mask for every row.
 	MaskLogits(logits, mask Tensor)
+}
+
+// AsyncReader is an optional Backend interface: a readback that returns
+// before the backend is done, so the next decode step can be submitted
+// first (the engine's pipelined decode; the GPU). Reads complete in the
+// order they were started, and work recorded after one runs after it.
+type AsyncReader interface {
+	StartReadI32(t Tensor) (PendingI32, error)
+}
+
+// PendingI32 is a read StartReadI32 started: Wait copies its values.
+type PendingI32 interface {
+	Wait(dst []int32) error
+}
+
+// LayerMarker is an optional Backend interface: a backend that counts its
+// work per layer (the GPU: the dispatches it records). Forward calls
+// MarkLayer(l) before layer l's first op and MarkLayer(-1) after the last
+// layer's.
+type LayerMarker interface {
+	MarkLayer(l int)
+}
+
+// Fuser is an optional Backend interface: the fused forms of the ops of a
+// layer, which cut a decode step's dispatches on the GPU (7 per dense layer,
+// 9 per MoE layer). Forward uses them where the backend has them and the
+// unfused ops elsewhere; each equals a composition of Backend ops (its Go
+// reference in package cpu says which).
+type Fuser interface {
+	// FusedMatMul computes out (T, N) = x (T, K) · wᵀ with a prologue and
+	// an epilogue (see MatMulFusion). out and x are distinct tensors.
+	FusedMatMul(out, x, w Tensor, f MatMulFusion)
+	// RoPEKV is QKNorm (when qw is not nil), RoPE (bias as RoPE's; heads =
+	// H+Hk rotated) and the cache write of Attention, in place on qkv
+	// (T, (H+2Hk)*Dh): afterwards layer's cache holds k and v at pos.
+	RoPEKV(qkv, pos, bias, qw, kw Tensor, heads, kvHeads int, eps float32, r *RoPE, cache KVCache, layer int)
+	// AttendCached is Attention without its cache write: k and v at pos
+	// are already in the cache (RoPEKV wrote them).
+	AttendCached(out, qkv, pos Tensor, cache KVCache, layer, window int)
+	// MoEAdd is the sparse MLP on the residual stream, in place:
+	// res += MoE(RMSNorm(res) * norm). res (T, D); the rest as MoE.
+	MoEAdd(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool)
+}
+
+// MatMulFusion is FusedMatMul's prologue and epilogue.
+type MatMulFusion struct {
+	// Norm, when not nil, is an RMSNorm weight (K): x is read as
+	// RMSNorm(x) * Norm, each row of K values, with Eps.
+	Norm Tensor
+	Eps  float32
+	// SiluMul reads w (2F, K) as the merged gate_up: out (T, F) =
+	// silu(gate) * up (SiluMul of the product).
+	SiluMul bool
+	// Add adds the product to out (a residual): out += x · wᵀ.
+	Add bool
 }
 
 // KVCacheAllocator is an optional Backend interface: a backend that can

@@ -1,10 +1,8 @@
 package model_test
 
 import (
-	"errors"
 	"math"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"wasmllm/cpu"
@@ -100,19 +98,6 @@ func TestGoldenCPU(t *testing.T) {
 	}
 }
 
-// unsupportedYet names what the CPU engine refuses today in each K-quant
-// golden model (issue 16 adds them): the test wants exactly that
-// refusal, a typed ErrUnsupported, and fails once the model loads, so
-// that the list stays true.
-var unsupportedYet = map[string]string{
-	"k-llama3-q2_k.gguf":     "Q2_K",
-	"k-llama3-q3_k_m.gguf":   "Q3_K",
-	"k-qwen3-q2_k.gguf":      "Q2_K",
-	"k-qwen3-q3_k_m.gguf":    "Q3_K",
-	"k-qwen3moe-q2_k.gguf":   "Q2_K",
-	"k-qwen3moe-q3_k_m.gguf": "Q3_K",
-}
-
 // checkGoldenDir runs every exact golden of dir on the CPU engine.
 func checkGoldenDir(t *testing.T, files []*golden.File) {
 	for _, g := range files {
@@ -123,12 +108,6 @@ func checkGoldenDir(t *testing.T, files []*golden.File) {
 				t.Fatal(err)
 			}
 			w, err := model.FromGGUF(gg)
-			if want, ok := unsupportedYet[filepath.Base(path)]; ok {
-				if err == nil || !errors.Is(err, loader.ErrUnsupported) || !strings.Contains(err.Error(), want) {
-					t.Errorf("got %v, want the typed refusal of %s (remove the entry once it loads)", err, want)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}

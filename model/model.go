@@ -228,18 +228,54 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 			return nil, fmt.Errorf("model: token id %d outside the vocabulary of %d", id, c.Vocab)
 		}
 	}
+	return m.forward(cache, ids, nil, pos, all)
+}
+
+// ForwardFrom is Forward of one token at pos whose id is in idT (1) i32 on
+// the backend, not on the host: a pipelined decode step that reads the
+// previous step's argmax where it is, submitted before that id is read
+// back. An id outside the vocabulary (the argmax of a NaN row, -1) gives
+// logits the caller must discard.
+func (m *Model) ForwardFrom(cache KVCache, idT Tensor, pos int) (Tensor, error) {
+	if pos < 0 || pos+1 > cache.Capacity() {
+		return nil, &ContextError{Pos: pos, Tokens: 1, Capacity: cache.Capacity()}
+	}
+	return m.forward(cache, nil, idT, pos, false)
+}
+
+// forward is Forward's body: the ids come from the host (ids) or, for one
+// token, from a backend tensor (idT).
+func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all bool) (Tensor, error) {
+	c := &m.Config
+	T := len(ids)
+	if idT != nil {
+		T = 1
+	}
 	b := m.b
 	s := m.scratchFor(T, all)
-	b.WriteI32(s.ids, ids)
 	for i := range s.posHost {
 		s.posHost[i] = int32(pos + i)
 	}
+	// The writes come first: a backend submits what is pending before a
+	// write that follows GPU work.
 	b.WriteI32(s.pos, s.posHost)
+	if idT != nil {
+		b.CopyRows(s.ids, idT, 0)
+	} else {
+		b.WriteI32(s.ids, ids)
+	}
 	eps := float32(c.RMSEps)
 	b.Embed(s.res, m.Embed, s.ids)
+	if f, ok := b.(Fuser); ok {
+		return m.forwardFused(f, cache, s, T, all), nil
+	}
 	h := s.x
+	marker, _ := b.(LayerMarker)
 	for l := range m.Layers {
 		L := &m.Layers[l]
+		if marker != nil {
+			marker.MarkLayer(l)
+		}
 		if l == 0 {
 			b.RMSNorm(h, s.res, L.AttnNorm, eps)
 		} else {
@@ -255,6 +291,9 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 		b.AddRMSNorm(s.x, s.res, L.MLPNorm, eps)
 		h = L.MLP.Forward(b, s.x, s)
 	}
+	if marker != nil {
+		marker.MarkLayer(-1)
+	}
 	b.AddRMSNorm(h, s.res, m.Norm, eps)
 	if all || T == 1 {
 		b.MatMul(s.logits, h, m.LMHead)
@@ -263,6 +302,37 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 	b.CopyRows(s.last, h, T-1)
 	b.MatMul(s.logits, s.last, m.LMHead)
 	return s.logits, nil
+}
+
+// forwardFused is Forward's layers on a Fuser: the residual stream stays in
+// s.res, each RMSNorm is folded into the matmul that reads it, the residual
+// adds into the o_proj and down matmuls, SiluMul into gate_up, QKNorm, RoPE
+// and the cache write into RoPEKV.
+func (m *Model) forwardFused(f Fuser, cache KVCache, s *scratch, T int, all bool) Tensor {
+	b, c := m.b, &m.Config
+	eps := float32(c.RMSEps)
+	for l := range m.Layers {
+		L := &m.Layers[l]
+		f.FusedMatMul(s.qkv, s.res, L.QKV, MatMulFusion{Norm: L.AttnNorm, Eps: eps})
+		f.RoPEKV(s.qkv, s.pos, L.QKVBias, L.QNorm, L.KNorm, c.Heads+c.KVHeads, c.KVHeads, eps, &m.Rope, cache, l)
+		f.AttendCached(s.attn, s.qkv, s.pos, cache, l, c.SlidingWindow)
+		f.FusedMatMul(s.res, s.attn, L.AttnOut, MatMulFusion{Add: true})
+		switch mlp := L.MLP.(type) {
+		case *Dense:
+			f.FusedMatMul(s.act, s.res, mlp.GateUp, MatMulFusion{Norm: L.MLPNorm, Eps: eps, SiluMul: true})
+			f.FusedMatMul(s.res, s.act, mlp.Down, MatMulFusion{Add: true})
+		case *Sparse:
+			f.MoEAdd(s.res, L.MLPNorm, eps, mlp.Router, mlp.GateUp, mlp.Down, mlp.TopK, mlp.Norm)
+		}
+	}
+	final := MatMulFusion{Norm: m.Norm, Eps: eps}
+	if all || T == 1 {
+		f.FusedMatMul(s.logits, s.res, m.LMHead, final)
+		return s.logits
+	}
+	b.CopyRows(s.last, s.res, T-1)
+	f.FusedMatMul(s.logits, s.last, m.LMHead, final)
+	return s.logits
 }
 
 type scratchKey struct {

@@ -131,7 +131,7 @@ fn mm_xpc(wt: u32) -> u32 {
 //#if GEMV
 // mm_x loads the activations of one chunk from vec4 o of x, the kernel's
 // array<vec4<f32>> of activations, for its weights of dtype WTYPE (a kernel
-// that defines GEMV declares both).
+// that defines GEMV declares both, and nw, the RMSNorm weight of mm_norm).
 fn mm_x(o: u32) -> MmX {
     var v: MmX;
     v.v0 = x[o];
@@ -151,8 +151,151 @@ fn mm_x(o: u32) -> MmX {
     v.off = mm_xoff(WTYPE, v);
     return v;
 }
+
+// mm_norm multiplies a chunk's activations by the RMSNorm weight from vec4
+// o of nw (the kernel's array<vec4<f32>>) on, recomputes the widening term,
+// and returns their Σx² (before the weight).
+fn mm_norm(xc: ptr<function, MmX>, o: u32) -> f32 {
+    var v = *xc;
+    var s = dot(v.v0, v.v0);
+    v.v0 *= nw[o];
+    if (WTYPE != WTYPE_F32) {
+        s += dot(v.v1, v.v1);
+        v.v1 *= nw[o + 1u];
+    }
+    if (WTYPE == WTYPE_Q8 || WTYPE == WTYPE_Q4) {
+        s += dot(v.v2, v.v2) + dot(v.v3, v.v3);
+        v.v2 *= nw[o + 2u];
+        v.v3 *= nw[o + 3u];
+    }
+    if (WTYPE == WTYPE_Q4) {
+        s += dot(v.v4, v.v4) + dot(v.v5, v.v5) + dot(v.v6, v.v6) + dot(v.v7, v.v7);
+        v.v4 *= nw[o + 4u];
+        v.v5 *= nw[o + 5u];
+        v.v6 *= nw[o + 6u];
+        v.v7 *= nw[o + 7u];
+    }
+    v.off = mm_xoff(WTYPE, v);
+    *xc = v;
+    return s;
+}
 //#endif
 
 fn silu(x: f32) -> f32 {
     return x / (1.0 + exp(-x));
 }
+
+//#if KQUANT
+// K-quant weights, for the kernels that define KQUANT (matmul_kquant,
+// embed_kquant): ggml's super-blocks of 256 elements kept as they are, one
+// row of K elements = K/256 blocks of kq_block_bytes(), rows back to back,
+// in the kernel's array<u32> w; KTYPE is ggml's type id (10 Q2_K, 11 Q3_K,
+// 12 Q4_K, 13 Q5_K, 14 Q6_K). Blocks of Q3_K (110 bytes) and Q6_K (210) are
+// only 2-byte aligned, so bytes are read from the words around them. The
+// arithmetic is ggml's dequantize_row_* (see loader/dequant_k.go), in f32.
+fn kq_block_bytes() -> u32 {
+    switch KTYPE {
+        case 10u: { return 84u; }
+        case 11u: { return 110u; }
+        case 12u: { return 144u; }
+        case 13u: { return 176u; }
+        default: { return 210u; }
+    }
+}
+
+// kq_byte is byte o of w.
+fn kq_byte(o: u32) -> u32 {
+    return (w[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu;
+}
+
+// kq_word is bytes o..o+3 of w (o even), byte o lowest.
+fn kq_word(o: u32) -> u32 {
+    let s = (o & 3u) * 8u;
+    let lo = w[o >> 2u];
+    if (s == 0u) {
+        return lo;
+    }
+    return (lo >> s) | (w[(o >> 2u) + 1u] << (32u - s));
+}
+
+// kq_half is the f16 at byte o of w (o even).
+fn kq_half(o: u32) -> f32 {
+    return unpack2x16float(w[o >> 2u] >> ((o & 2u) * 8u)).x;
+}
+
+fn kq_bytes4(v: u32) -> vec4<u32> {
+    return vec4<u32>(v & 255u, (v >> 8u) & 255u, (v >> 16u) & 255u, v >> 24u);
+}
+
+// kq_scale_min_k4 is the 6-bit scale and min of sub-block j (0..7) of the
+// Q4_K/Q5_K scales field at byte s (ggml's get_scale_min_k4).
+fn kq_scale_min_k4(s: u32, j: u32) -> vec2<f32> {
+    if (j < 4u) {
+        return vec2<f32>(f32(kq_byte(s + j) & 63u), f32(kq_byte(s + j + 4u) & 63u));
+    }
+    let b = kq_byte(s + j + 4u);
+    return vec2<f32>(f32((b & 15u) | ((kq_byte(s + j - 4u) >> 6u) << 4u)),
+                     f32((b >> 4u) | ((kq_byte(s + j) >> 6u) << 4u)));
+}
+
+// kq_scale_q3 is the signed 6-bit scale k (0..15) of the Q3_K scales field
+// at byte s, minus 32.
+fn kq_scale_q3(s: u32, k: u32) -> f32 {
+    let b = kq_byte(s + k % 8u);
+    let lo = select(b & 15u, b >> 4u, k >= 8u);
+    let hi = (kq_byte(s + 8u + k % 4u) >> (2u * (k / 4u))) & 3u;
+    return f32(i32(lo | (hi << 4u)) - 32);
+}
+
+// kq_get4 dequantises elements e..e+3 (e a multiple of 4, below 256) of the
+// block at byte base.
+fn kq_get4(base: u32, e: u32) -> vec4<f32> {
+    switch KTYPE {
+        case 10u: { // Q2_K: scales[16], qs[64], d, dmin
+            let h = e / 128u;
+            let j = (e % 128u) / 32u;
+            let l = e % 32u;
+            let q = (kq_bytes4(kq_word(base + 16u + 32u * h + l)) >> vec4<u32>(2u * j)) & vec4<u32>(3u);
+            let sc = kq_byte(base + 8u * h + 2u * j + l / 16u);
+            let dl = kq_half(base + 80u) * f32(sc & 15u);
+            let ml = kq_half(base + 82u) * f32(sc >> 4u);
+            return dl * vec4<f32>(q) - ml;
+        }
+        case 11u: { // Q3_K: hmask[32], qs[64], scales[12], d
+            let h = e / 128u;
+            let j = (e % 128u) / 32u;
+            let l = e % 32u;
+            let q = (kq_bytes4(kq_word(base + 32u + 32u * h + l)) >> vec4<u32>(2u * j)) & vec4<u32>(3u);
+            let m = (kq_bytes4(kq_word(base + l)) >> vec4<u32>(4u * h + j)) & vec4<u32>(1u);
+            let qv = vec4<f32>(vec4<i32>(q) - 4 * (vec4<i32>(1) - vec4<i32>(m)));
+            let dl = kq_half(base + 108u) * kq_scale_q3(base + 96u, 8u * h + 2u * j + l / 16u);
+            return dl * qv;
+        }
+        case 12u, 13u: { // Q4_K: d, dmin, scales[12], qs[128]; Q5_K: qh[32] before qs
+            let i = e / 64u;
+            let l = e % 32u;
+            let hi = (e % 64u) >= 32u;
+            let j = 2u * i + select(0u, 1u, hi);
+            let qoff = select(16u, 48u, KTYPE == 13u);
+            let b = kq_bytes4(kq_word(base + qoff + 32u * i + l));
+            var q = select(b & vec4<u32>(15u), b >> vec4<u32>(4u), hi);
+            if (KTYPE == 13u) {
+                q |= ((kq_bytes4(kq_word(base + 16u + l)) >> vec4<u32>(j)) & vec4<u32>(1u)) << vec4<u32>(4u);
+            }
+            let sm = kq_scale_min_k4(base + 4u, j);
+            return (kq_half(base) * sm.x) * vec4<f32>(q) - kq_half(base + 2u) * sm.y;
+        }
+        default: { // Q6_K: ql[128], qh[64], int8 scales[16], d
+            let h = e / 128u;
+            let k = (e % 128u) / 32u;
+            let l = e % 32u;
+            let ql = kq_bytes4(kq_word(base + 64u * h + l + (k & 1u) * 32u));
+            let lo = select(ql & vec4<u32>(15u), ql >> vec4<u32>(4u), k >= 2u);
+            let qh = (kq_bytes4(kq_word(base + 128u + 32u * h + l)) >> vec4<u32>(2u * k)) & vec4<u32>(3u);
+            let q = vec4<i32>(lo | (qh << vec4<u32>(4u))) - 32;
+            let sc = f32(i32(kq_byte(base + 192u + 8u * h + 2u * k + l / 16u) << 24u) >> 24u);
+            return (kq_half(base + 208u) * sc) * vec4<f32>(q);
+        }
+    }
+}
+//#endif

@@ -24,6 +24,7 @@ struct Params {
     row0: u32, // first weight row of this part: its first column of out
     rows: u32, // weight rows in this part
     t: u32,    // T
+    acc: u32,  // 1: out += the product
 }
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;           // (rows, K) WTYPE values
@@ -136,7 +137,11 @@ fn gemm_store(t: u32, n: u32, v: vec4<f32>) {
     let o = t * p.n + p.row0;
     for (var j = 0u; j < 4u; j++) {
         if (n + j < p.rows) {
-            out[o + n + j] = v[j];
+            if (p.acc == 1u) {
+                out[o + n + j] += v[j];
+            } else {
+                out[o + n + j] = v[j];
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ struct Params {
     a: u32,  // A
     t0: u32, // first token of this chunk in out
     n: u32,  // nt*D
+    acc: u32, // 1: out += the sum (MoEAdd's residual)
 }
 
 @group(0) @binding(0) var<storage, read> y: array<f32>;          // (nt*A, D) f32
@@ -27,5 +28,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let sel = t * p.a + a;
         sum += wts[sel] * y[sel * p.d + d];
     }
-    out[(p.t0 + t) * p.d + d] = sum;
+    let o = (p.t0 + t) * p.d + d;
+    if (p.acc == 1u) {
+        out[o] += sum;
+    } else {
+        out[o] = sum;
+    }
 }

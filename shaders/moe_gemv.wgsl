@@ -10,7 +10,9 @@
 // a row on GPUs, one subgroup looping over it on CPU adapters.
 //
 // Entry dense: out[t, row0 + r] = w[r] · x[t0 + t] for the rows of one part
-// of a plain (N, K) weight (the router); grid (ceil(rows/R), nt).
+// of a plain (N, K) weight (the router); grid (ceil(rows/R), nt). With
+// p.norm, x is read as RMSNorm(x) * nw (MoEAdd), and the first workgroup of
+// each token also writes that row to xn (t), which the experts then read.
 // Entry gate_up: for slot a of token t (expert e = ids[t, a]) and gate rows
 // i0..i0+R/2, act[t*A + a, i] = silu(W[e, i] · x) * (W[e, F + i] · x);
 // grid (ceil(F/(R/2)), A, nt). Experts outside this part are skipped.
@@ -48,6 +50,8 @@ struct Params {
     f: u32,    // F
     acc: u32,  // down: 1 adds to out (parts after the first)
     ldo: u32,  // dense: row stride of out (E)
+    norm: u32, // dense: 1 reads x as RMSNorm(x) * nw and writes it to xn
+    eps: f32,  // dense: norm's epsilon
 }
 
 @group(0) @binding(0) var<storage, read> w: array<vec4<u32>>;      // (rows, K) WTYPE values of this part, as 16-byte chunks
@@ -55,10 +59,14 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;      // dense, gate_up: x (T, K); down: act (nt*A, K) f32
 @group(0) @binding(3) var<storage, read> ids: array<u32>;          // (nt, A) chosen experts
 @group(0) @binding(4) var<storage, read> wts: array<f32>;          // (nt, A) their weights
+@group(0) @binding(3) var<storage, read> nw: array<vec4<f32>>;     // dense: (K) f32 norm weight, a dummy unless p.norm
+
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;    // dense: (nt, E); gate_up: act (nt*A, F); down: (T, D) f32
-@group(0) @binding(6) var<uniform> p: Params;
+@group(0) @binding(6) var<storage, read_write> xn: array<vec4<f32>>; // dense: (nt, K) f32, RMSNorm(x) * nw; a dummy elsewhere
+@group(0) @binding(7) var<uniform> p: Params;
 
 var<workgroup> red: array<f32, RED>;
+var<workgroup> sqr: array<f32, WG>; // dense: the norm's sums of squares
 var<private> nsg: u32; // subgroups in the workgroup, set by reduce
 var<private> tot: array<f32, MAXR>; // the totals, set by reduce when ONESG = 1
 
@@ -156,14 +164,42 @@ fn dense(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     for (var r = 0u; r < R; r++) {
         roff[r] = min(r0 + r, p.n - 1u) * cpr();
     }
-    let acc = rows_dot(roff, (p.t0 + t) * (p.k / 4u), lid);
+    let xr = (p.t0 + t) * (p.k / 4u);
+    var acc: array<f32, MAXR>;
+    var sq = 0.0;
+    for (var c = lid; c < cpr(); c += WG) {
+        var v = mm_x(xr + c * mm_xpc(WTYPE));
+        if (p.norm == 1u) {
+            sq += mm_norm(&v, c * mm_xpc(WTYPE));
+        }
+        for (var r = 0u; r < R; r++) {
+            acc[r] += wdot(roff[r] + c, v);
+        }
+    }
 //#if SUBGROUPS
     reduce(acc, lid, sg_lane, sg_size);
 //#else
     reduce(acc, lid, 0u, 1u);
 //#endif
+    var scale = 1.0;
+    if (p.norm == 1u) {
+        sqr[lid] = sq;
+        workgroupBarrier();
+        for (var h = WG / 2u; h > 0u; h >>= 1u) {
+            if (lid < h) {
+                sqr[lid] += sqr[lid + h];
+            }
+            workgroupBarrier();
+        }
+        scale = inverseSqrt(sqr[0] / f32(p.k) + p.eps);
+        if (wg.x == 0u) {
+            for (var c = lid; c < p.k / 4u; c += WG) {
+                xn[t * (p.k / 4u) + c] = x[xr + c] * nw[c] * scale;
+            }
+        }
+    }
     for (var r = lid; r < R && r0 + r < p.n; r += WG) {
-        out[t * p.ldo + p.e0 + r0 + r] = total(r);
+        out[t * p.ldo + p.e0 + r0 + r] = total(r) * scale;
     }
 }
 

@@ -92,6 +92,9 @@ type loadInfo struct {
 		CachedBytes       int64              `json:"cached_bytes"`
 		ManifestFromCache bool               `json:"manifest_from_cache"`
 		GPUDirectBytes    int64              `json:"gpu_direct_bytes"`
+		Persist           *struct {
+			Granted, Asked, Already bool
+		} `json:"persist"`
 	} `json:"load"`
 }
 
@@ -240,10 +243,20 @@ func TestLoadGenerate(t *testing.T) {
 	}
 	var stats map[string]float64
 	b.MustRun(`engine.stats`, &stats)
-	if stats["decode_tokens"] != n || stats["decode_tokens_per_s"] <= 0 {
-		t.Errorf("stats %v", stats)
+	if stats["decode_tokens"] != n || stats["decode_tokens_per_s"] <= 0 || stats["decode_steps_ahead"] != 0 {
+		t.Errorf("stats %v (a sampled request is not pipelined)", stats)
 	}
 	t.Logf("WebGPU (%s): prefill %.1f tok/s, decode %.1f tok/s", info.Adapter.Architecture, stats["prefill_tokens_per_s"], stats["decode_tokens_per_s"])
+	// Greedy: every decode step is submitted before the previous token is
+	// read back, and the text is the CPU's.
+	greedy := generateCLI(t, "-model", "models/stories260K", "-prompt", "Once upon a time", "-n", fmt.Sprint(n), "-temperature", "0")
+	if got := complete(t, b, map[string]any{"prompt": "Once upon a time", "max_tokens": n, "temperature": 0}); got.Choices[0].Text != greedy {
+		t.Errorf("WebGPU greedy: %q\ngenerate: %q", got.Choices[0].Text, greedy)
+	}
+	b.MustRun(`engine.stats`, &stats)
+	if stats["decode_steps_ahead"] != n-1 {
+		t.Errorf("greedy: %v decode steps ahead of their readback, want %d", stats["decode_steps_ahead"], n-1)
+	}
 	b.MustRun(`engine.unload()`, nil)
 
 	// The CPU backend, from the cache this time.
@@ -674,6 +687,42 @@ func TestQuota(t *testing.T) {
 	opts["storageEstimate"] = map[string]any{"quota": 10 << 20, "usage": 10 << 20}
 	if info := mustLoad(t, b, opts); info.Load.CachedBytes != total {
 		t.Errorf("cached load %+v", info.Load)
+	}
+}
+
+// TestPersist: before a large download (here: persistBytes 1) the page
+// asks navigator.storage.persist(), which workers lack, through the
+// worker, and info.load.persist says what the browser answered; persist:
+// false does not ask, and neither does a load with nothing to download. A
+// model over the quota still runs with cache: false.
+func TestPersist(t *testing.T) {
+	t.Parallel()
+	models, _ := storiesModel(t, "stories")
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	off := mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu", "persist": false, "persistBytes": 1, "cache": false})
+	if off.Load.Persist != nil {
+		t.Errorf("persist: false asked: %+v", *off.Load.Persist)
+	}
+	b.MustRun(`engine.unload()`, nil)
+	info := mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu", "persistBytes": 1})
+	if p := info.Load.Persist; p == nil || !(p.Asked || p.Already) {
+		t.Fatalf("persist before a download: %+v", p)
+	}
+	t.Logf("navigator.storage.persist(): %+v", *info.Load.Persist)
+	b.MustRun(`engine.unload()`, nil)
+	if cached := mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu", "persistBytes": 1}); cached.Load.Persist != nil {
+		t.Errorf("nothing to download, yet asked: %+v", *cached.Load.Persist)
+	}
+	b.MustRun(`engine.unload()`, nil)
+	// Over the quota: fails with the cache, runs without it.
+	tight := map[string]any{"quota": 10 << 20, "usage": 10 << 20}
+	b.MustRun(`caches.keys().then((ks) => Promise.all(ks.map((k) => caches.delete(k))))`, nil)
+	_, err := load(b, map[string]any{"model": "/models/stories/", "backend": "cpu", "storageEstimate": tight})
+	wantCode(t, err, "quota_exceeded")
+	if nc := mustLoad(t, b, map[string]any{"model": "/models/stories/", "backend": "cpu", "storageEstimate": tight, "cache": false}); nc.Load.NetworkBytes == 0 {
+		t.Errorf("cache: false: %+v", nc.Load)
 	}
 }
 

@@ -34,6 +34,10 @@ type loadOptions struct {
 	// KVCacheDtype is "", "f32" or "f16" (createEngine's kvCacheDtype). The
 	// CPU backend keeps f32; the load info reports the type used.
 	KVCacheDtype string `json:"kv_cache_dtype"`
+	// Persist asks for persistent storage before a download of at least
+	// PersistBytes (-1: the loader's 1 GiB).
+	Persist      *bool `json:"persist"`
+	PersistBytes int64 `json:"persist_bytes"`
 	// StorageEstimate replaces navigator.storage.estimate() (tests).
 	StorageEstimate *struct {
 		Quota int64 `json:"quota"`
@@ -189,6 +193,7 @@ type loadRun struct {
 	asm               *loading.Assembler // the tensors copied out of the shards
 	download          js.Value           // the loader's download result
 	directBytes       int64              // weights written from JavaScript straight to the GPU
+	persist           map[string]any     // navigator.storage.persist()'s answer, or nil
 	eng               *engine.Engine
 }
 
@@ -202,6 +207,10 @@ func newLoadRun(ctx context.Context, id int, o loadOptions, src *loadSource) *lo
 		"concurrency": o.Concurrency,
 		"maxRetries":  o.MaxRetries,
 		"cache":       o.Cache == nil || *o.Cache,
+	}
+	r.jsOpts["persist"] = o.Persist == nil || *o.Persist
+	if o.PersistBytes >= 0 && o.Persist != nil {
+		r.jsOpts["persistBytes"] = o.PersistBytes
 	}
 	if e := o.StorageEstimate; e != nil {
 		r.jsOpts["estimate"] = map[string]any{"quota": e.Quota, "usage": e.Usage}
@@ -245,7 +254,12 @@ func (r *loadRun) readManifest() error {
 func (r *loadRun) checkQuota() error {
 	b, _ := json.Marshal(r.m.Shards)
 	r.shardsJSON = string(b)
-	_, err := await(r.loader.Call("quota", r.o.Model, r.shardsJSON, js.ValueOf(r.jsOpts)))
+	q, err := await(r.loader.Call("quota", r.id, r.o.Model, r.shardsJSON, js.ValueOf(r.jsOpts)))
+	if err == nil {
+		if p := q.Get("persist"); p.Type() == js.TypeObject {
+			r.persist = map[string]any{"granted": p.Get("granted").Truthy(), "asked": p.Get("asked").Truthy(), "already": p.Get("already").Truthy()}
+		}
+	}
 	return err
 }
 
@@ -345,6 +359,9 @@ func (r *loadRun) info() map[string]any {
 			"manifest_from_cache": r.manifestFromCache,
 			"gpu_direct_bytes":    r.directBytes,
 			"reload":              r.src != nil,
+			// What the browser said to navigator.storage.persist() before
+			// a large download (null when not asked).
+			"persist": r.persist,
 		},
 	}
 }

@@ -199,7 +199,9 @@ async function fetchRemote(endpoint) {
 
 // ---- loading ----
 
-async function load(name) {
+// load loads the model of that name; opts.noCache runs it from the
+// network without Cache Storage (for a model over the storage quota).
+async function load(name, opts = {}) {
 	if (!name) return;
 	if (app.generating) stop();
 	if (app.loadAbort) app.loadAbort.abort();
@@ -226,6 +228,7 @@ async function load(name) {
 		const engine = await createEngine(entry.remote ? { endpoint: entry.endpoint, model: entry.id, signal: abort.signal } : {
 			model: url,
 			backend: params.get("backend") || "",
+			cache: !opts.noCache,
 			signal: abort.signal,
 			onProgress: (p) => { if (app.loadAbort === abort) showProgress(p); },
 			onNotice: (msg) => { if (app.loadAbort === abort) showNotice(msg, "warn"); },
@@ -245,6 +248,7 @@ async function load(name) {
 		setStatus("error", `${name}: ${e.message}${e.code ? ` (${e.code})` : ""}`);
 		$("load").hidden = false;
 		offerRemote(entry, e);
+		offerNoCache(name, e);
 	} finally {
 		if (app.loadAbort === abort) app.loadAbort = null;
 	}
@@ -270,6 +274,24 @@ function offerRemote(entry, e) {
 	$("notice").appendChild(use);
 }
 
+// offerNoCache: a model over the storage quota can still run, downloaded
+// again on every visit: the notice offers that.
+function offerNoCache(name, e) {
+	if (e.code !== "quota_exceeded") return;
+	const p = e.details && e.details.persist;
+	const said = p && p.asked ? ` (persistent storage was ${p.granted ? "granted" : "not granted"})` : "";
+	const n = $("notice");
+	n.hidden = false;
+	n.dataset.kind = "warn";
+	n.appendChild(document.createTextNode(` The model does not fit this site's storage quota${said}: it can run from the network without caching, downloaded again on each visit. `));
+	const run = document.createElement("button");
+	run.type = "button";
+	run.dataset.testid = "no-cache";
+	run.textContent = "Run without caching";
+	run.addEventListener("click", () => load(name, { noCache: true }));
+	n.appendChild(run);
+}
+
 function loaded(name) {
 	const info = app.info;
 	$("loadbar").hidden = true;
@@ -292,7 +314,9 @@ function loaded(name) {
 	}
 	$("thinking-row").hidden = !app.features.thinking;
 	const l = info.load || {};
-	setStatus("ready", `${name} loaded in ${durationText((l.ms || 0) / 1000)}${l.network_bytes === 0 ? " from the cache" : ""}`);
+	const kept = l.persist ? (l.persist.granted ? "; the browser keeps it (persistent storage granted)" :
+		"; persistent storage not granted: the browser may evict the cached model under storage pressure") : "";
+	setStatus("ready", `${name} loaded in ${durationText((l.ms || 0) / 1000)}${l.network_bytes === 0 ? " from the cache" : ""}${kept}`);
 	$("prompt").focus();
 }
 

@@ -156,24 +156,42 @@
 		return new Set((await cache.keys()).map((r) => r.url));
 	}
 
+	// PERSIST_BYTES: a download of at least this much asks for persistent
+	// storage first (Firefox's best-effort quota is about 10 GiB, and the
+	// browser may evict best-effort data).
+	const PERSIST_BYTES = 1 << 30;
+
 	// quota checks that the shards not cached yet fit the storage quota.
-	// shards is the manifest's shard list (an array or its JSON).
+	// shards is the manifest's shard list (an array or its JSON). Before a
+	// large download it asks for persistent storage through
+	// opts.requestPersist (need) => Promise<{granted, asked}> (the page's
+	// navigator.storage.persist(), which workers lack; opts.persist false
+	// skips it), then reads the estimate, which persistence may raise. It
+	// returns {need, available, persist}.
 	async function quota(modelURL, shards, opts) {
 		if (typeof shards === "string") shards = JSON.parse(shards);
 		const have = await cachedURLs(modelURL, opts);
 		let need = 0;
 		for (const s of shards) if (!have.has(fileURL(modelURL, s.file))) need += s.bytes;
 		const storage = global.navigator && global.navigator.storage;
-		if (!need || (opts && opts.cache === false) || !haveCaches() || !storage || !storage.estimate) return { need, available: null };
+		if (!need || (opts && opts.cache === false) || !haveCaches() || !storage || !storage.estimate) return { need, available: null, persist: null };
+		let persist = null;
+		if (need >= (opts && opts.persistBytes != null ? opts.persistBytes : PERSIST_BYTES) && opts && opts.requestPersist && opts.persist !== false) {
+			try {
+				persist = await opts.requestPersist(need);
+			} catch (e) {
+				persist = { granted: false, asked: true, error: String(e && e.message || e) };
+			}
+		}
 		// opts.estimate ({quota, usage}) stands in for the browser's figures in tests.
 		const est = opts && opts.estimate ? opts.estimate : await storage.estimate();
 		const available = Math.max(0, (est.quota || 0) - (est.usage || 0));
 		if (need > available) {
 			throw new LoaderError("quota_exceeded",
 				`the model needs ${bytesText(need)} of storage, but only ${bytesText(available)} of the origin's quota is free: ${bytesText(need - available)} short`,
-				{ need, available, short: need - available, quota: est.quota, usage: est.usage });
+				{ need, available, short: need - available, quota: est.quota, usage: est.usage, persist });
 		}
-		return { need, available };
+		return { need, available, persist };
 	}
 
 	// fetchShard downloads one shard into a buffer of s.bytes, resuming

@@ -91,6 +91,14 @@ export interface EngineOptions {
   limits?: { maxStorageBufferBindingSize?: number; maxBufferSize?: number };
   /** Use these figures instead of navigator.storage.estimate() for the quota check (testing). */
   storageEstimate?: { quota: number; usage: number };
+  /**
+   * Before downloading at least persistBytes (default 1 GiB) into Cache
+   * Storage, ask for persistent storage (navigator.storage.persist(): kept
+   * from eviction, and in Firefox a quota beyond the ~10 GiB best-effort
+   * one). info.load.persist says what the browser answered. false: never ask.
+   */
+  persist?: boolean;
+  persistBytes?: number;
   /** Where worker.js and wasmllm.wasm are; default: beside wasmllm.js. */
   workerURL?: string | URL;
   wasmURL?: string | URL;
@@ -130,6 +138,8 @@ export interface EngineInfo {
     gpu_direct_bytes: number; // bytes written from JavaScript straight into GPU buffers
     /** This load was engine.reload(): manifest and tokenizer from the worker's memory. */
     reload: boolean;
+    /** What navigator.storage.persist() answered before a large download; null when not asked. */
+    persist: null | { granted: boolean; asked: boolean; already: boolean };
   };
 }
 
@@ -141,6 +151,13 @@ export interface Timings {
   decode_tokens: number;
   decode_ms: number;
   decode_tokens_per_s: number;
+  /**
+   * Decode steps submitted before the previous token was read back
+   * (pipelined decode, on WebGPU for plain greedy requests); 0 where the
+   * sampler needs more than the argmax on the host (sampling, logprobs,
+   * penalties, structured output) or on the CPU.
+   */
+  decode_steps_ahead: number;
 }
 
 /**

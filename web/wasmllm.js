@@ -80,6 +80,9 @@ class Connection {
 		case "process":
 			this.process(m.id, p.processors || [], m.data);
 			break;
+		case "persist":
+			requestPersist().then((r) => { if (!this.dead) this.worker.postMessage(Object.assign({ id: m.id, op: "persisted" }, r)); });
+			break;
 		case "result":
 			this.pending.delete(m.id);
 			p.resolve(m.data);
@@ -144,6 +147,29 @@ class Connection {
 // returned array into it) and checks each one's output. It resolves to {}
 // on success, {error} when a processor threw or returned a bad value, or
 // {invalid} when one wrote NaN or +Infinity.
+// requestPersist asks the browser to keep this origin's storage (a large
+// model's shards) from eviction, once: {granted, asked, already}. A browser
+// that prompts the user (Firefox) and gets no answer within PERSIST_WAIT_MS
+// counts as not granted, and the load goes on.
+const PERSIST_WAIT_MS = 15000;
+let persistAsked = null;
+function requestPersist() {
+	const st = typeof navigator !== "undefined" ? navigator.storage : null;
+	if (!st || !st.persist) return Promise.resolve({ granted: false, asked: false });
+	if (!persistAsked) {
+		persistAsked = (async () => {
+			try {
+				if (st.persisted && await st.persisted()) return { granted: true, asked: false, already: true };
+				const timeout = new Promise((resolve) => setTimeout(() => resolve(false), PERSIST_WAIT_MS));
+				return { granted: !!(await Promise.race([st.persist(), timeout])), asked: true };
+			} catch (e) {
+				return { granted: false, asked: true };
+			}
+		})();
+	}
+	return persistAsked;
+}
+
 async function runProcessors(fns, logits, output) {
 	const n = logits.length;
 	const ids = Object.freeze(Array.from(output));
@@ -404,6 +430,8 @@ export async function createEngine(opts) {
 			cache: opts.cache !== false,
 			limits: opts.limits || {},
 			storage_estimate: opts.storageEstimate || null,
+			persist: opts.persist !== false,
+			persist_bytes: opts.persistBytes == null ? -1 : Number(opts.persistBytes),
 		};
 		const info = await conn.call("load", { body: JSON.stringify(load) }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 		if (info.notice && opts.onNotice) opts.onNotice(info.notice);

@@ -107,11 +107,20 @@ const processed = (m) => {
 	else w.resolve({ logits: new Uint8Array(row.buffer, row.byteOffset, row.byteLength) });
 };
 
+// navigator.storage.persist() exists only in a page: the worker asks the
+// page (message "persist") and waits for its answer (op "persisted").
+const persistWaiters = new Map();
+
 // The loader functions the Go side awaits.
 self.__wasmllmLoader = {
 	manifest: (model, opts) => WasmLLMLoader.manifest(model, opts),
 	file: (model, name, opts, sha) => WasmLLMLoader.file(model, name, opts, sha),
-	quota: (model, shards, opts) => WasmLLMLoader.quota(model, shards, opts),
+	quota: (id, model, shards, opts) => WasmLLMLoader.quota(model, shards, Object.assign({}, opts, {
+		requestPersist: (need) => new Promise((resolve) => {
+			persistWaiters.set(id, resolve);
+			self.postMessage({ id, type: "persist", data: { need } });
+		}),
+	})),
 	commit: (model, text, opts) => WasmLLMLoader.commit(model, text, opts),
 	download: (id, model, shards, onShard, opts) => WasmLLMLoader.download(model, shards, onShard, Object.assign({}, opts, {
 		onProgress: (p) => self.postMessage({ id, type: "progress", data: p }),
@@ -145,6 +154,12 @@ self.onmessage = async (ev) => {
 	const m = ev.data || {};
 	if (m.op === "processed") {
 		processed(m);
+		return;
+	}
+	if (m.op === "persisted") {
+		const w = persistWaiters.get(m.id);
+		persistWaiters.delete(m.id);
+		if (w) w({ granted: !!m.granted, asked: !!m.asked, already: !!m.already });
 		return;
 	}
 	if (m.op === "init") {

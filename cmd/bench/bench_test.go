@@ -142,15 +142,19 @@ func TestWriteSynthetic(t *testing.T) {
 func TestRatios(t *testing.T) {
 	r := &Report{Prompts: []int{16, 128}, Headline: 128, Roofline: result.Roofline{ReadGBps: 10, FMAGFLOPs: 100},
 		Kernels: []result.Kernel{{Name: "gemv_q4", Ratio: 0.5, Unit: "GB/s", Rate: 5}}}
-	gpu := &EngineReport{Engine: engineGPU, WeightBytes: 3 << 30, ActiveBytes: 1e9, KVBytesPerPos: 1e6, Runs: []result.Run{
+	gpu := &EngineReport{Engine: engineGPU, WeightBytes: 3 << 30, ActiveBytes: 1e9, KVBytesPerPos: 1e6, LayerDispatches: []int{9, 11, 10}, Runs: []result.Run{
 		{Prompt: 16, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000},
 		{Prompt: 128, PrefillMs: 400, DecodeTokens: 10, DecodeMs: 2000},
 		{Prompt: 128, PrefillMs: 800, DecodeTokens: 10, DecodeMs: 4000},
 		{Prompt: 128, PrefillMs: 200, DecodeTokens: 10, DecodeMs: 1000}}}
 	peer := &EngineReport{Engine: enginePeer, Runs: []result.Run{{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 5000}}}
+	one, most := 1.0, 0.9
+	gpu.StepsAhead = &one
+	ff := &EngineReport{Engine: engineFirefox, StepsAhead: &most, Runs: []result.Run{{Prompt: 128, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000}}}
 	gpu.fill()
 	peer.fill()
-	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, peer}}}
+	ff.fill()
+	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer}}}
 	r.computeRatios()
 	want := map[string]float64{
 		// median decode at 128 is 5 tok/s; 1 GB + 1 MB × (128 + 5) a token
@@ -158,6 +162,12 @@ func TestRatios(t *testing.T) {
 		"kernel_gemv_q4":                  0.5,
 		"decode_vs_wllama_tiny_model_q4":  5.0 / 2,
 		"prefill_vs_wllama_tiny_model_q4": 320.0 / 80,
+		// Firefox decodes 10 tok/s at 128 against Chromium's 5
+		"decode_firefox_vs_chromium_tiny_model_q4": 10.0 / 5,
+		// the most dispatches one layer recorded, on a dense model
+		"dispatches_per_layer_dense": 11,
+		// the lower of Chromium's and Firefox's
+		"decode_submitted_ahead": 0.9,
 	}
 	if len(r.Ratios) != len(want) {
 		t.Errorf("ratios %v", r.Ratios)
@@ -181,7 +191,7 @@ func TestRatios(t *testing.T) {
 	if err := r.writeChart(&svg); err != nil {
 		t.Fatal(err)
 	}
-	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), "<polyline") != 2 {
+	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 3 {
 		t.Errorf("chart: %v\n%s", err, svg.String())
 	}
 }

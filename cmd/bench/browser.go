@@ -11,12 +11,22 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"wasmllm/internal/chromium"
+	"wasmllm/internal/firefox"
 )
 
-// browser is one headless Chromium (WebGPU on SwiftShader here, or on the
-// machine's GPU with -chromium-flag) with one tab.
+// tab is what the bench drives: a chromium.Tab or a firefox.Tab.
+type tab interface {
+	Open(url string, timeout time.Duration) error
+	Eval(expr, errorJS string, timeout time.Duration) (*chromium.Result, error)
+	Close()
+}
+
+// browser is one headless browser with one tab: Chromium (WebGPU on
+// SwiftShader here, or on the machine's GPU with -chromium-flag), or
+// Firefox (wgpu over llvmpipe here).
 type browser struct {
-	tab     *chromium.Tab
+	tab     tab
+	name    string // "chromium" or "firefox"
 	verbose bool
 }
 
@@ -26,30 +36,50 @@ func startBrowser(ctx context.Context, exe, profileDir string, extra []string, v
 	if _, err := os.Stat(exe); err != nil {
 		return nil, fmt.Errorf("no Chromium at %s (set -browser or WASMLLM_CHROMIUM): %w", exe, err)
 	}
-	tab, err := chromium.Start(ctx, chromium.Options{Exec: exe, Profile: profileDir, Extra: chromium.ExtraFlags(extra)})
+	t, err := chromium.Start(ctx, chromium.Options{Exec: exe, Profile: profileDir, Extra: chromium.ExtraFlags(extra)})
 	if err != nil {
 		return nil, err
 	}
-	b := &browser{tab: tab, verbose: verbose}
-	go b.console()
+	b := &browser{tab: t, name: "chromium", verbose: verbose}
+	go func() {
+		for m, err := range chromedp.Console(t.Ctx) {
+			if err != nil {
+				return
+			}
+			b.console(string(m.Type), m.Text, m.Source == "network" ||
+				m.Type != chromedp.ConsoleError && m.Type != chromedp.ConsoleException)
+		}
+	}()
+	return b, nil
+}
+
+// startFirefox starts Firefox with a fresh profile in profileDir and WebGPU
+// on (firefox.Prefs).
+func startFirefox(ctx context.Context, exe, profileDir string, verbose bool) (*browser, error) {
+	b := &browser{name: "firefox", verbose: verbose}
+	t, err := firefox.Start(ctx, firefox.Options{Exec: exe, Profile: profileDir,
+		OnConsole: func(level, text string) { b.console(level, text, level != "error") }})
+	if err != nil {
+		return nil, err
+	}
+	b.tab = t
 	return b, nil
 }
 
 func (b *browser) close() { b.tab.Close() }
 
-// console prints the probe's progress lines, and the page's errors and
-// warnings (all messages with -v).
-func (b *browser) console() {
-	for m, err := range chromedp.Console(b.tab.Ctx) {
-		if err != nil {
-			return
-		}
-		switch {
-		case strings.HasPrefix(m.Text, "probe: ") || strings.HasPrefix(m.Text, "page: "):
-			logf("%s", m.Text)
-		case b.verbose || (m.Source != "network" && (m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException)):
-			logf("console.%s: %s", m.Type, m.Text)
-		}
+// console prints the probe's progress lines, and the page's errors (all
+// messages with -v); quiet is a message that is neither.
+func (b *browser) console(level, text string, quiet bool) {
+	prefix := ""
+	if b.name == "firefox" {
+		prefix = "firefox: "
+	}
+	switch {
+	case strings.HasPrefix(text, "probe: ") || strings.HasPrefix(text, "page: "):
+		logf("%s%s", prefix, text)
+	case b.verbose || !quiet:
+		logf("%sconsole.%s: %s", prefix, level, text)
 	}
 }
 

@@ -8,83 +8,102 @@ import (
 	"strings"
 )
 
-// chartColors are one per model; ours is a solid line, the peer's dashed.
-var chartColors = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"}
+// chartEngines are the chart's bars for each model, in order, with their
+// colours and legend labels.
+var chartEngines = []struct{ engine, color, label string }{
+	{engineGPU, "#1f77b4", "wasmllm WebGPU, Chromium"},
+	{engineFirefox, "#17becf", "wasmllm WebGPU, Firefox"},
+	{engineCPU, "#2ca02c", "wasmllm CPU (wasm)"},
+	{enginePeer, "#ff7f0e", "wllama " + peerVersion},
+}
 
-// writeChart draws decode tok/s against context length (the prompt's
-// tokens) for wasmllm on WebGPU and for wllama, log-log, as SVG.
-func (r *Report) writeChart(w io.Writer) error {
-	const W, H, left, right, top, bottom = 900, 560, 70, 270, 40, 50
-	type series struct {
-		label, color string
-		dashed       bool
-		pts          []Point
-	}
-	var ss []series
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, m := range r.Models {
-		c := chartColors[i%len(chartColors)]
+// chartLen is the prompt length the chart shows decode at: the headline
+// when some engine measured it, else the longest length measured.
+func (r *Report) chartLen() int {
+	best := 0
+	for _, m := range r.Models {
 		for _, e := range m.Engines {
-			if (e.Engine != engineGPU && e.Engine != enginePeer) || len(e.Decode) == 0 {
-				continue
+			if at(e.Decode, r.Headline) > 0 {
+				return r.Headline
 			}
-			ss = append(ss, series{label: m.Name + " " + e.Engine, color: c, dashed: e.Engine == enginePeer, pts: e.Decode})
 			for _, p := range e.Decode {
-				lo, hi = math.Min(lo, p.TokS), math.Max(hi, p.TokS)
+				best = max(best, p.Len)
 			}
 		}
+	}
+	return best
+}
+
+// writeChart draws decode tok/s per model, one bar per engine and browser,
+// on a log scale, as SVG: what a reader takes in at a glance.
+func (r *Report) writeChart(w io.Writer) error {
+	const W, left, right, top, barH, gap, legendH = 900, 190, 70, 60, 13, 12, 24
+	l := r.chartLen()
+	type bar struct {
+		color string
+		v     float64
+	}
+	type group struct {
+		name string
+		bars []bar
+	}
+	var gs []group
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, m := range r.Models {
+		g := group{name: m.Name}
+		for _, ce := range chartEngines {
+			if e := m.engine(ce.engine); e != nil {
+				if v := at(e.Decode, l); v > 0 {
+					g.bars = append(g.bars, bar{ce.color, v})
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+		if len(g.bars) > 0 {
+			gs = append(gs, g)
+		}
+	}
+	H := top + legendH + 40
+	for _, g := range gs {
+		H += len(g.bars)*barH + gap
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", W, H)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15">Decode tok/s against context length: wasmllm (WebGPU, solid) and wllama %s (dashed)</text>`+"\n", left, peerVersion)
-	if len(ss) == 0 {
-		b.WriteString(`<text x="70" y="100">no decode runs</text></svg>` + "\n")
+	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15">Decode tok/s after a %d-token prompt, per model and engine (log scale; longer is faster)</text>`+"\n", l)
+	x := 10
+	for _, ce := range chartEngines {
+		fmt.Fprintf(&b, `<rect x="%d" y="34" width="12" height="12" fill="%s"/><text x="%d" y="45">%s</text>`+"\n", x, ce.color, x+16, html.EscapeString(ce.label))
+		x += 22 + 7*len(ce.label)
+	}
+	if len(gs) == 0 {
+		b.WriteString(`<text x="10" y="90">no decode runs</text></svg>` + "\n")
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	ylo, yhi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	if yhi <= ylo {
-		yhi = ylo + 1
+	elo, ehi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if ehi <= elo {
+		ehi = elo + 1
 	}
-	xs := r.Prompts
-	xlo, xhi := math.Log2(float64(xs[0])), math.Log2(float64(xs[len(xs)-1]))
-	if xhi <= xlo {
-		xhi = xlo + 1
+	pw := float64(W - left - right)
+	px := func(v float64) float64 { return left + (math.Log10(v)-elo)/(ehi-elo)*pw }
+	y0, y1 := top+legendH, H-40
+	for e := elo; e <= ehi; e++ {
+		X := px(math.Pow(10, e))
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ddd"/><text x="%.1f" y="%d" text-anchor="middle">%g</text>`+"\n",
+			X, X, y0-6, y1, X, y1+16, math.Pow(10, e))
 	}
-	pw, ph := float64(W-left-right), float64(H-top-bottom)
-	px := func(x float64) float64 { return left + (math.Log2(x)-xlo)/(xhi-xlo)*pw }
-	py := func(y float64) float64 { return top + ph - (math.Log10(y)-ylo)/(yhi-ylo)*ph }
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#888"/>`+"\n", left, top, pw, ph)
-	for e := ylo; e <= yhi; e++ {
-		y := py(math.Pow(10, e))
-		fmt.Fprintf(&b, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%g</text>`+"\n",
-			left, left+pw, y, y, left-6, y+4, math.Pow(10, e))
-	}
-	for _, x := range xs {
-		X := px(float64(x))
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n",
-			X, X, top, top+ph, X, top+ph+18, x)
-	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">context (prompt tokens before the decode)</text>`+"\n", left+pw/2, H-10)
-	fmt.Fprintf(&b, `<text transform="translate(18 %.0f) rotate(-90)" text-anchor="middle">decode tok/s (log)</text>`+"\n", top+ph/2)
-	for i, s := range ss {
-		var pts []string
-		for _, p := range s.pts {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(float64(p.Len)), py(p.TokS)))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">decode tok/s (log)</text>`+"\n", left+pw/2, H-6)
+	y := y0
+	for _, g := range gs {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-8, y+len(g.bars)*barH/2+4, html.EscapeString(g.name))
+		for _, br := range g.bars {
+			w := px(br.v) - left
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/><text x="%.1f" y="%d" font-size="10">%s</text>`+"\n",
+				left, y, math.Max(w, 1), barH-2, br.color, left+math.Max(w, 1)+3, y+barH-4, num(br.v))
+			y += barH
 		}
-		dash := ""
-		if s.dashed {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), s.color, dash)
-		for _, p := range pts {
-			x, y, _ := strings.Cut(p, ",")
-			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", x, y, s.color)
-		}
-		ly := top + 8 + 16*i
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"%s/><text x="%d" y="%d">%s</text>`+"\n",
-			W-right+12, W-right+40, ly, ly, s.color, dash, W-right+46, ly+4, html.EscapeString(s.label))
+		y += gap
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())

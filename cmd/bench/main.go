@@ -17,7 +17,7 @@
 //   - createEngine's load time from the network and from Cache Storage,
 //     next to the time to read the same cached bytes alone.
 //
-// It writes bench.json, bench.txt and decode_vs_context.svg to -out
+// It writes bench.json, bench.txt and decode.svg to -out
 // (build/bench), prints the table and one `ratio NAME VALUE` line per
 // ratio, and keeps within -budget (20 minutes on a 2-core machine),
 // shrinking what does not fit and saying so in the notes.
@@ -50,7 +50,7 @@ func (l *flagList) Set(s string) error { *l = append(*l, s); return nil }
 func main() {
 	var o options
 	var flags flagList
-	flag.StringVar(&o.Out, "out", "build/bench", "output folder (bench.json, bench.txt, decode_vs_context.svg; models and builds)")
+	flag.StringVar(&o.Out, "out", "build/bench", "output folder (bench.json, bench.txt, decode.svg; models and builds)")
 	flag.BoolVar(&o.Short, "short", false, "a quick end-to-end run: stories260K only, small kernel shapes, one run per prompt")
 	flag.DurationVar(&o.Budget, "budget", 19*time.Minute, "time for the whole run; later work shrinks to fit")
 	flag.StringVar(&o.Models, "models", "", "only test models whose name contains one of these (comma-separated)")
@@ -60,6 +60,7 @@ func main() {
 	flag.StringVar(&o.Peer, "peer", "auto", "wllama: on, off, or auto (when npm is installed)")
 	flag.IntVar(&o.PeerThreads, "peer-threads", 0, "wllama's threads (0: one per CPU, or 1 when the load average is over the CPUs)")
 	flag.StringVar(&o.Browser, "browser", browsertest.Chromium(), "Chromium binary")
+	flag.StringVar(&o.Firefox, "firefox", browsertest.Firefox(), "Firefox binary for the WebGPU runs in Firefox, or off")
 	flag.Var(&flags, "chromium-flag", "extra Chromium flag, e.g. --enable-features=Vulkan (repeatable)")
 	flag.BoolVar(&o.Verbose, "v", false, "print every console message of the page")
 	render := flag.String("render", "", "run nothing: rewrite bench.txt and the chart in -out from this bench.json")

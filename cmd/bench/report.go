@@ -45,13 +45,14 @@ type ModelReport struct {
 
 // Engine names.
 const (
-	engineGPU    = "wasmllm-webgpu"
-	engineCPU    = "wasmllm-cpu"
-	enginePeer   = "wllama"
-	peerPackage  = "@wllama/wllama"
-	peerVersion  = "3.13.0"
-	synthName    = "synthetic-llama-1b-q4"
-	decodeTarget = 128
+	engineGPU     = "wasmllm-webgpu"
+	engineFirefox = "wasmllm-webgpu-firefox" // the same, in Firefox
+	engineCPU     = "wasmllm-cpu"
+	enginePeer    = "wllama"
+	peerPackage   = "@wllama/wllama"
+	peerVersion   = "3.13.0"
+	synthName     = "synthetic-llama-1b-q4"
+	decodeTarget  = 128
 )
 
 // Point is a median rate at one prompt length over N runs.
@@ -71,15 +72,20 @@ type EngineReport struct {
 	Decode  []Point `json:"decode"`
 	// DecodeBW is (active weight bytes + KV bytes read) per token ×
 	// decode tok/s ÷ the read probe (WebGPU only), at the headline prompt.
-	DecodeBW      float64          `json:"decode_bw,omitempty"`
-	PerToken      *result.PerToken `json:"per_token,omitempty"`
-	WeightBytes   int64            `json:"weight_bytes,omitempty"`
-	ActiveBytes   int64            `json:"active_bytes,omitempty"`
-	KVBytesPerPos int64            `json:"kv_bytes_per_pos,omitempty"`
-	Runs          []result.Run     `json:"runs"`
-	Extra         map[string]any   `json:"extra,omitempty"`
-	Notes         []string         `json:"notes,omitempty"`
-	Error         string           `json:"error,omitempty"`
+	DecodeBW float64          `json:"decode_bw,omitempty"`
+	PerToken *result.PerToken `json:"per_token,omitempty"`
+	// LayerDispatches are a decode step's dispatches per layer, as
+	// recorded (WebGPU); Experts is the model's (0: dense).
+	LayerDispatches []int          `json:"layer_dispatches,omitempty"`
+	Experts         int            `json:"experts,omitempty"`
+	StepsAhead      *float64       `json:"decode_submitted_ahead,omitempty"`
+	WeightBytes     int64          `json:"weight_bytes,omitempty"`
+	ActiveBytes     int64          `json:"active_bytes,omitempty"`
+	KVBytesPerPos   int64          `json:"kv_bytes_per_pos,omitempty"`
+	Runs            []result.Run   `json:"runs"`
+	Extra           map[string]any `json:"extra,omitempty"`
+	Notes           []string       `json:"notes,omitempty"`
+	Error           string         `json:"error,omitempty"`
 }
 
 // LoadReport times createEngine on the model's converted folder.
@@ -183,6 +189,50 @@ func (r *Report) computeRatios() {
 	for _, k := range r.Kernels {
 		r.Ratios = append(r.Ratios, Ratio{"kernel_" + ratioName(k.Name), k.Ratio})
 	}
+	// The most dispatches any layer of a decode step recorded, over the
+	// dense and over the MoE models.
+	dense, moe := 0, 0
+	for _, m := range r.Models {
+		g := m.engine(engineGPU)
+		if g == nil {
+			continue
+		}
+		for _, n := range g.LayerDispatches {
+			if g.Experts > 0 {
+				moe = max(moe, n)
+			} else {
+				dense = max(dense, n)
+			}
+		}
+	}
+	if dense > 0 {
+		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_layer_dense", float64(dense)})
+	}
+	// The fraction of greedy decode steps submitted ahead of the previous
+	// readback, the lowest over the WebGPU runs in both browsers.
+	ahead := -1.0
+	for _, m := range r.Models {
+		for _, name := range []string{engineGPU, engineFirefox} {
+			if e := m.engine(name); e != nil && e.StepsAhead != nil && (ahead < 0 || *e.StepsAhead < ahead) {
+				ahead = *e.StepsAhead
+			}
+		}
+	}
+	if ahead >= 0 {
+		r.Ratios = append(r.Ratios, Ratio{"decode_submitted_ahead", ahead})
+	}
+	if moe > 0 {
+		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_layer_moe", float64(moe)})
+	}
+	for _, m := range r.Models {
+		g, f := m.engine(engineGPU), m.engine(engineFirefox)
+		if g == nil || f == nil {
+			continue
+		}
+		if l := headline(r.Headline, f.Decode, g.Decode); l > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"decode_firefox_vs_chromium_" + ratioName(m.Name), at(f.Decode, l) / at(g.Decode, l)})
+		}
+	}
 	for _, m := range r.Models {
 		g, p := m.engine(engineGPU), m.engine(enginePeer)
 		if g == nil || p == nil {
@@ -212,7 +262,7 @@ func (r *Report) writeText(w io.Writer) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length;\n  per decode token (webgpu): dispatches, submits, buffer maps (1 = the sampler's readback alone), bytes read back, Go encoding ms, weight bytes bound and read\n")
+	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length;\n  per decode token (webgpu): dispatches, submits, buffer maps (1 = the sampler's readback alone), bytes read back, Go encoding ms, weight bytes bound and read,\n  the dispatches each layer of a decode step recorded (one number when every layer has as many), the fraction of decode steps\n  submitted before the previous step's token was read back (pipelined), the KV cache's type\n")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	head := "model\tengine\t"
 	for _, l := range r.Prompts {
@@ -221,7 +271,7 @@ func (r *Report) writeText(w io.Writer) {
 	for _, l := range r.Prompts {
 		head += fmt.Sprintf("dec%d\t", l)
 	}
-	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\tmaps/t\treadB/t\tenc ms/t\tw bound/t\tw read/t\t")
+	fmt.Fprintln(tw, head+"bw\tdisp/t\tsub/t\tmaps/t\treadB/t\tenc ms/t\tw bound/t\tw read/t\tdisp/layer\tahead\tkv\t")
 	for _, m := range r.Models {
 		for i, e := range m.Engines {
 			name := ""
@@ -255,6 +305,17 @@ func (r *Report) writeText(w io.Writer) {
 				row += bytesText(e.WeightBytes) + "\t" + bytesText(e.ActiveBytes) + "\t"
 			} else {
 				row += "-\t-\t"
+			}
+			row += layerText(e.LayerDispatches) + "\t"
+			if e.StepsAhead != nil {
+				row += fmt.Sprintf("%.2f\t", *e.StepsAhead)
+			} else {
+				row += "-\t"
+			}
+			if kv, _ := e.Extra["kv_dtype"].(string); kv != "" && e.Engine != engineCPU {
+				row += kv + "\t"
+			} else {
+				row += "-\t"
 			}
 			fmt.Fprintln(tw, row)
 		}
@@ -315,4 +376,19 @@ func bytesText(n int64) string {
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// layerText is the dispatches per layer: "11", or "11-12" when layers differ.
+func layerText(ds []int) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	lo, hi := ds[0], ds[0]
+	for _, d := range ds {
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
 }

@@ -31,6 +31,7 @@ type options struct {
 	Peer        string        // "auto" (when npm is there), "on", "off"
 	PeerThreads int           // wllama's threads; 0: the CPUs, or 1 on a busy machine
 	Browser     string
+	Firefox     string   // the Firefox binary for the WebGPU runs in Firefox; "off" for none
 	Flags       []string // extra Chromium flags
 	Verbose     bool
 }
@@ -50,6 +51,7 @@ type benchModel struct {
 const (
 	wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad     float64 = 3, 1, 1.5, 1
 	wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad float64 = 14, 6, 10, 2
+	wTinyFirefox, wSynthFirefox                  float64 = 2, 10
 )
 
 // run is one bench: builds, the server and the browser, the kernels, the
@@ -83,6 +85,7 @@ type benchRun struct {
 	peerDir                              string // the installed peer, "" for none
 	srv                                  *testserver.Server
 	br                                   *browser
+	ff                                   *browser // nil: no Firefox
 	page                                 string
 	closers                              []func()
 
@@ -174,6 +177,23 @@ func (r *benchRun) serve() error {
 	}
 	r.closers = append(r.closers, r.br.close)
 	r.page = r.srv.URL + "/index.html"
+	if r.o.Firefox == "off" {
+		r.note("no Firefox runs: -firefox off")
+		return nil
+	}
+	if _, err := os.Stat(r.o.Firefox); r.o.Firefox == "" || err != nil {
+		r.note("no Firefox runs: no Firefox at %q (install firefox-esr and mesa-vulkan-drivers, or set -firefox)", r.o.Firefox)
+		return nil
+	}
+	ffProfile, err := os.MkdirTemp("", "wasmllm-bench-firefox-")
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { os.RemoveAll(ffProfile) })
+	if r.ff, err = startFirefox(r.ctx, r.o.Firefox, ffProfile, r.o.Verbose); err != nil {
+		return fmt.Errorf("firefox: %w", err)
+	}
+	r.closers = append(r.closers, r.ff.close)
 	return nil
 }
 
@@ -246,10 +266,16 @@ func (r *benchRun) planModels() error {
 			if r.peerDir != "" {
 				r.total += wSynthPeer
 			}
+			if r.ff != nil {
+				r.total += wSynthFirefox
+			}
 		} else {
 			r.total += wTinyGPU + wTinyCPU + wTinyLoad
 			if r.peerDir != "" {
 				r.total += wTinyPeer
+			}
+			if r.ff != nil {
+				r.total += wTinyFirefox
 			}
 		}
 	}
@@ -310,9 +336,9 @@ func (r *benchRun) runModels() error {
 		if len(group) == 0 {
 			continue
 		}
-		wg, wc, wp, wl := wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad
+		wg, wc, wp, wl, wf := wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad, wTinyFirefox
 		if group[0].synthetic {
-			wg, wc, wp, wl = wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad
+			wg, wc, wp, wl, wf = wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad, wSynthFirefox
 		}
 		n := float64(len(group))
 		each := func(w float64) []float64 {
@@ -322,15 +348,20 @@ func (r *benchRun) runModels() error {
 			}
 			return ws
 		}
-		for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", r.repeats, r.ctxLen, r.share(wg*n)) {
+		for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", engineGPU, r.repeats, r.ctxLen, r.share(wg*n)) {
 			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		}
+		if r.ff != nil {
+			for i, e := range ours(r.ff, r.page, group, each(wf), "webgpu", engineFirefox, r.repeats, r.ctxLen, r.share(wf*n)) {
+				group[i].rep.Engines = append(group[i].rep.Engines, e)
+			}
 		}
 		if r.peerDir != "" {
 			for _, m := range group {
 				m.rep.Engines = append(m.rep.Engines, peer(r.br, r.page, m, r.repeats, r.ctxLen, r.thread, r.share(wp)))
 			}
 		}
-		for i, e := range ours(r.br, r.page, group, each(wc), "cpu", r.repeats, r.ctxLen, r.share(wc*n)) {
+		for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU, r.repeats, r.ctxLen, r.share(wc*n)) {
 			group[i].rep.Engines = append(group[i].rep.Engines, e)
 		}
 		for _, m := range group {
@@ -436,13 +467,10 @@ func prepareModel(ctx context.Context, m *benchModel, root, models, convBin stri
 }
 
 // ours runs the probe's model phase: wasmllm on backend ("webgpu" or
-// "cpu") on each model in turn in one page, each with its weight's part of
-// the budget. It returns one report per model.
-func ours(br *browser, page string, ms []*benchModel, weights []float64, backend string, repeats, ctxLen int, budget time.Duration) []*EngineReport {
-	name := engineGPU
-	if backend == "cpu" {
-		name = engineCPU
-	}
+// "cpu") on each model in turn in one page of br, each with its weight's
+// part of the budget, reported as engine name. It returns one report per
+// model.
+func ours(br *browser, page string, ms []*benchModel, weights []float64, backend, name string, repeats, ctxLen int, budget time.Duration) []*EngineReport {
 	out := make([]*EngineReport, len(ms))
 	for i := range ms {
 		out[i] = &EngineReport{Engine: name}
@@ -486,6 +514,7 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 		case r != nil:
 			e.Runs, e.PerToken, e.Notes, e.Error = r.Runs, r.PerToken, r.Notes, r.Error
 			e.WeightBytes, e.ActiveBytes, e.KVBytesPerPos = r.WeightBytes, r.ActiveBytes, r.KVBytesPerPos
+			e.LayerDispatches, e.Experts, e.StepsAhead = r.LayerDispatches, r.Experts, r.StepsAhead
 			e.Extra = map[string]any{"build_ms": r.BuildMs, "kv_dtype": r.KVDType, "layers": r.Layers, "hidden": r.Hidden, "vocab": r.Vocab}
 			if r.Adapter != nil {
 				e.Detail = strings.TrimSpace(r.Adapter.Vendor + " " + r.Adapter.Architecture)
@@ -594,10 +623,10 @@ func load(br *browser, page string, m *benchModel, budget time.Duration) *LoadRe
 	return l
 }
 
-// writeOutputs writes bench.json, bench.txt and decode_vs_context.svg into
+// writeOutputs writes bench.json, bench.txt and decode.svg into
 // dir and the text to stdout.
 func writeOutputs(r *Report, dir string) error {
-	r.ChartFile = "decode_vs_context.svg"
+	r.ChartFile = "decode.svg"
 	f, err := os.Create(filepath.Join(dir, r.ChartFile))
 	if err != nil {
 		return err

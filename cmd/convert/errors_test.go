@@ -238,9 +238,9 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("unsupported K-quant input type", func(t *testing.T) {
-		d := &loader.Tensor{Name: "blk.0.attn_output.weight", DType: loader.Q2_K, Shape: []int{1, 256}, Data: make([]byte, 84)}
+		d := &loader.Tensor{Name: "blk.0.attn_output.weight", DType: loader.Q8_K, Shape: []int{1, 256}, Data: make([]byte, 292)}
 		if _, err := planTensor(quantKeep, nil, d, nil); !errors.Is(err, loader.ErrUnsupported) {
-			t.Errorf("Q2_K: got %v, want ErrUnsupported", err)
+			t.Errorf("Q8_K: got %v, want ErrUnsupported", err)
 		}
 	})
 }

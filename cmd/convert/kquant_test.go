@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
+	"wasmllm/internal/golden"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -48,6 +49,14 @@ func kBlocks(r *rand.Rand, d loader.DType, n int) []byte {
 			put(blk, 7e-5)
 			put(blk[2:], 15.5*7e-5)
 			packK4(blk[4:16], sc, sc)
+		case loader.Q2_K: // x = (d*sc)*q - (dmin*m), q in 0..3, 4-bit sc and m
+			for j := 0; j < 16; j++ {
+				blk[j] = byte(8+r.IntN(8)) | byte(12+r.IntN(4))<<4
+			}
+			put(blk[80:], 2.5e-3)
+			put(blk[82:], 2.5e-3)
+		case loader.Q3_K: // x = (d*sc)*q, q in -4..3, sc 6-bit signed
+			put(blk[108:], 7e-4)
 		case loader.Q6_K: // x = (d*sc)*(q-32), int8 scales
 			for j := 0; j < 16; j++ {
 				blk[192+j] = sc[j%8]
@@ -58,23 +67,38 @@ func kBlocks(r *rand.Rand, d loader.DType, n int) []byte {
 	return out
 }
 
-// TestKQuantEncode re-quantises K-quant tensors as -quant keep does and
-// checks the written values against Q4_0/Q8_0 math on the exactly
-// dequantised source.
+// TestKQuantEncode converts K-quant tensors: -quant keep writes the blocks
+// as they are with zero error; -quant q4 and q8 re-quantise them, and the
+// written values are Q4_0/Q8_0 math on the exactly dequantised source.
 func TestKQuantEncode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
-		src, dst   loader.DType
+		src        loader.DType
+		quant      string
+		dst        loader.DType
 		relLo, rel float64
-	}{{loader.Q4_K, loader.Q4, 0.02, 0.2}, {loader.Q5_K, loader.Q8, 1e-3, 0.02}, {loader.Q6_K, loader.Q8, 1e-3, 0.02}} {
+	}{
+		{loader.Q4_K, quantKeep, loader.Q4_K, 0, 0}, {loader.Q5_K, quantKeep, loader.Q5_K, 0, 0}, {loader.Q6_K, quantKeep, loader.Q6_K, 0, 0},
+		{loader.Q2_K, quantKeep, loader.Q2_K, 0, 0}, {loader.Q3_K, quantKeep, loader.Q3_K, 0, 0},
+		{loader.Q4_K, quantQ4, loader.Q4, 0.02, 0.2}, {loader.Q5_K, quantQ8, loader.Q8, 1e-3, 0.02}, {loader.Q6_K, quantQ8, loader.Q8, 1e-3, 0.02},
+	} {
 		x := &loader.Tensor{Name: "blk.0.ffn_down.weight", DType: c.src, Shape: []int{64, 512}, Data: kBlocks(r, c.src, 128)}
-		p, err := planTensor(quantKeep, &model.Config{}, x, nil)
-		if err != nil || p.dst != c.dst || p.lossless {
-			t.Fatalf("%s: plan %+v %v, want lossy %s", c.src, p, err, c.dst)
+		p, err := planTensor(c.quant, &model.Config{}, x, nil)
+		lossless := c.rel == 0
+		if err != nil || p.dst != c.dst || p.lossless != lossless {
+			t.Fatalf("%s -quant %s: plan %+v %v, want %s (lossless %v)", c.src, c.quant, p, err, c.dst, lossless)
 		}
 		out, st, err := encodeTensor(t.Context(), "x", x, p, 3, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		st.finish()
+		t.Logf("%s -> %s: rms %.3g, max abs %.3g, relative rms %.3g", c.src, c.dst, st.RMS, st.MaxAbs, st.RelRMS)
+		if lossless {
+			if !bytes.Equal(out.Data, x.Data) || st.MaxAbs != 0 || st.RMS != 0 {
+				t.Errorf("%s -quant keep: blocks changed or error %g reported, want them as they are", c.src, st.MaxAbs)
+			}
+			continue
 		}
 		src := f32(t, x)
 		want, _ := loader.Quantize(blockType(c.dst), src)
@@ -82,8 +106,6 @@ func TestKQuantEncode(t *testing.T) {
 		if !bytes.Equal(back.Data, want) {
 			t.Errorf("%s -> %s: blocks differ from %s of the dequantised source", c.src, c.dst, blockType(c.dst))
 		}
-		st.finish()
-		t.Logf("%s -> %s: rms %.3g, max abs %.3g, relative rms %.3g", c.src, c.dst, st.RMS, st.MaxAbs, st.RelRMS)
 		if st.RelRMS < c.relLo || st.RelRMS > c.rel {
 			t.Errorf("%s -> %s: relative rms %.3g outside [%g, %g]", c.src, c.dst, st.RelRMS, c.relLo, c.rel)
 		}
@@ -151,10 +173,10 @@ func kquantModel(t *testing.T) string {
 	return path
 }
 
-// TestKQuantModel converts a K-quant model with -quant keep and q8: the
-// layouts follow keepTarget (a merge of Q4_K and Q6_K parts takes q8), and
-// the converted model's logits stay close to the source's, which the CPU
-// backend runs from the exactly dequantised K-quants.
+// TestKQuantModel converts a K-quant model with -quant keep and q8: keep
+// writes every K-quant as it is (a merge of Q4_K and Q6_K parts as F32)
+// with zero error, so the converted model's logits are the source's; q8's
+// stay close.
 func TestKQuantModel(t *testing.T) {
 	in := kquantModel(t)
 	src := sourceWeights(t, in)
@@ -183,9 +205,9 @@ func TestKQuantModel(t *testing.T) {
 		maxErr float64
 	}{
 		{quantKeep, map[string]string{
-			"token_embd.weight": "q4", "blk.0.attn_qkv.weight": "q8", "blk.0.attn_output.weight": "q8",
-			"blk.0.ffn_gate_up.weight": "q4", "blk.0.ffn_down.weight": "q8", "output.weight": "q8", "output_norm.weight": "F32",
-		}, 0.3},
+			"token_embd.weight": "Q4_K", "blk.0.attn_qkv.weight": "F32", "blk.0.attn_output.weight": "Q5_K",
+			"blk.0.ffn_gate_up.weight": "Q4_K", "blk.0.ffn_down.weight": "Q6_K", "output.weight": "Q6_K", "output_norm.weight": "F32",
+		}, 0},
 		{quantQ8, map[string]string{"token_embd.weight": "q8", "blk.0.ffn_gate_up.weight": "q8", "output.weight": "q8"}, 0.05},
 	} {
 		dir, r := convertTo(t, in, c.quant)
@@ -194,6 +216,9 @@ func TestKQuantModel(t *testing.T) {
 				t.Errorf("-quant %s: %s (%s) written as %s, want %s", c.quant, s.Name, s.Src, s.Dst, want)
 			}
 			t.Logf("-quant %s: %-26s %4s -> %-3s relative rms %.3g", c.quant, s.Name, s.Src, s.Dst, s.RelRMS)
+		}
+		if c.quant == quantKeep && (r.Total.MaxAbs != 0 || r.Total.RMS != 0) {
+			t.Errorf("-quant keep: error over the model max abs %g, rms %g; want zero", r.Total.MaxAbs, r.Total.RMS)
 		}
 		w, _ := loadFolder(t, dir)
 		got := logits(w)
@@ -209,5 +234,32 @@ func TestKQuantModel(t *testing.T) {
 		if worst > c.maxErr {
 			t.Errorf("-quant %s: worst logits row error %.3g > %g", c.quant, worst, c.maxErr)
 		}
+	}
+}
+
+// TestKQuantGoldens converts each vendored K-quant GGUF (testdata/k: Q2_K,
+// Q3_K_M; llama, qwen3, qwen3moe) with -quant keep, wants zero error
+// reported, and runs the converted folder on the CPU against the exact
+// golden.
+func TestKQuantGoldens(t *testing.T) {
+	for _, name := range []string{"k-qwen3-q2_k", "k-llama3-q3_k_m", "k-qwen3moe-q2_k"} {
+		t.Run(name, func(t *testing.T) {
+			dir, r := convertTo(t, filepath.Join(testdata, "k", "models", name+".gguf"), quantKeep)
+			kept := map[string]int{}
+			for _, s := range r.Tensors {
+				if !s.Lossless || s.MaxAbs != 0 {
+					t.Errorf("%s: %s -> %s not lossless (max abs %g)", s.Name, s.Src, s.Dst, s.MaxAbs)
+				}
+				if s.Src == s.Dst {
+					kept[s.Dst]++
+				}
+			}
+			t.Logf("kept as they are: %v; total max abs error %g", kept, r.Total.MaxAbs)
+			if r.Total.MaxAbs != 0 || kept["Q2_K"]+kept["Q3_K"] == 0 {
+				t.Errorf("total max abs error %g, K-quants kept %v", r.Total.MaxAbs, kept)
+			}
+			w, _ := loadFolder(t, dir)
+			checkExact(t, w, golden.Read(t, filepath.Join(testdata, "k", "golden", name+".golden")))
+		})
 	}
 }

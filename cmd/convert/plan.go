@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"wasmllm/loader"
@@ -25,22 +26,32 @@ func checkQuant(q string) error {
 }
 
 // keepTarget is the layout -quant keep writes for a source type: the
-// kernels read F32, F16, q4 and q8. Lossless where one exists (F32, F16,
-// BF16 widened to F32, Q4_0 -> q4, Q8_0 -> q8); other block types are
-// re-quantised with no fewer bits than they had: 4-bit Q4_1 and Q4_K to q4,
-// 5- and 6-bit Q5_0, Q5_1, Q5_K and Q6_K to q8.
+// kernels read F32, F16, q4, q8 and the K-quants Q2_K..Q6_K as ggml's
+// blocks. Lossless where one exists (F32, F16, BF16 widened to F32, Q4_0 ->
+// q4, Q8_0 -> q8, every K-quant as it is); the other block types are
+// re-quantised with no fewer bits than they had: 4-bit Q4_1 to q4, 5-bit
+// Q5_0 and Q5_1 to q8.
 func keepTarget(d loader.DType) (loader.DType, bool) {
 	switch d {
 	case loader.F32, loader.BF16:
 		return loader.F32, true
 	case loader.F16:
 		return loader.F16, true
-	case loader.Q4_0, loader.Q4_1, loader.Q4_K:
+	case loader.Q4_0, loader.Q4_1:
 		return loader.Q4, true
-	case loader.Q8_0, loader.Q5_0, loader.Q5_1, loader.Q5_K, loader.Q6_K:
+	case loader.Q8_0, loader.Q5_0, loader.Q5_1:
 		return loader.Q8, true
+	case loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K:
+		return d, true
 	}
 	return 0, false
+}
+
+// isKQuant reports the K-quant block types, which -quant keep writes as
+// they are.
+func isKQuant(d loader.DType) bool {
+	k, ok := keepTarget(d)
+	return ok && k == d && d.Quantized()
 }
 
 // precision orders the output layouts by bits per weight.
@@ -93,7 +104,11 @@ func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.
 		if !ok {
 			return plan{}, fmt.Errorf("%w: no kernel layout for %s", loader.ErrUnsupported, src)
 		}
-		if src == loader.F32 && len(parts) > 0 {
+		if src == loader.F32 && len(parts) > 0 && slices.ContainsFunc(parts, isKQuant) {
+			// a merge of mixed K-quants (Q4_K_M's q, k and Q6_K v) has
+			// no one block type holding all its rows: F32 keeps it exact
+			p.note = "merges mixed K-quant types: F32, lossless"
+		} else if src == loader.F32 && len(parts) > 0 {
 			d = 0
 			for _, pt := range parts {
 				pd, ok := keepTarget(pt)

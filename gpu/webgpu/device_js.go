@@ -30,6 +30,8 @@ type Device struct {
 	uploadCap      int
 	done           chan doneMsg
 	onDone, onLost js.Func
+	seq            int            // the next completion's sequence number
+	inflight       []*PendingRead // completions not yet received, in order
 	lost           atomic.Pointer[DeviceLostError]
 	closed         bool
 	jsCalls        int64
@@ -40,6 +42,7 @@ type doneMsg struct {
 	errMsg   string // "" on success
 	view     js.Value
 	errCount int
+	seq      int
 }
 
 // Open requests a high-performance adapter and a device with the adapter's
@@ -62,7 +65,7 @@ func Open(ctx context.Context, opt Options) (*Device, error) {
 		return nil, fmt.Errorf("%w: requestAdapter returned no adapter", ErrNoWebGPU)
 	}
 
-	d := &Device{done: make(chan doneMsg, 1)}
+	d := &Device{done: make(chan doneMsg, maxInflight)}
 	info := adapter.Get("info")
 	d.AdapterInfo = AdapterInfo{
 		Vendor:       jsStr(info, "vendor"),
@@ -138,6 +141,9 @@ func Open(ctx context.Context, opt Options) (*Device, error) {
 		if n := jsutil.Arg(a, 2); n.Type() == js.TypeNumber {
 			m.errCount = n.Int()
 		}
+		if n := jsutil.Arg(a, 3); n.Type() == js.TypeNumber {
+			m.seq = n.Int()
+		}
 		d.done <- m
 		return nil
 	})
@@ -200,9 +206,9 @@ func (d *Device) Sync() error {
 		return err
 	}
 	d.jsCalls++
-	d.rt.Call("sync")
-	m := <-d.done
-	return d.doneErr(m, "Sync")
+	r := d.expect(0)
+	d.rt.Call("sync", r.seq)
+	return d.doneErr(d.await(r), "Sync")
 }
 
 // doneErr turns a runtime completion into an error.

@@ -234,24 +234,11 @@ func (d *Device) RunRead(p *Program, upload []byte, src *Buffer, off uint64, dst
 		}
 		return d.Run(p, upload)
 	}
-	aoff := off &^ 3
-	alen := align4(off+n) - aoff
-	ph := 0
-	if p != nil {
-		ph = p.h
-	}
-	d.jsCalls++
-	if d.rt.Call("run", ph, src.h, float64(aoff), float64(alen), int(off-aoff), int(n)).Int() < 0 {
-		<-d.done
-		return d.Lost()
-	}
-	m := <-d.done
-	if err := d.doneErr(m, "RunRead"); err != nil {
+	r, err := d.startRead(p, src, off, int(n))
+	if err != nil {
 		return err
 	}
-	d.jsCalls++
-	js.CopyBytesToGo(dst, m.view)
-	return nil
+	return r.Wait(dst)
 }
 
 // prepare checks p and copies upload into the runtime's upload array.

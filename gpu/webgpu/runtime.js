@@ -14,7 +14,6 @@
 	const stats = { dispatches: 0, submits: 0, passes: 0, maps: 0, bytesRead: 0, bytesWritten: 0, runs: 0, polls: 0 };
 	const readPool = new Map(); // allocation size -> idle MAP_READ buffers
 	let upload = new Uint8Array(4096);
-	let readScratch = new Uint8Array(4096);
 	let lost = null;
 
 	const kindOf = (e) =>
@@ -140,11 +139,14 @@
 		// it. When rlen > 0 it also copies [roff, roff+ralen) of buffer rh into
 		// a mappable buffer in the same submit, maps it, waits for the error
 		// scopes, and calls onDone(null, view of rlen bytes from rskip,
-		// errorCount) or onDone(message, null, errorCount). It returns the
+		// errorCount, seq) or onDone(message, null, errorCount, seq): the
+		// bytes are the readback's own copy, since readbacks in flight may
+		// complete in another order than they were submitted (Firefox), and
+		// seq, given by the caller, says which. It returns the
 		// number of recorded errors, or -1 when the device is lost.
-		run(ph, rh, roff, ralen, rskip, rlen) {
+		run(ph, rh, roff, ralen, rskip, rlen, seq) {
 			if (lost) {
-				if (rlen > 0) onDone("device lost: " + lost.message, null, errors.length);
+				if (rlen > 0) onDone("device lost: " + lost.message, null, errors.length, seq);
 				return -1;
 			}
 			const prog = ph ? programs[ph] : null;
@@ -166,35 +168,48 @@
 				if (prog) stats.runs++;
 			});
 			if (rlen > 0) {
-				const fail = (msg) => onDone(msg, null, errors.length);
+				const fail = (msg) => onDone(msg, null, errors.length, seq);
 				if (!submitted) {
 					if (staging) readPool.get(ralen)?.push(staging) ?? staging.destroy();
 					settle().then(() => fail("not submitted"));
 					return errors.length;
 				}
+				// A failed readback may be the device going away (Firefox
+				// rejects the map, or unmaps a mapped buffer, before
+				// device.lost settles): wait a little for the loss, so that
+				// Go reports it as such. Every readback calls onDone once.
+				const failed = (e) => {
+					try { staging.destroy(); } catch (_) { /* already gone */ }
+					const msg = "readback failed: " + (e && e.message ? e.message : e);
+					const soon = new Promise((resolve) => setTimeout(resolve, 200));
+					Promise.race([device.lost, soon]).then(() => settle()).then(
+						() => fail(lost ? "device lost: " + lost.message : msg), () => fail(msg));
+				};
 				Promise.all([mapped(staging.mapAsync(GPUMapMode.READ, 0, ralen)), settle()]).then(() => {
-					const m = new Uint8Array(staging.getMappedRange(0, ralen));
-					readScratch = grow(readScratch, rlen);
-					readScratch.set(m.subarray(rskip, rskip + rlen));
-					staging.unmap();
+					let out;
+					try {
+						const m = new Uint8Array(staging.getMappedRange(0, ralen));
+						out = m.slice(rskip, rskip + rlen); // one copy, as the mapping goes away
+						staging.unmap();
+					} catch (e) {
+						failed(e);
+						return;
+					}
 					if (!readPool.has(ralen)) readPool.set(ralen, []);
 					readPool.get(ralen).push(staging);
 					stats.maps++;
 					stats.bytesRead += rlen;
-					onDone(null, readScratch.subarray(0, rlen), errors.length);
-				}, (e) => {
-					staging.destroy();
-					settle().then(() => fail("readback failed: " + (e && e.message ? e.message : e)));
-				});
+					onDone(null, out, errors.length, seq);
+				}, failed);
 			}
 			return errors.length;
 		},
 
 		// sync waits for all submitted work and error scopes, then calls onDone.
-		sync() {
+		sync(seq) {
 			Promise.all([mapped(queue.onSubmittedWorkDone()), settle()]).then(
-				() => onDone(lost ? "device lost: " + lost.message : null, null, errors.length),
-				(e) => onDone(String(e && e.message ? e.message : e), null, errors.length));
+				() => onDone(lost ? "device lost: " + lost.message : null, null, errors.length, seq),
+				(e) => onDone(String(e && e.message ? e.message : e), null, errors.length, seq));
 		},
 	};
 

@@ -705,3 +705,44 @@ func TestReadbackPolls(t *testing.T) {
 		t.Errorf("%d submits and %d maps for 3 readbacks, want 3 and 3", s.Submits, s.Maps)
 	}
 }
+
+// TestRunReadAsync: readbacks submitted before earlier ones are waited for
+// see the queue's order (a write between them lands between them), keep
+// their own bytes, and may be waited for in any order.
+func TestRunReadAsync(t *testing.T) {
+	d := device(t)
+	buf := newBuffer(t, d, "async", 16, UsageStorage)
+	x, y := make([]byte, 16), make([]byte, 16)
+	for i := range x {
+		x[i], y[i] = byte(i+1), byte(100+i)
+	}
+	if err := d.WriteBuffer(buf, 0, x); err != nil {
+		t.Fatal(err)
+	}
+	r1, err := d.RunReadAsync(nil, nil, buf, 0, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteBuffer(buf, 0, y); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := d.RunReadAsync(nil, nil, buf, 4, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A synchronous read behind both.
+	got3 := make([]byte, 16)
+	if err := d.ReadBuffer(buf, 0, got3); err != nil || string(got3) != string(y) {
+		t.Fatalf("read behind two pending: %v, %v", got3, err)
+	}
+	got2, got1 := make([]byte, 8), make([]byte, 16)
+	if err := r2.Wait(got2); err != nil || string(got2) != string(y[4:12]) {
+		t.Errorf("second read %v, %v; want %v", got2, err, y[4:12])
+	}
+	if err := r1.Wait(got1); err != nil || string(got1) != string(x) {
+		t.Errorf("first read %v, %v; want %v (before the write)", got1, err, x)
+	}
+	if err := r1.Wait(make([]byte, 3)); err == nil {
+		t.Error("Wait with a short dst: no error")
+	}
+}

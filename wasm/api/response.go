@@ -39,6 +39,9 @@ type Timings struct {
 	DecodeTokens     int     `json:"decode_tokens"`
 	DecodeMS         float64 `json:"decode_ms"`
 	DecodePerSecond  float64 `json:"decode_tokens_per_s"`
+	// DecodeStepsAhead counts the decode steps submitted before the
+	// previous token was read back (engine: pipelined decode).
+	DecodeStepsAhead int `json:"decode_steps_ahead"`
 }
 
 // ChatCompletion is a chat.completion or chat.completion.chunk object.
@@ -163,10 +166,11 @@ func UsageOf(u engine.Usage) *Usage {
 // TimingsOf computes a result's speeds.
 func TimingsOf(res *engine.Result) *Timings {
 	t := &Timings{
-		PrefillTokens: res.Usage.PromptTokens - res.Usage.CachedTokens,
-		PrefillMS:     float64(res.PrefillTime.Microseconds()) / 1000,
-		DecodeTokens:  res.Usage.CompletionTokens,
-		DecodeMS:      float64(res.DecodeTime.Microseconds()) / 1000,
+		PrefillTokens:    res.Usage.PromptTokens - res.Usage.CachedTokens,
+		PrefillMS:        float64(res.PrefillTime.Microseconds()) / 1000,
+		DecodeTokens:     res.Usage.CompletionTokens,
+		DecodeMS:         float64(res.DecodeTime.Microseconds()) / 1000,
+		DecodeStepsAhead: res.StepsAhead,
 	}
 	if t.PrefillMS > 0 {
 		t.PrefillPerSecond = float64(t.PrefillTokens) / t.PrefillMS * 1000

@@ -170,6 +170,7 @@ func combine(results []*engine.Result) (*Usage, *Timings) {
 		sum.Usage.CompletionTokens += res.Usage.CompletionTokens
 		sum.PrefillTime += res.PrefillTime
 		sum.DecodeTime += res.DecodeTime
+		sum.StepsAhead += res.StepsAhead
 	}
 	sum.Usage.TotalTokens = sum.Usage.PromptTokens + sum.Usage.CompletionTokens
 	tm := TimingsOf(&sum)

@@ -103,6 +103,9 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 		if gpu {
 			row := gpuRowBytes(d, cols)
+			if kquantOnGPU(d, t.Shape) {
+				row = cols / 256 * int64(d.BlockBytes())
+			}
 			if need := row * unit; uint64(need) > buf {
 				what := "one row"
 				if unit > 1 {
@@ -111,7 +114,11 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				return nil, &TooLargeError{What: fmt.Sprintf("tensor %q (%v %s): %s", t.Name, t.Shape, t.DType, what),
 					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}
 			}
-			p.WeightBytes += gpuBytes(d, n, t.Bytes)
+			if kquantOnGPU(d, t.Shape) {
+				p.WeightBytes += t.Bytes
+			} else {
+				p.WeightBytes += gpuBytes(d, n, t.Bytes)
+			}
 			if !ResidentOnGPU(t) {
 				hostBytes += t.Bytes
 			}
@@ -194,8 +201,19 @@ func gpuBytes(d loader.DType, n, stored int64) int64 {
 
 func cpuBytes(d loader.DType, n, stored int64) int64 {
 	switch d {
-	case loader.Q8_0, loader.Q4_0, loader.Q4, loader.Q8:
+	case loader.Q8_0, loader.Q4_0, loader.Q4, loader.Q8,
+		loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K:
 		return stored
 	}
 	return 4 * n
+}
+
+// kquantOnGPU reports a K-quant weight, which the WebGPU backend keeps as
+// ggml's blocks (matrices and MoE experts).
+func kquantOnGPU(d loader.DType, shape []int) bool {
+	switch d {
+	case loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K:
+		return len(shape) >= 2
+	}
+	return false
 }

@@ -202,6 +202,7 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 	}
 	var total counters
 	var steps int
+	var ahead int64               // decode steps submitted before the previous readback
 	measured := map[int]float64{} // prompt length -> ms of its last run
 	for rep := range max(c.Repeats, 1) {
 		for _, pr := range c.Prompts {
@@ -218,10 +219,12 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 				res.Notes = append(res.Notes, note)
 				continue
 			}
+			a0 := e.Stats.StepsAhead
 			run, cnt, err := gen(pr.IDs, c.Decode)
 			if err != nil {
 				return res, fmt.Errorf("prompt %d: %w", pr.Len, err)
 			}
+			ahead += e.Stats.StepsAhead - a0
 			run.Rep = rep
 			res.Runs = append(res.Runs, run)
 			measured[pr.Len] = run.PrefillMs + run.DecodeMs
@@ -239,6 +242,10 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 				return nil, err
 			}
 		}
+		// The last Forward was a decode step's.
+		res.LayerDispatches = gb.LayerDispatches()
+		f := float64(ahead) / float64(steps)
+		res.StepsAhead = &f
 	}
 	return res, nil
 }

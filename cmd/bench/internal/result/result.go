@@ -125,14 +125,20 @@ type Model struct {
 	ActiveBytes int64 `json:"active_bytes"`
 	// KVBytesPerPos is what attention reads per cached position, over all
 	// layers, keys and values.
-	KVBytesPerPos int64     `json:"kv_bytes_per_pos"`
-	KVDType       string    `json:"kv_dtype"`
-	Context       int       `json:"context"`
-	BuildMs       float64   `json:"build_ms"`
-	Runs          []Run     `json:"runs"`
-	PerToken      *PerToken `json:"per_token,omitempty"`
-	Notes         []string  `json:"notes,omitempty"`
-	Error         string    `json:"error,omitempty"`
+	KVBytesPerPos int64  `json:"kv_bytes_per_pos"`
+	KVDType       string `json:"kv_dtype"`
+	// LayerDispatches are the dispatches each layer of a decode step
+	// recorded (gpu.Backend.LayerDispatches; WebGPU only).
+	LayerDispatches []int `json:"layer_dispatches,omitempty"`
+	// StepsAhead is the fraction of greedy decode steps submitted before
+	// the previous step's token was read back (pipelined decode; WebGPU).
+	StepsAhead *float64  `json:"decode_submitted_ahead,omitempty"`
+	Context    int       `json:"context"`
+	BuildMs    float64   `json:"build_ms"`
+	Runs       []Run     `json:"runs"`
+	PerToken   *PerToken `json:"per_token,omitempty"`
+	Notes      []string  `json:"notes,omitempty"`
+	Error      string    `json:"error,omitempty"`
 }
 
 // KernelNames are the hot kernels the probe times, in order: Llama-3.2-1B's
