@@ -130,6 +130,11 @@ type Request struct {
 	Grammar *grammar.Grammar
 	// Overflow is OverflowError (default) or OverflowTruncate.
 	Overflow string
+	// SpecialAsText reads special tokens written in Prompt ("<s>") as
+	// plain text, as SentencePiece does; by default they are the special
+	// tokens, as in Hugging Face and llama.cpp (parse_special). Chat
+	// templates always render them as special tokens.
+	SpecialAsText bool
 }
 
 // Token is one generated token as streamed.
@@ -403,7 +408,7 @@ func (e *Engine) promptIDs(req *Request) ([]int32, string, error) {
 			return nil, "", ErrNoTokenizer
 		}
 		var err error
-		if ids, err = e.Tok.Encode(req.Prompt, true); err != nil {
+		if ids, err = e.Tok.EncodeOpts(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, SpecialAsText: req.SpecialAsText}); err != nil {
 			return nil, "", err
 		}
 	}

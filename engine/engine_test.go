@@ -326,3 +326,34 @@ func TestAbortFlushesHeldText(t *testing.T) {
 		t.Errorf("text %q, streamed %q, want %q (every generated token's text)", res.Text, streamed.String(), want)
 	}
 }
+
+// TestSpecialAsText: "<s>" written in a text prompt is the BOS token by
+// default (Hugging Face, llama.cpp's parse_special), and plain text with
+// SpecialAsText, as Google SentencePiece reads it; a leading BOS is added
+// either way.
+func TestSpecialAsText(t *testing.T) {
+	e := load(t, stories, 64)
+	const text = "Once <s> upon"
+	bos := e.Tok.BOS()
+	def, err := e.PromptIDs(&Request{Prompt: text, Params: sampler.DefaultParams()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := e.PromptIDs(&Request{Prompt: text, Params: sampler.DefaultParams(), SpecialAsText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def[0] != bos || plain[0] != bos {
+		t.Fatalf("no leading BOS %d: %v, %v", bos, def, plain)
+	}
+	if !slices.Contains(def[1:], bos) {
+		t.Errorf("default: %v has no %d for the <s> in %q", def, bos, text)
+	}
+	if slices.Contains(plain[1:], bos) || len(plain) <= len(def) {
+		t.Errorf("SpecialAsText: %v (default %v): <s> should be text", plain, def)
+	}
+	want, err := e.Tok.EncodeOpts(text, tokenizer.EncodeOptions{AddSpecial: true, SpecialAsText: true})
+	if err != nil || !slices.Equal(plain, want) {
+		t.Errorf("SpecialAsText ids %v, tokenizer %v (%v)", plain, want, err)
+	}
+}

@@ -336,6 +336,13 @@ export interface StructuredOutputParams {
 export interface CompletionRequest extends SamplingParams, StructuredOutputParams {
   /** Text (BOS added when the tokenizer says so), or token ids used as given. */
   prompt: string | number[];
+  /**
+   * Special tokens written in a text prompt ("<s>", "<|im_start|>") are the
+   * special tokens (true, the default, as in Hugging Face and llama.cpp), or
+   * plain text (false, as Google SentencePiece reads them). Chat templates
+   * always render them as special tokens.
+   */
+  parse_special?: boolean;
   stream?: boolean;
   /** Top alternatives per token (0..20). */
   logprobs?: number;

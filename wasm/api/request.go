@@ -60,7 +60,7 @@ var chatRoles = map[string]bool{"system": true, "developer": true, "user": true,
 // Keys handled here rather than by sampler.ParseParams.
 var (
 	chatKeys       = append([]string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens", "tool_choice", "parallel_tool_calls"}, constraintKeys...)
-	completionKeys = append([]string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix"}, constraintKeys...)
+	completionKeys = append([]string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix", "parse_special"}, constraintKeys...)
 )
 
 // ParseChat parses a chat.completions.create request body.
@@ -288,6 +288,15 @@ func ParseCompletion(data []byte) (*Request, error) {
 		}
 	default:
 		return nil, badParam("prompt", "must be a string or an array of token ids")
+	}
+	// parse_special (llama.cpp's name; default true): false reads special
+	// tokens written in a text prompt ("<s>") as text, as SentencePiece does.
+	if v, ok := raw["parse_special"]; ok && !isNull(v) {
+		var parse bool
+		if err := decode(v, "parse_special", &parse); err != nil {
+			return nil, err
+		}
+		r.Engine.SpecialAsText = !parse
 	}
 	if v, ok := raw["logprobs"]; ok && !isNull(v) {
 		var n int

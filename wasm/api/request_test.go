@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"wasmllm/engine"
@@ -62,6 +63,15 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if c.Engine.Params.MaxTokens != 16 || c.Engine.Prompt != "Once" || c.Kind != KindCompletion {
 		t.Errorf("completion defaults %+v", c)
+	}
+	if c.Engine.SpecialAsText {
+		t.Error("parse_special defaults to true")
+	}
+	if c, err = ParseCompletion([]byte(`{"prompt":"Once <s>","parse_special":false}`)); err != nil || !c.Engine.SpecialAsText {
+		t.Errorf("parse_special false: %v %+v", err, c)
+	}
+	if _, err = ParseCompletion([]byte(`{"prompt":"Once","parse_special":"no"}`)); err == nil || !strings.Contains(err.Error(), "parse_special") {
+		t.Errorf("parse_special \"no\": %v", err)
 	}
 	c, err = ParseCompletion([]byte(`{"prompt":[1,403,407],"logprobs":2,"max_tokens":3}`))
 	if err != nil {
