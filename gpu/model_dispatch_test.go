@@ -5,6 +5,7 @@ package gpu
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,11 @@ func TestDecodeDispatchesPerLayer(t *testing.T) {
 			}
 			if per > int64(c.most) {
 				t.Errorf("%d dispatches per layer, want at most %d", per, c.most)
+			}
+			// The backend's own count per layer (model.LayerMarker, which
+			// the bench reports) agrees.
+			if got := b.LayerDispatches(); len(got) != len(m.Layers) || slices.ContainsFunc(got, func(d int) bool { return int64(d) != per }) {
+				t.Errorf("LayerDispatches %v, want %d layers of %d", got, L, per)
 			}
 		})
 	}

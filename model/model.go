@@ -311,8 +311,12 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all boo
 func (m *Model) forwardFused(f Fuser, cache KVCache, s *scratch, T int, all bool) Tensor {
 	b, c := m.b, &m.Config
 	eps := float32(c.RMSEps)
+	marker, _ := b.(LayerMarker)
 	for l := range m.Layers {
 		L := &m.Layers[l]
+		if marker != nil {
+			marker.MarkLayer(l)
+		}
 		f.FusedMatMul(s.qkv, s.res, L.QKV, MatMulFusion{Norm: L.AttnNorm, Eps: eps})
 		f.RoPEKV(s.qkv, s.pos, L.QKVBias, L.QNorm, L.KNorm, c.Heads+c.KVHeads, c.KVHeads, eps, &m.Rope, cache, l)
 		f.AttendCached(s.attn, s.qkv, s.pos, cache, l, c.SlidingWindow)
@@ -324,6 +328,9 @@ func (m *Model) forwardFused(f Fuser, cache KVCache, s *scratch, T int, all bool
 		case *Sparse:
 			f.MoEAdd(s.res, L.MLPNorm, eps, mlp.Router, mlp.GateUp, mlp.Down, mlp.TopK, mlp.Norm)
 		}
+	}
+	if marker != nil {
+		marker.MarkLayer(-1)
 	}
 	final := MatMulFusion{Norm: m.Norm, Eps: eps}
 	if all || T == 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -193,6 +194,25 @@ func TestRatios(t *testing.T) {
 	}
 	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 3 {
 		t.Errorf("chart: %v\n%s", err, svg.String())
+	}
+}
+
+// TestProjections: a real shape's dispatches per decode token are the
+// tiny model's per layer times its layers, plus the tiny model's others,
+// plus the extra parts of a lm_head over the binding limit.
+func TestProjections(t *testing.T) {
+	r := &Report{Adapter: result.Adapter{MaxStorageBufferBindingSize: 1 << 30}}
+	dense := &EngineReport{Engine: engineGPU, LayerDispatches: []int{7, 7, 7, 7}, PerToken: &result.PerToken{Dispatches: 32}}
+	moe := &EngineReport{Engine: engineGPU, Experts: 8, LayerDispatches: []int{9, 9}, PerToken: &result.PerToken{Dispatches: 22}}
+	r.Models = []*ModelReport{{Name: "tiny-llama3-q4_0", Engines: []*EngineReport{dense}}, {Name: "tiny-qwen3moe-q4_0", Engines: []*EngineReport{moe}}}
+	got := map[string]int{}
+	for _, p := range r.projections() {
+		got[p.name] = p.dispatches
+	}
+	// 70B: its Q8 lm_head (1.117 GB) is two parts at a 1 GiB binding.
+	want := map[string]int{"llama31_8b": 32*7 + 4, "qwen3_30b_a3b": 48*9 + 4, "deepseek_r1_distill_llama_70b": 80*7 + 4 + 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("projections %v, want %v", got, want)
 	}
 }
 

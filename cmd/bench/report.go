@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -224,6 +225,9 @@ func (r *Report) computeRatios() {
 	if moe > 0 {
 		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_layer_moe", float64(moe)})
 	}
+	for _, p := range r.projections() {
+		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_token_" + p.name, float64(p.dispatches)})
+	}
 	for _, m := range r.Models {
 		g, f := m.engine(engineGPU), m.engine(engineFirefox)
 		if g == nil || f == nil {
@@ -391,4 +395,57 @@ func layerText(ds []int) string {
 		return fmt.Sprint(lo)
 	}
 	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+// bigShape is a real model's decode-relevant shape.
+type bigShape struct {
+	name         string // ratio name
+	layers       int
+	moe          bool
+	headBytes    int64  // the lm_head as the bench's q4 conversion keeps it (Q8 for a 70B's, as its GGUFs do)
+	architecture string // the tiny model of its architecture
+}
+
+var bigShapes = []bigShape{
+	{"llama31_8b", 32, false, 128256 * 4096 * 9 / 16, "tiny-llama3-q4_0"},
+	{"qwen3_30b_a3b", 48, true, 151936 * 2048 * 9 / 16, "tiny-qwen3moe-q4_0"},
+	{"deepseek_r1_distill_llama_70b", 80, false, 128256 * 8192 * 17 / 16, "tiny-llama3-q4_0"},
+}
+
+type projection struct {
+	name       string
+	dispatches int
+}
+
+// projections are the dispatches per decode token of real shapes on this
+// adapter: a layer records what a layer of the tiny model of the same
+// architecture recorded in this run (counted from its program, not from
+// the op list), times the real layer count, plus the tiny model's other
+// dispatches (embedding, lm_head, argmax), plus one per extra part the
+// real lm_head splits into at the adapter's binding limit.
+func (r *Report) projections() []projection {
+	var out []projection
+	for _, s := range bigShapes {
+		var g *EngineReport
+		for _, m := range r.Models {
+			if m.Name == s.architecture {
+				g = m.engine(engineGPU)
+			}
+		}
+		if g == nil || len(g.LayerDispatches) == 0 || g.PerToken == nil || (g.Experts > 0) != s.moe {
+			continue
+		}
+		layers := 0
+		for _, d := range g.LayerDispatches {
+			layers += d
+		}
+		other := int(math.Round(g.PerToken.Dispatches)) - layers
+		parts := 1
+		if lim := int64(r.Adapter.MaxStorageBufferBindingSize); lim > 0 {
+			parts = int((s.headBytes + lim - 1) / lim)
+		}
+		per := slices.Max(g.LayerDispatches)
+		out = append(out, projection{s.name, s.layers*per + other + parts - 1})
+	}
+	return out
 }

@@ -66,8 +66,8 @@ func (k *kernelBench) bandwidth(name, shape string, bytes int64, issue func()) e
 	return nil
 }
 
-// weight makes a random F32, or planar Q4 or Q8, weight whose values stay
-// small.
+// weight makes a random F32, planar Q4 or Q8, or Q4_K or Q6_K (ggml's
+// blocks) weight whose values stay small.
 func (k *kernelBench) weight(dt loader.DType, shape ...int) (model.Tensor, int64, error) {
 	n := 1
 	for _, d := range shape {
@@ -87,6 +87,11 @@ func (k *kernelBench) weight(dt loader.DType, shape ...int) (model.Tensor, int64
 		return nil, 0, err
 	}
 	data := make([]byte, size)
+	if dt == loader.Q4_K || dt == loader.Q6_K {
+		k.kquantBlocks(dt, data, cols)
+		w, err := k.be.Upload(&loader.Tensor{Name: fmt.Sprintf("bench %s %v", dt, shape), DType: dt, Shape: shape, Data: data})
+		return w, int64(size), err
+	}
 	q := n / 2
 	if dt == loader.Q8 {
 		q = n
@@ -193,5 +198,29 @@ func (k *kernelBench) moe(name string, D, E, A, F int) error {
 func (k *kernelBench) free(ts ...model.Tensor) {
 	for _, t := range ts {
 		k.be.Free(t)
+	}
+}
+
+// kquantBlocks fills data with random Q4_K or Q6_K blocks of 256 values:
+// random quants and sub-block scales, and super-block scales (f16) that
+// keep the values small.
+func (k *kernelBench) kquantBlocks(dt loader.DType, data []byte, cols int) {
+	for i := 0; i+8 <= len(data); i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], k.rng.Uint64())
+	}
+	for i := len(data) &^ 7; i < len(data); i++ {
+		data[i] = byte(k.rng.Uint32())
+	}
+	d := loader.F32ToF16(0.02 / float32(cols))
+	switch dt {
+	case loader.Q4_K: // d, dmin, scales[12], qs[128]
+		for b := 0; b+144 <= len(data); b += 144 {
+			binary.LittleEndian.PutUint16(data[b:], d)
+			binary.LittleEndian.PutUint16(data[b+2:], d)
+		}
+	case loader.Q6_K: // ql[128], qh[64], scales[16], d
+		for b := 0; b+210 <= len(data); b += 210 {
+			binary.LittleEndian.PutUint16(data[b+208:], d)
+		}
 	}
 }
