@@ -39,7 +39,7 @@ type config struct {
 	model, tokenizer, prompt, tokens, logits, backend, chat string
 	kvDType                                                 loader.DType
 	n, ctx, threads                                         int
-	json, system                                            bool
+	json, system, parseSpecial                              bool
 	params                                                  sampler.Params
 	nSet                                                    bool
 	args                                                    []string // as given, to run again in the browser
@@ -74,6 +74,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.model, "model", "", "model: GGUF file, Hugging Face folder, llama2.c .bin or converted folder")
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "tokenizer override: tokenizer.json, folder, GGUF, or llama2.c tokenizer.bin")
 	fs.StringVar(&c.prompt, "prompt", "", "prompt text (BOS added when the model's tokenizer says so)")
+	fs.BoolVar(&c.parseSpecial, "parse-special", true, "special tokens written in -prompt (\"<s>\") are the special tokens; false: plain text, as SentencePiece reads them")
 	fs.StringVar(&c.chat, "chat", "", "a user message, rendered with the model's chat template")
 	fs.StringVar(&c.tokens, "tokens", "", "prompt as comma-separated token ids, used as given (no BOS)")
 	fs.IntVar(&c.n, "n", 16, "new tokens to generate (0: evaluate the prompt only)")
@@ -195,7 +196,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		req.Messages = []tokenizer.Message{{Role: "user", Content: c.chat}}
 		req.Chat.Kwargs = c.chatKwargs
 	default:
-		req.Prompt = c.prompt
+		req.Prompt, req.SpecialAsText = c.prompt, !c.parseSpecial
 		if c.prompt == "" && e.Tok != nil && e.Tok.BOS() >= 0 {
 			req.Tokens = []int32{e.Tok.BOS()}
 		}

@@ -146,3 +146,26 @@ func TestKVDType(t *testing.T) {
 		t.Errorf("-kv-dtype f8: %v", err)
 	}
 }
+
+// TestParseSpecial: "<s>" in -prompt is the BOS token by default, and three
+// pieces of text with -parse-special=false (the summary line counts the
+// prompt's tokens).
+func TestParseSpecial(t *testing.T) {
+	count := func(extra ...string) string {
+		c, err := parseFlags(append([]string{"-model", "../../testdata/models/stories260K.gguf", "-prompt", "Once <s> upon", "-n", "1", "-temperature", "0"}, extra...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), c, &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		n, _, _ := strings.Cut(errb.String(), " prompt tokens")
+		return n[strings.LastIndexByte(n, '\n')+1:]
+	}
+	special, text := count(), count("-parse-special=false")
+	if special == text || special == "" || text == "" {
+		t.Errorf("prompt tokens: %q with <s> as the special token, %q as text", special, text)
+	}
+	t.Logf("%s prompt tokens with <s> special, %s as text", special, text)
+}
