@@ -200,12 +200,14 @@ func TestAttentionChunkBoundary(t *testing.T) {
 // TestAttentionLongContext decodes past 64 chunks, so that every split
 // folds several chunks and every thread of the reduce kernel folds several
 // splits, in f32 and f16, with the backend's NS and with 3 and 32 splits.
+// G=8 takes two blocks of four query heads a workgroup, G=2 one block with
+// two of its four unused.
 func TestAttentionLongContext(t *testing.T) {
 	b := newTestBackend(t, webgpu.Options{})
 	for _, c := range []struct {
 		dt        loader.DType
 		H, Hk, Dh int
-	}{{loader.F32, 4, 1, 16}, {loader.F32, 8, 2, 128}, {loader.F16, 8, 2, 64}} {
+	}{{loader.F32, 4, 1, 16}, {loader.F32, 8, 2, 128}, {loader.F16, 8, 2, 64}, {loader.F16, 8, 1, 64}, {loader.F32, 16, 2, 128}, {loader.F16, 12, 2, 32}} {
 		a := newAttnRef(t, b, c.dt, c.H, c.Hk, c.Dh, 4200, 6)
 		a.fill(t, 4133)
 		for _, st := range [][2]int{{4133, 1}, {4134, 2}, {4136, 1}, {4137, 9}} {
@@ -522,6 +524,12 @@ func BenchmarkAttentionDecode(bm *testing.B) {
 		bm.Run(fmt.Sprintf("add/ctx=%d", ctx), func(bm *testing.B) {
 			benchAdd(bm, 2*ctx*Hk*Dh*4)
 		})
+		// Llama-3.2-1B's heads (Dh=64), the shape of make bench's table.
+		for _, dt := range []loader.DType{loader.F32, loader.F16} {
+			bm.Run(fmt.Sprintf("%s/Dh=64/ctx=%d", dt, ctx), func(bm *testing.B) {
+				benchDecode(bm, dt, ctx-1, ctx, 0, H, Hk, 64)
+			})
+		}
 	}
 	for _, pos := range []int{10, 1000} {
 		for _, capacity := range []int{64, 1024, 4096} {

@@ -278,10 +278,11 @@ func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
 		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
 }
 
-// decodeBatch is QB: the largest divisor of G of at most 8, the query
-// heads one decode workgroup scores against each key it loads.
-func decodeBatch(G int) int {
-	for qb := min(G, 8); qb > 1; qb-- {
+// decodeBatch is QB: the largest divisor of G of at most 8 (and at most
+// 1024/Dh, which bounds the kernel's workgroup memory), the query heads one
+// decode workgroup scores against each key it loads.
+func decodeBatch(G, Dh int) int {
+	for qb := min(G, 8, max(1, 1024/Dh)); qb > 1; qb-- {
 		if G%qb == 0 {
 			return qb
 		}
@@ -294,7 +295,7 @@ func decodeBatch(G int) int {
 func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) bool {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
-	qb := decodeBatch(G)
+	qb := decodeBatch(G, Dh)
 	ns := c.splits
 	if ns > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
 		return false

@@ -2,14 +2,22 @@
 // cache. The key range of every kv head is cut into chunks of CH keys, and
 // the chunks into NS splits: split w takes chunks w, w+NS, w+2NS, ... up
 // to the token's position. NS is fixed when the step is recorded (from
-// the cache's capacity), so the recorded dispatch does not depend on the
-// position, while the work does: splits past the position exit at once.
+// the cache's capacity and the adapter), so the recorded dispatch does not
+// depend on the position, while the work does: splits past the position
+// exit at once.
 // Entry partial: one workgroup per (split, kv head and batch of QB of its
 // query heads, token) keeps each query's running max m, sum l of exp(s - m)
 // and unnormalised exp-weighted sum of values over its chunks (an online
 // softmax: rescaled by exp(m_old - m_new) as each chunk arrives), then
 // writes one (m, l, acc) partial. Entry reduce: one workgroup per (query
 // head, token) rescales and sums the splits that held keys.
+//
+// Every K and V value of a chunk is loaded once for all QB query heads of
+// the GQA group: for the scores a thread takes one key, for the values
+// one unit of the head over a slice of the chunk's keys. Queries go in
+// blocks of four, so that scores, maxima, weights and their rescaling are
+// vec4 operations and every register a thread keeps is a named vector
+// (SwiftShader pays dearly for indexing a local array).
 //
 // The cache is head-major (Hk, S, UH) in 16-byte units: 4 f32 values, or 8
 // f16 values when KV_F16 (see kv_write.wgsl). Query head h reads kv head
@@ -36,15 +44,19 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16), at most 256
-override QB: u32 = 1u;           // query heads per workgroup, at most 8
+override QB: u32 = 1u;           // query heads per workgroup, at most 8; QB*Dh at most 1024
 override KV_F16: bool = false;
 
 const CH: u32 = 64u;             // keys per chunk = threads per workgroup
 override DH4: u32 = DH / 4u;
+override HI: bool = QB > 4u;     // a second block of four queries
+override QB4: u32 = select(1u, 2u, HI);
 const NEG: f32 = -3.0e38;
+const NEG4 = vec4<f32>(NEG);
 
-var<workgroup> sc: array<f32, QB * CH>; // (QB, CH) scores, then exp(s - m)
-var<workgroup> red: array<f32, CH>;     // (QB, 8) maxima of eight scores each
+var<workgroup> qs: array<vec4<f32>, QB4 * 4u * DH4>; // (QB4*4, Dh/4) the queries, zero past QB
+var<workgroup> sc: array<vec4<f32>, 2u * CH>;        // (QB4, CH): scores, then exp(s - m); at the end sums
+var<workgroup> red: array<vec4<f32>, 16>;            // (QB4, 8) maxima of eight keys each
 
 fn units() -> u32 {
     return select(DH4, DH4 / 2u, KV_F16);
@@ -65,9 +77,39 @@ fn first_key(last: u32) -> u32 {
     return last + 1u - p.window;
 }
 
-// partial: the output of the workgroup's QB queries is QB*UH units; thread
-// tid owns units tid + k*CH (at most 8: QB*UH <= 8*64 in f32, <= 8*32 in
-// f16) and keeps their sums and the max they are scaled by in registers.
+// score4 is the dot products of queries g0..g0+3 with k at vec4 d of the head.
+fn score4(g0: u32, d: u32, k: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(dot(qs[g0 * DH4 + d], k), dot(qs[(g0 + 1u) * DH4 + d], k),
+        dot(qs[(g0 + 2u) * DH4 + d], k), dot(qs[(g0 + 3u) * DH4 + d], k));
+}
+
+fn lo_half(w: vec4<u32>) -> vec4<f32> {
+    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+}
+
+fn hi_half(w: vec4<u32>) -> vec4<f32> {
+    return vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
+}
+
+// block_max folds the eight maxima of query block b.
+fn block_max(b: u32) -> vec4<f32> {
+    var m = red[b * 8u];
+    for (var i = 1u; i < 8u; i++) {
+        m = max(m, red[b * 8u + i]);
+    }
+    return m;
+}
+
+fn pick(i: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) -> vec4<f32> {
+    return select(select(a, b, i == 1u), select(c, d, i == 3u), i >= 2u);
+}
+
+// partial: thread tid scores key tid of each chunk against the QB queries
+// and keeps its own share of each query's sum of weights; for the values
+// it owns unit tid % UH of the head over keys tid / UH, + CH/UH, ... of the
+// chunk, for all QB queries (their running maxima are the workgroup's, so
+// the slices are summed unscaled at the end). Query g's values are in o_g
+// (its first four, or four f32 values) and f_g (its last four in f16).
 @compute @workgroup_size(CH)
 fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let w = wg.x;
@@ -85,21 +127,27 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     let lo = first_key(last);
     let clo = lo / CH;
     let UH = units();
-    let ne = (QB * UH + CH - 1u) / CH;
+    let per = select(1u, 2u, KV_F16); // vec4 of values per unit
     let qb = t * p.row4 + h0 * DH4;
-    var mq: array<f32, 8>;         // running max of query g
-    var mk: array<f32, 8>;         // running max of unit k's query
-    var lk: array<f32, 8>;         // running sum of exp(s - mk) of unit k's query
-    var o0: array<vec4<f32>, 8>;   // unit k's weighted values (its first 4 in f16)
-    var o1: array<vec4<f32>, 4>;   // f16: its last 4
-    for (var g = 0u; g < QB; g++) {
-        mq[g] = NEG;
+    for (var i = tid; i < QB4 * 4u * DH4; i += CH) {
+        qs[i] = select(vec4<f32>(0.0), qkv[qb + min(i, QB * DH4 - 1u)], i < QB * DH4);
     }
-    for (var k = 0u; k < ne; k++) {
-        mk[k] = NEG;
-    }
+    let slices = CH / UH;  // UH <= 64
+    let u = tid % UH;
+    let s = tid / UH;      // a slice past slices takes no values
+    // Explicit initialisers throughout: on SwiftShader a var declared in a
+    // loop body without one kept its value from the previous iteration.
+    var mq0 = NEG4;              // running maxima of queries 0-3 (uniform)
+    var mq1 = NEG4;              // and 4-7
+    var lt0 = vec4<f32>(0.0);    // this thread's keys' sums of exp(s - mq)
+    var lt1 = vec4<f32>(0.0);
+    var o0 = vec4<f32>(0.0); var o1 = vec4<f32>(0.0); var o2 = vec4<f32>(0.0); var o3 = vec4<f32>(0.0);
+    var o4 = vec4<f32>(0.0); var o5 = vec4<f32>(0.0); var o6 = vec4<f32>(0.0); var o7 = vec4<f32>(0.0);
+    var f0 = vec4<f32>(0.0); var f1 = vec4<f32>(0.0); var f2 = vec4<f32>(0.0); var f3 = vec4<f32>(0.0);
+    var f4 = vec4<f32>(0.0); var f5 = vec4<f32>(0.0); var f6 = vec4<f32>(0.0); var f7 = vec4<f32>(0.0);
     var chunks = 0u;
     var keys = 0u;
+    workgroupBarrier();
     for (var c = w; c < nch; c += p.ns) {
         if (c < clo) {
             continue;
@@ -109,114 +157,151 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         let skip = lo - min(lo, j0); // keys of the chunk before the window
         chunks += 1u;
         keys += n - skip;
-        // Scores: one key per thread against all QB queries, so each key
-        // is read once.
-        var acc = array<f32, 8>();
+        // Scores: key tid against queries 0-3 in s0, 4-7 in s1.
+        var s0 = vec4<f32>(0.0);
+        var s1 = vec4<f32>(0.0);
         if (tid < n) {
             let base = (kh * p.cap + j0 + tid) * UH;
-            for (var u = 0u; u < UH; u++) {
-                let kw = kc[base + u];
+            for (var e = 0u; e < UH; e++) {
+                let kw = kc[base + e];
                 if (KV_F16) {
-                    let a = vec4<f32>(unpack2x16float(kw.x), unpack2x16float(kw.y));
-                    let b = vec4<f32>(unpack2x16float(kw.z), unpack2x16float(kw.w));
-                    for (var g = 0u; g < QB; g++) {
-                        acc[g] += dot(qkv[qb + g * DH4 + 2u * u], a) + dot(qkv[qb + g * DH4 + 2u * u + 1u], b);
+                    let a = lo_half(kw);
+                    let b = hi_half(kw);
+                    s0 += score4(0u, 2u * e, a) + score4(0u, 2u * e + 1u, b);
+                    if (HI) {
+                        s1 += score4(4u, 2u * e, a) + score4(4u, 2u * e + 1u, b);
                     }
                 } else {
                     let a = bitcast<vec4<f32>>(kw);
-                    for (var g = 0u; g < QB; g++) {
-                        acc[g] += dot(qkv[qb + g * DH4 + u], a);
+                    s0 += score4(0u, e, a);
+                    if (HI) {
+                        s1 += score4(4u, e, a);
                     }
                 }
             }
         }
-        for (var g = 0u; g < QB; g++) {
-            acc[g] = select(NEG, acc[g] * p.scale, tid < n && tid >= skip);
-            sc[g * CH + tid] = acc[g];
+        let ok = tid < n && tid >= skip;
+        s0 = select(NEG4, s0 * p.scale, ok);
+        s1 = select(NEG4, s1 * p.scale, ok);
+        sc[tid] = s0;
+        if (HI) {
+            sc[CH + tid] = s1;
         }
         workgroupBarrier();
 
-        // Chunk max of query g: eight threads take eight scores each, then
+        // Chunk maxima: thread 8b+i of block b takes keys 8i..8i+7, then
         // every thread folds the eight.
-        let g8 = tid / 8u;
-        if (g8 < QB) {
-            var m = NEG;
+        if (tid < 8u * QB4) {
+            let b = tid / 8u;
+            var m = NEG4;
             for (var i = (tid % 8u) * 8u; i < (tid % 8u) * 8u + 8u; i++) {
-                m = max(m, sc[g8 * CH + i]);
+                m = max(m, sc[b * CH + i]);
             }
             red[tid] = m;
         }
         workgroupBarrier();
-        for (var g = 0u; g < QB; g++) {
-            mq[g] = max(mq[g], chunk_max(g));
-            if (tid < n) {
-                sc[g * CH + tid] = exp(acc[g] - mq[g]);
-            }
+        let m0 = max(mq0, block_max(0u));
+        let a0 = exp(mq0 - m0); // rescaling of what came before
+        mq0 = m0;
+        let e0 = exp(s0 - m0);  // 0 for keys outside the chunk's range
+        lt0 = lt0 * a0 + e0;
+        sc[tid] = e0;
+        var a1 = vec4<f32>(0.0);
+        if (HI) {
+            let m1 = max(mq1, block_max(1u));
+            a1 = exp(mq1 - m1);
+            mq1 = m1;
+            let e1 = exp(s1 - m1);
+            lt1 = lt1 * a1 + e1;
+            sc[CH + tid] = e1;
         }
         workgroupBarrier();
 
-        // Weighted values: each unit's sums are rescaled to the new max,
-        // then take the chunk's keys, summing the weights on the way.
-        for (var k = 0u; k < ne; k++) {
-            let e = tid + k * CH;
-            if (e < QB * UH) {
-                let g = e / UH;
-                let m = max(mk[k], chunk_max(g));
-                let alpha = exp(mk[k] - m);
-                mk[k] = m;
-                var a0 = o0[k] * alpha;
-                var a1 = o1[k] * alpha;
-                var l = lk[k] * alpha;
-                var vi = (kh * p.cap + j0) * UH + e % UH;
-                for (var i = 0u; i < n; i++) {
-                    let pr = sc[g * CH + i];
-                    let vw = vc[vi];
-                    if (KV_F16) {
-                        a0 += pr * vec4<f32>(unpack2x16float(vw.x), unpack2x16float(vw.y));
-                        a1 += pr * vec4<f32>(unpack2x16float(vw.z), unpack2x16float(vw.w));
-                    } else {
-                        a0 += pr * bitcast<vec4<f32>>(vw);
-                    }
-                    l += pr;
-                    vi += UH;
-                }
-                o0[k] = a0;
+        // Weighted values, rescaled to the new maxima first.
+        o0 *= a0.x; o1 *= a0.y; o2 *= a0.z; o3 *= a0.w;
+        if (KV_F16) {
+            f0 *= a0.x; f1 *= a0.y; f2 *= a0.z; f3 *= a0.w;
+        }
+        if (HI) {
+            o4 *= a1.x; o5 *= a1.y; o6 *= a1.z; o7 *= a1.w;
+            if (KV_F16) {
+                f4 *= a1.x; f5 *= a1.y; f6 *= a1.z; f7 *= a1.w;
+            }
+        }
+        if (s < slices) {
+            var vi = (kh * p.cap + j0 + s) * UH + u;
+            for (var i = s; i < n; i += slices) {
+                let vw = vc[vi];
+                var v = bitcast<vec4<f32>>(vw);
+                var vh = vec4<f32>(0.0);
                 if (KV_F16) {
-                    o1[k] = a1;
+                    v = lo_half(vw);
+                    vh = hi_half(vw);
                 }
-                lk[k] = l;
+                let r0 = sc[i];
+                o0 += r0.x * v; o1 += r0.y * v; o2 += r0.z * v; o3 += r0.w * v;
+                if (KV_F16) {
+                    f0 += r0.x * vh; f1 += r0.y * vh; f2 += r0.z * vh; f3 += r0.w * vh;
+                }
+                if (HI) {
+                    let r1 = sc[CH + i];
+                    o4 += r1.x * v; o5 += r1.y * v; o6 += r1.z * v; o7 += r1.w * v;
+                    if (KV_F16) {
+                        f4 += r1.x * vh; f5 += r1.y * vh; f6 += r1.z * vh; f7 += r1.w * vh;
+                    }
+                }
+                vi += slices * UH;
             }
         }
         // sc and red are rewritten by the next chunk.
         workgroupBarrier();
     }
 
-    let row0 = (t * p.heads + h0) * p.ns + w; // partial row of query g: row0 + g*NS
-    let per = select(1u, 2u, KV_F16);
-    for (var k = 0u; k < ne; k++) {
-        let e = tid + k * CH;
-        if (e < QB * UH) {
-            let g = e / UH;
-            let u = e % UH;
-            let row = row0 + g * p.ns;
-            let ob = row * DH4 + u * per;
-            part[ob] = o0[k];
-            if (KV_F16) {
-                part[ob + 1u] = o1[k];
-            }
-            if (u == 0u) {
-                part[p.stats + row] = vec4<f32>(mk[k], lk[k], f32(chunks), f32(keys));
-            }
+    // The sums of weights over the threads (thread 0 keeps them), then the
+    // slices' values of one query at a time.
+    sc[tid] = lt0;
+    sc[CH + tid] = lt1;
+    workgroupBarrier();
+    var l0 = vec4<f32>(0.0);
+    var l1 = vec4<f32>(0.0);
+    if (tid == 0u) {
+        for (var i = 0u; i < CH; i++) {
+            l0 += sc[i];
+            l1 += sc[CH + i];
         }
     }
-}
-
-fn chunk_max(g: u32) -> f32 {
-    var m = red[g * 8u];
-    for (var i = 1u; i < 8u; i++) {
-        m = max(m, red[g * 8u + i]);
+    let row0 = (t * p.heads + h0) * p.ns + w; // partial row of query g: row0 + g*NS
+    for (var g = 0u; g < QB; g++) {
+        workgroupBarrier();
+        let i = g % 4u;
+        if (g < 4u) {
+            sc[tid] = pick(i, o0, o1, o2, o3);
+            sc[CH + tid] = pick(i, f0, f1, f2, f3);
+        } else {
+            sc[tid] = pick(i, o4, o5, o6, o7);
+            sc[CH + tid] = pick(i, f4, f5, f6, f7);
+        }
+        workgroupBarrier();
+        let row = row0 + g * p.ns;
+        if (tid < UH) {
+            var v0 = vec4<f32>(0.0);
+            var v1 = vec4<f32>(0.0);
+            for (var k = 0u; k < slices; k++) {
+                v0 += sc[k * UH + tid];
+                v1 += sc[CH + k * UH + tid];
+            }
+            let ob = row * DH4 + tid * per;
+            part[ob] = v0;
+            if (KV_F16) {
+                part[ob + 1u] = v1;
+            }
+        }
+        if (tid == 0u) {
+            let m = select(mq0, mq1, g >= 4u)[i];
+            let l = select(l0, l1, g >= 4u)[i];
+            part[p.stats + row] = vec4<f32>(m, l, f32(chunks), f32(keys));
+        }
     }
-    return m;
 }
 
 struct ReduceParams {
