@@ -299,3 +299,73 @@ fn kq_get4(base: u32, e: u32) -> vec4<f32> {
     }
 }
 //#endif
+
+//#if GEMM_TILE
+// The prefill GEMM tile (matmul_gemm, matmul_kquant): a workgroup of GT
+// threads computes a BM×BN tile of out (BM tokens by BN weight rows), each
+// thread 8 tokens by 8 rows (tokens 4ty..4ty+3 and BM/2+4ty.., rows 4tx..
+// and BN/2+4tx.. of the tile), so that every k of the inner loop reads 4
+// vec4 from workgroup memory for 16 vec4 FMAs. Per step of BK along K the
+// threads stage x (BM×BK) and the dequantised w (BN×BK) in workgroup memory
+// (16 KiB, WebGPU's default limit), transposed ([k][row / 4]); thread i
+// loads token i's and weight row i's BK values, four at a time, through
+// the kernel's tile_x(t, k) and tile_w(n, k) (elements k..k+3, zero past
+// K), with tokens past T and rows past the part clamped. The kernel's
+// tile_put(t, n, v) stores out[t, n..n+3] where inside T and the part.
+// The accumulators are named vectors: SwiftShader pays dearly for
+// indexing a local array.
+const BM: u32 = 64u;
+const BN: u32 = 64u;
+const BK: u32 = 32u;
+const GT: u32 = 64u; // threads: one per tile row when staging
+
+var<workgroup> xs: array<vec4<f32>, BK * BM / 4u>; // [k][token / 4]
+var<workgroup> ws: array<vec4<f32>, BK * BN / 4u>; // [k][row / 4]
+
+fn gemm_tile(rbase: u32, tbase: u32, lid: u32, T: u32, rows: u32, K: u32) {
+    let lt = min(tbase + lid, T - 1u);
+    let ln = min(rbase + lid, rows - 1u);
+    let tx = lid % 8u;
+    let ty = lid / 8u;
+    var c0 = vec4<f32>(0.0); var c1 = vec4<f32>(0.0); var c2 = vec4<f32>(0.0); var c3 = vec4<f32>(0.0);
+    var c4 = vec4<f32>(0.0); var c5 = vec4<f32>(0.0); var c6 = vec4<f32>(0.0); var c7 = vec4<f32>(0.0);
+    var c8 = vec4<f32>(0.0); var c9 = vec4<f32>(0.0); var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0); var c13 = vec4<f32>(0.0); var c14 = vec4<f32>(0.0); var c15 = vec4<f32>(0.0);
+    for (var k0 = 0u; k0 < K; k0 += BK) {
+        for (var j = 0u; j < BK; j += 4u) {
+            let xv = tile_x(lt, k0 + j);
+            let wv = tile_w(ln, k0 + j);
+            let o = j * (BM / 4u) + lid / 4u;
+            let e = lid % 4u;
+            xs[o][e] = xv.x;
+            xs[o + BM / 4u][e] = xv.y;
+            xs[o + BM / 2u][e] = xv.z;
+            xs[o + 3u * BM / 4u][e] = xv.w;
+            ws[o][e] = wv.x;
+            ws[o + BN / 4u][e] = wv.y;
+            ws[o + BN / 2u][e] = wv.z;
+            ws[o + 3u * BN / 4u][e] = wv.w;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < BK; kk++) {
+            let a0 = xs[kk * (BM / 4u) + ty];
+            let a1 = xs[kk * (BM / 4u) + BM / 8u + ty];
+            let b0 = ws[kk * (BN / 4u) + tx];
+            let b1 = ws[kk * (BN / 4u) + BN / 8u + tx];
+            c0 += a0.x * b0; c1 += a0.y * b0; c2 += a0.z * b0; c3 += a0.w * b0;
+            c4 += a0.x * b1; c5 += a0.y * b1; c6 += a0.z * b1; c7 += a0.w * b1;
+            c8 += a1.x * b0; c9 += a1.y * b0; c10 += a1.z * b0; c11 += a1.w * b0;
+            c12 += a1.x * b1; c13 += a1.y * b1; c14 += a1.z * b1; c15 += a1.w * b1;
+        }
+        workgroupBarrier();
+    }
+    let t0 = tbase + 4u * ty;
+    let t1 = t0 + BM / 2u;
+    let n0 = rbase + 4u * tx;
+    let n1 = n0 + BN / 2u;
+    tile_put(t0, n0, c0); tile_put(t0 + 1u, n0, c1); tile_put(t0 + 2u, n0, c2); tile_put(t0 + 3u, n0, c3);
+    tile_put(t0, n1, c4); tile_put(t0 + 1u, n1, c5); tile_put(t0 + 2u, n1, c6); tile_put(t0 + 3u, n1, c7);
+    tile_put(t1, n0, c8); tile_put(t1 + 1u, n0, c9); tile_put(t1 + 2u, n0, c10); tile_put(t1 + 3u, n0, c11);
+    tile_put(t1, n1, c12); tile_put(t1 + 1u, n1, c13); tile_put(t1 + 2u, n1, c14); tile_put(t1 + 3u, n1, c15);
+}
+//#endif

@@ -6,22 +6,19 @@
 // TB tokens; its WG threads stride along K four elements at a time (one
 // kq_get4 each, its activations one vec4 per token), and the partial sums
 // are reduced in shared memory. Grid (groups2D(rows), ceil(T/TB)).
-// Entry gemm, the prefill path: matmul_gemm's 64×64 tile of out per
-// workgroup of 256 threads, each step of BK = 32 along K staging x and the
-// dequantised w in workgroup memory. Grid (ceil(rows/BN), ceil(T/BM)).
+// Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
+// out per workgroup. Grid (ceil(rows/BN), ceil(T/BM)).
 // Rows past the part and tokens past T are clamped on load and skipped on
 // store. With acc = 1 both add to out instead of storing.
 
 //#define KQUANT
+//#define GEMM_TILE
 override KTYPE: u32 = 12u;
 override WG: u32 = 64u; // gemv threads per workgroup, a power of two, at most MAXWG
 override TB: u32 = 4u;  // gemv tokens per workgroup, at most MAXTB
 
 const MAXWG: u32 = 64u;
 const MAXTB: u32 = 4u;
-const BM: u32 = 64u;
-const BN: u32 = 64u;
-const BK: u32 = 32u;
 
 struct Params {
     n: u32,    // N: columns of out, over all parts
@@ -38,8 +35,6 @@ struct Params {
 @group(0) @binding(3) var<uniform> p: Params;
 
 var<workgroup> red: array<f32, MAXWG * MAXTB>;
-var<workgroup> xs: array<vec4<f32>, BK * BM / 4u>; // gemm: [k][token / 4]
-var<workgroup> ws: array<vec4<f32>, BK * BN / 4u>; // gemm: [k][row / 4]
 
 // kq_w4 is elements k..k+3 (k a multiple of 4) of weight row n of the part.
 fn kq_w4(n: u32, k: u32) -> vec4<f32> {
@@ -84,52 +79,21 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GT)
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let rbase = wid.x * BN;
-    let tbase = wid.y * BM;
-    // loader role: tile row lr (a token for x, a weight row for w), k
-    // lq..lq+3 and 16+lq..16+lq+3 of each BK step
-    let lr = lid / 4u;
-    let lq = (lid % 4u) * 4u;
-    let lt = min(tbase + lr, p.t - 1u);
-    let ln = min(rbase + lr, p.rows - 1u);
-    // compute role: tokens 4ty..4ty+3, rows 4tx..4tx+3 of the tile
-    let tx = lid % 16u;
-    let ty = lid / 16u;
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
+    gemm_tile(wid.x * BN, wid.y * BM, lid, p.t, p.rows, p.k);
+}
 
-    for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        for (var h = 0u; h < BK; h += 16u) {
-            let k = k0 + h + lq;
-            let xv = x[(lt * p.k + k) / 4u];
-            let wv = kq_w4(ln, k);
-            for (var i = 0u; i < 4u; i++) {
-                xs[(h + lq + i) * (BM / 4u) + lr / 4u][lr % 4u] = xv[i];
-                ws[(h + lq + i) * (BN / 4u) + lr / 4u][lr % 4u] = wv[i];
-            }
-        }
-        workgroupBarrier();
-        for (var kk = 0u; kk < BK; kk++) {
-            let a = xs[kk * (BM / 4u) + ty];
-            let b = ws[kk * (BN / 4u) + tx];
-            acc0 += a.x * b;
-            acc1 += a.y * b;
-            acc2 += a.z * b;
-            acc3 += a.w * b;
-        }
-        workgroupBarrier();
-    }
+fn tile_x(t: u32, k: u32) -> vec4<f32> {
+    return x[(t * p.k + k) / 4u];
+}
 
-    let n = rbase + tx * 4u;
-    let t = tbase + ty * 4u;
-    kq_store(t, n, acc0);
-    kq_store(t + 1u, n, acc1);
-    kq_store(t + 2u, n, acc2);
-    kq_store(t + 3u, n, acc3);
+fn tile_w(n: u32, k: u32) -> vec4<f32> {
+    return kq_w4(n, k);
+}
+
+fn tile_put(t: u32, n: u32, v: vec4<f32>) {
+    kq_store(t, n, v);
 }
 
 // kq_store writes out[t, row0+n .. row0+n+3] where inside the part and T.

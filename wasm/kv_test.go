@@ -9,10 +9,11 @@ import (
 	"wasmllm/internal/browsertest"
 )
 
-// TestKVCacheDtype: createEngine({kvCacheDtype: "f16"}) on WebGPU keeps
-// the KV cache in f16 (engine.info says so; the plan counts half the bytes)
-// and generates the same greedy text as f32; the CPU backend keeps f32 and
-// says so; an unknown type is a bad_request naming the option.
+// TestKVCacheDtype: on WebGPU the KV cache is f16 by default and with
+// kvCacheDtype: "f16" (engine.info says so; the plan counts half the bytes
+// of kvCacheDtype: "f32") and generates the same greedy text as f32; the
+// CPU backend keeps f32 and says so; an unknown type is a bad_request
+// naming the option.
 func TestKVCacheDtype(t *testing.T) {
 	t.Parallel()
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: browsertest.RepoFile("models")})
@@ -40,8 +41,11 @@ func TestKVCacheDtype(t *testing.T) {
 		b.MustRun(`engine.unload()`, nil)
 		return info, text
 	}
-	i32, want := run("webgpu", "")
+	i32, want := run("webgpu", "f32")
 	i16, got := run("webgpu", "f16")
+	if def, _ := run("webgpu", ""); def != i16 {
+		t.Errorf("info by default: %+v, with f16 %+v", def, i16)
+	}
 	if i32.Backend != "webgpu" || i32.KV != "f32" || i16.Backend != "webgpu" || i16.KV != "f16" ||
 		i16.Context != i32.Context || i32.Plan.KVBytes != 2*i16.Plan.KVBytes || i16.Plan.KVBytes <= 0 {
 		t.Errorf("info: f32 %+v, f16 %+v", i32, i16)

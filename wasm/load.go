@@ -366,12 +366,13 @@ func (r *loadRun) info() map[string]any {
 	}
 }
 
-// kvDType parses the kvCacheDtype option: "" or "f32" is F32, "f16" F16.
+// kvDType parses the kvCacheDtype option: "f32" is F32, "" (the default)
+// or "f16" F16. The CPU backend keeps F32 whatever was asked.
 func kvDType(s string) (loader.DType, error) {
 	switch s {
-	case "", "f32":
+	case "f32":
 		return loader.F32, nil
-	case "f16":
+	case "", "f16":
 		return loader.F16, nil
 	}
 	return 0, &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf(`load options: kvCacheDtype %q: want "f32" or "f16"`, s),

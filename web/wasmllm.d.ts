@@ -72,9 +72,9 @@ export interface EngineOptions {
   /** KV cache capacity in tokens; default: the model's maximum, at most 4096, lowered to what the GPU holds. */
   contextLength?: number;
   /**
-   * What the KV cache stores: "f32" (default) or "f16", half the memory and
-   * bandwidth (about 1e-3 relative error in attention; llama.cpp's and
-   * WebLLM's default). The CPU backend (and the CPU fallback) keeps f32:
+   * What the KV cache stores on WebGPU: "f16" (default; half the memory and
+   * bandwidth of f32, about 1e-3 relative error in attention; llama.cpp's
+   * and WebLLM's default) or "f32". The CPU backend (and the CPU fallback) keeps f32:
    * engine.info.kv_cache_dtype reports the type used. Any other value
    * rejects with "bad_request" (details.param "kvCacheDtype").
    */

@@ -83,7 +83,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.backend, "backend", "cpu", "cpu or webgpu (headless Chromium)")
 	fs.IntVar(&c.ctx, "ctx", 0, "context length (KV cache capacity); 0: the model's, at most 4096")
 	fs.IntVar(&c.threads, "threads", 0, "CPU threads (0: all)")
-	kv := fs.String("kv-dtype", "f32", "KV cache type: f32 or f16 (half the memory; the cpu backend keeps f32, with a note)")
+	kv := fs.String("kv-dtype", "", "KV cache type: f32 or f16 (half the memory; the cpu backend keeps f32, with a note); default f16 on webgpu, f32 on cpu")
 	c.params.BindFlags(fs)
 	c.structure.bind(fs)
 	kwargs := fs.String("chat-template-kwargs", "", `-chat's template variables as a JSON object (chat_template_kwargs), e.g. {"enable_thinking":false}`)
@@ -109,6 +109,11 @@ func parseFlags(args []string) (*config, error) {
 		return nil, errors.New("-model is required")
 	}
 	switch *kv {
+	case "":
+		c.kvDType = loader.F32
+		if c.backend == "webgpu" {
+			c.kvDType = loader.F16
+		}
 	case "f32":
 		c.kvDType = loader.F32
 	case "f16":

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"wasmllm/loader"
 
 	"wasmllm/internal/golden"
 )
@@ -121,11 +122,12 @@ func TestStory(t *testing.T) {
 }
 
 // TestKVDType: -kv-dtype f16 on the CPU backend keeps the f32 cache, says
-// so on stderr and generates the same story; a bad type is a flag error.
+// so on stderr and generates the same story; by default the cache is f32
+// on the CPU (no note) and f16 on WebGPU; a bad type is a flag error.
 func TestKVDType(t *testing.T) {
 	g := golden.Read(t, "../../testdata/golden/stories260K.story.golden")
 	args := []string{"-model", "../../testdata/models/stories260K.gguf", "-prompt", "Once upon a time", "-n", "16", "-json"}
-	for _, kv := range []string{"f32", "f16"} {
+	for _, kv := range []string{"", "f32", "f16"} {
 		c, err := parseFlags(append(args, "-kv-dtype", kv))
 		if err != nil {
 			t.Fatal(err)
@@ -140,6 +142,11 @@ func TestKVDType(t *testing.T) {
 		note := strings.Contains(errb.String(), "keeps the KV cache in F32, not F16")
 		if note != (kv == "f16") {
 			t.Errorf("-kv-dtype %s: stderr %q", kv, errb.String())
+		}
+	}
+	for backend, want := range map[string]loader.DType{"cpu": loader.F32, "webgpu": loader.F16} {
+		if c, err := parseFlags(append(args, "-backend", backend)); err != nil || c.kvDType != want {
+			t.Errorf("-backend %s: KV %v (%v), want %v", backend, c.kvDType, err, want)
 		}
 	}
 	if _, err := parseFlags(append(args, "-kv-dtype", "f8")); err == nil || !strings.Contains(err.Error(), "-kv-dtype") {
