@@ -154,9 +154,9 @@ func (k *kernelBench) gemm(name string, dt loader.DType, T, N, K int) error {
 }
 
 // attention times one layer's decode attention (T=1) at position ctx-1 of
-// a cache of ctx positions, as the engine allocates it.
-func (k *kernelBench) attention(name string, H, Hk, Dh, ctx int) error {
-	cache, err := k.be.NewKVCache(1, ctx, Hk, Dh)
+// a cache of ctx positions of type dt, as the engine allocates it.
+func (k *kernelBench) attention(name string, dt loader.DType, H, Hk, Dh, ctx int) error {
+	cache, err := k.be.NewKVCacheOf(dt, 1, ctx, Hk, Dh)
 	if err != nil {
 		return err
 	}

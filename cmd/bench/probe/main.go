@@ -122,7 +122,7 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 			"gemv_q4_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4_K, 1024, 1024) },
 			"gemv_q6_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q6_K, 1024, 1024) },
 			"gemm_q4":        func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
-			"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, 32, 8, 64, 1024) },
+			"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
 			"moe_q4":         func(k *kernelBench, n string) error { return k.moe(n, 256, 16, 4, 64) },
 		}
 	}
@@ -136,9 +136,11 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		"gemv_q4_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4_K, 16384, 2048) },
 		"gemv_q6_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q6_K, 16384, 2048) },
 		"gemm_q4":           func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 128, 3072, 2048) },
-		"attn_decode_1k":    func(k *kernelBench, n string) error { return k.attention(n, 32, 8, 64, 1024) },
-		"attn_decode_4k":    func(k *kernelBench, n string) error { return k.attention(n, 32, 8, 64, 4096) },
-		"moe_q4":            func(k *kernelBench, n string) error { return k.moe(n, 2048, 128, 8, 768) },
+		"attn_decode_1k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
+		"attn_decode_4k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 4096) },
+		// The default cache on WebGPU: half the bytes, unpacked in the kernel.
+		"attn_decode_4k_f16": func(k *kernelBench, n string) error { return k.attention(n, loader.F16, 32, 8, 64, 4096) },
+		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, 2048, 128, 8, 768) },
 	}
 }
 

@@ -130,19 +130,19 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 		return nil, err
 	}
 	w, g, data = nil, nil, nil
-	e, err := engine.New(m, tok, engine.Options{Context: c.Context})
+	// The KV cache is what createEngine gives by default: f16 on WebGPU,
+	// f32 on the CPU.
+	kv := loader.F32
+	if gb != nil {
+		kv = loader.F16
+	}
+	e, err := engine.New(m, tok, engine.Options{Context: c.Context, KVDType: kv})
 	if err != nil {
 		return nil, err
 	}
 	res.KVDType, res.KVBytesPerPos = "F32", int64(2*cfg.Layers*cfg.KVHeads*cfg.HeadDim*4)
-	// The engine's cache comes from the backend's NewKVCache, as this one.
-	if kc, err := b.NewKVCache(1, 1, cfg.KVHeads, cfg.HeadDim); err == nil {
-		if dc, ok := kc.(interface{ DType() loader.DType }); ok && dc.DType() == loader.F16 {
-			res.KVDType, res.KVBytesPerPos = "F16", res.KVBytesPerPos/2
-		}
-		if gb != nil {
-			gb.FreeKVCache(kc)
-		}
+	if e.KVDType() == loader.F16 {
+		res.KVDType, res.KVBytesPerPos = "F16", res.KVBytesPerPos/2
 	}
 	res.BuildMs = msSince(start)
 	log("%s on %s: built in %.0f ms, %d weight bytes, %d read per token", c.Name, be.name, res.BuildMs, res.WeightBytes, res.ActiveBytes)
@@ -238,7 +238,7 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 		pt := total.perToken(steps)
 		res.PerToken = &pt
 		if c.EncodeSteps > 0 && time.Until(deadline) > 0 {
-			if err := encodeTime(m, gb, c.Prompts[0].IDs, c.EncodeSteps, c.Context, res.PerToken); err != nil {
+			if err := encodeTime(m, gb, c.Prompts[0].IDs, c.EncodeSteps, c.Context, kv, res.PerToken); err != nil {
 				return nil, err
 			}
 		}
@@ -254,8 +254,8 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 // engine's capacity (decode attention's work follows the capacity), to
 // split a step's time into the Go side (Forward and Argmax only record
 // commands) and the rest.
-func encodeTime(m *model.Model, b *gpu.Backend, prompt []int32, steps, capacity int, pt *result.PerToken) error {
-	cache, err := m.NewCache(capacity)
+func encodeTime(m *model.Model, b *gpu.Backend, prompt []int32, steps, capacity int, kv loader.DType, pt *result.PerToken) error {
+	cache, err := m.NewCacheOf(kv, capacity)
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,7 @@ func KernelNames(quick bool) []string {
 		return []string{"gemv_q4", "gemv_q8", "gemv_q4_k", "gemv_q6_k", "gemm_q4", "attn_decode_1k", "moe_q4"}
 	}
 	return []string{"gemv_q4_qkv", "gemv_q4_gate_up", "gemv_q4_down", "gemv_q4_lm_head", "gemv_q8_gate_up",
-		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemm_q4", "attn_decode_1k", "attn_decode_4k", "moe_q4"}
+		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemm_q4", "attn_decode_1k", "attn_decode_4k", "attn_decode_4k_f16", "moe_q4"}
 }
 
 // Median returns the median of xs (0 for none).
