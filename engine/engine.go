@@ -23,7 +23,8 @@ type Options struct {
 	// Context is the KV cache capacity in tokens; 0 means the model's
 	// maximum, capped at 4096.
 	Context int
-	// PrefillChunk bounds the tokens per prefill batch (default 128).
+	// PrefillChunk bounds the tokens per prefill batch (default: the
+	// backend's model.PrefillChunker, or 128).
 	PrefillChunk int
 	// KVDType is the type the KV cache stores: F32 (the zero value) or F16
 	// (half the memory and bandwidth; about 1e-3 relative error in the
@@ -82,6 +83,9 @@ func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error
 	}
 	if opts.PrefillChunk <= 0 {
 		opts.PrefillChunk = 128
+		if pc, ok := m.Backend().(model.PrefillChunker); ok && pc.PrefillChunk() > 0 {
+			opts.PrefillChunk = pc.PrefillChunk()
+		}
 	}
 	cache, err := m.NewCacheOf(opts.KVDType, opts.Context)
 	if err != nil {
@@ -97,6 +101,9 @@ func New(m *model.Model, tok *tokenizer.Tokenizer, opts Options) (*Engine, error
 
 // Context is the KV cache capacity.
 func (e *Engine) Context() int { return e.opts.Context }
+
+// PrefillChunk is the most prompt tokens one prefill batch runs.
+func (e *Engine) PrefillChunk() int { return e.opts.PrefillChunk }
 
 // KVDType is the type the KV cache stores: Options.KVDType, or F32 where
 // the backend has no F16 cache.

@@ -663,3 +663,34 @@ func benchAdd(bm *testing.B, bytes int) {
 		}
 	}
 }
+
+// BenchmarkAttentionPrefill is one layer's attention for a 512-token
+// prompt batch (Llama-3.2-1B's heads: H=32, Hk=8, Dh=64, and Llama-3-8B's
+// Dh=128) from position 0: the causal half of T×T scores, in GFLOP/s of its
+// two products (QKᵀ and PV, 2·2·Dh flops per query head and key seen).
+func BenchmarkAttentionPrefill(bm *testing.B) {
+	for _, Dh := range []int{64, 128} {
+		bm.Run(fmt.Sprintf("Dh=%d/T=512", Dh), func(bm *testing.B) {
+			const H, Hk, T = 32, 8, 512
+			b := benchBackend(bm)
+			cache, err := b.NewKVCacheOf(loader.F16, 1, T, Hk, Dh)
+			if err != nil {
+				bm.Fatal(err)
+			}
+			defer b.FreeKVCache(cache)
+			r := rand.New(rand.NewPCG(5, 6))
+			C := (H + 2*Hk) * Dh
+			q, p, o := b.NewF32(T, C), b.NewI32(T), b.NewF32(T, H*Dh)
+			defer func() { b.Free(q); b.Free(p); b.Free(o) }()
+			b.WriteF32(q, randF32(r, T*C))
+			ps := make([]int32, T)
+			for i := range ps {
+				ps[i] = int32(i)
+			}
+			b.WriteI32(p, ps)
+			sec := timeSteps(bm, b, 1, func() { b.Attention(o, q, p, cache, 0, 0) }, o)
+			seen := float64(T) * float64(T+1) / 2
+			bm.ReportMetric(4*float64(Dh)*float64(H)*seen/sec/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -336,12 +336,11 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 }
 
 // prefillTiles are BQ and BK of attention_prefill.wgsl for a head dim:
-// BQ*Dh/4 outputs over 64 threads, at most 4 each; a K/V tile of at most
-// 1024 floats.
+// even (the kernel's threads take 2×2 blocks), at most 16, and a Q or K/V
+// tile of at most 1024 floats.
 func prefillTiles(Dh int) (bq, bk int) {
-	bq = max(1, min(16, 1024/Dh))
-	bk = max(1, min(16, 1024/Dh))
-	return bq, bk
+	bq = max(2, min(16, 1024/Dh)&^1)
+	return bq, bq
 }
 
 func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) {

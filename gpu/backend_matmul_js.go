@@ -183,3 +183,15 @@ func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
 			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole())
 	}
 }
+
+// PrefillChunk implements model.PrefillChunker: 512 tokens on a GPU, so
+// that the prefill GEMMs whose N is the hidden size (o_proj, down) launch
+// enough BM×BN tiles to fill it (Llama-3.1-8B's o_proj: 64 tiles of rows by
+// 8 of tokens, 512 workgroups, against 128 at 128 tokens); 128 on a CPU
+// adapter, where larger batches only hold more memory.
+func (b *Backend) PrefillChunk() int {
+	if b.d.AdapterInfo.Fallback {
+		return 128
+	}
+	return 512
+}

@@ -163,9 +163,13 @@ func (r *goldenRun) forwardChunks(ids []int32, chunk int) [][]float32 {
 }
 
 // kvTolerance is the golden tolerance, ten times it when the cache keeps
-// keys and values in f16 (testdata/README.md).
+// keys and values in f16 or its backend's prefill GEMM multiplies in f16
+// (testdata/README.md).
 func kvTolerance(tol float64, c model.KVCache) float64 {
 	if kv, ok := c.(interface{ DType() loader.DType }); ok && kv.DType() == loader.F16 {
+		return 10 * tol
+	}
+	if kc, ok := c.(*kvCache); ok && kc.b.f16math {
 		return 10 * tol
 	}
 	return tol

@@ -196,6 +196,13 @@ type KVCacheAllocator interface {
 	NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headDim int) (KVCache, error)
 }
 
+// PrefillChunker is an optional Backend interface: the tokens per prefill
+// batch the backend runs best, engine.Options.PrefillChunk's default (128
+// for a backend without it).
+type PrefillChunker interface {
+	PrefillChunk() int
+}
+
 // KVCacheTyped is an optional KVCache interface: the type the cache stores.
 // A cache without it stores f32.
 type KVCacheTyped interface {

@@ -6,8 +6,14 @@
 // memory, scored, folded into each row's running max and sum (online
 // softmax), and the V tile, loaded over the K tile, is accumulated. Row R
 // attends to keys [0, pos[t]], or with a sliding window to the last
-// p.window of them; the tiles before every row's window are skipped. Queries are read from qkv where they are
-// used (a cache hit after the first tile): workgroup memory is kept small,
+// p.window of them; the tiles before every row's window are skipped.
+//
+// The Q tile sits in workgroup memory with the K/V tile, and both products
+// are register-blocked: for the scores a thread takes 2 rows by 2 keys (4
+// dot products for 4 vec4 loads), for the output 2 rows by 2 units of the
+// head (4 vec4 FMAs for 2 probabilities and 2 values), its accumulators
+// named vectors. The online softmax of a row is one thread's (BK scores).
+// BQ*Dh and BK*Dh are at most 1024 floats: workgroup memory is kept small,
 // since SwiftShader's compile time grows with it.
 //
 // The cache is head-major (Hk, S, UH) in 16-byte units: 4 f32 values, or 8
@@ -31,17 +37,17 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 override DH: u32 = 64u;  // Dh, a multiple of 4 (8 when KV_F16), at most 256
-override BQ: u32 = 16u;  // query rows per tile: BQ <= 16, BQ*Dh <= 1024
-override BK: u32 = 16u;  // keys per tile: BK*Dh <= 1024
+override BQ: u32 = 16u;  // query rows per tile: even, BQ <= 16, BQ*Dh <= 1024 (so BQ/2 * ceil(Dh/8) <= 64)
+override BK: u32 = 16u;  // keys per tile: even, BK <= 16, BK*Dh <= 1024
 override KV_F16: bool = false;
 override DH4: u32 = DH / 4u;
 
 const WG: u32 = 64u;
-const NACC: u32 = 4u; // outputs (vec4) per thread: BQ*Dh/4/WG <= 4
 const NEG: f32 = -3.0e38;
 
+var<workgroup> qs: array<vec4<f32>, BQ * DH4>;  // (BQ, Dh/4) Q tile
 var<workgroup> kvs: array<vec4<f32>, BK * DH4>; // (BK, Dh/4) K tile, then V tile
-var<workgroup> ps: array<f32, BQ * BK>;             // (BQ, BK) scores, then probabilities
+var<workgroup> ps: array<f32, BQ * BK>;         // (BQ, BK) scores, then probabilities
 var<workgroup> row_m: array<f32, BQ>;      // running max
 var<workgroup> row_l: array<f32, BQ>;      // running sum of exp(s - m)
 var<workgroup> row_a: array<f32, BQ>;      // this tile's rescale of the output
@@ -75,6 +81,12 @@ fn load_tile(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
     }
 }
 
+// score is row r's scaled score of key k0+c, NEG where the row does not
+// see the key.
+fn score(r: u32, c: u32, k0: u32, d: f32) -> f32 {
+    return select(NEG, d * p.scale, k0 + c < row_n[r] && k0 + c >= row_lo[r]);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let kh = wg.y;
@@ -98,6 +110,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         row_m[tid] = NEG;
         row_l[tid] = 0.0;
     }
+    for (var e = tid; e < BQ * DH4; e += WG) {
+        let R = min(r0 + e / DH4, p.rows - 1u);
+        qs[e] = qkv[(R / p.group) * p.row4 + (kh * p.group + R % p.group) * DH4 + e % DH4];
+    }
     workgroupBarrier();
     if (tid == 0u) {
         var n = 0u;
@@ -112,42 +128,52 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let nkeys = workgroupUniformLoad(&tile_keys);
     let klo = workgroupUniformLoad(&tile_lo);
 
-    var acc: array<vec4<f32>, NACC>;
+    // Score role: rows sa, sa+1 by keys sb, sb+1 (threads past BQ*BK/4 idle).
+    let sa = 2u * (tid / (BK / 2u));
+    let sb = 2u * (tid % (BK / 2u));
+    let scorer = tid < BQ * BK / 4u;
+    // Output role: rows oa, oa+1 by units ob, ob+1 of the head (an odd
+    // DH4 leaves the last pair one unit, the other computed and dropped).
+    let halves = (DH4 + 1u) / 2u;
+    let oa = 2u * (tid / halves);
+    let ob = 2u * (tid % halves);
+    let owner = tid < BQ / 2u * halves;
+    let ob1 = min(ob + 1u, DH4 - 1u);
+    var o00 = vec4<f32>(0.0); // row oa, unit ob
+    var o01 = vec4<f32>(0.0); // row oa, unit ob+1
+    var o10 = vec4<f32>(0.0); // row oa+1, unit ob
+    var o11 = vec4<f32>(0.0);
     for (var k0 = (klo / BK) * BK; k0 < nkeys; k0 += BK) {
         load_tile(false, kh, k0, nkeys, tid);
         workgroupBarrier();
-        // Neighbouring threads score neighbouring rows against one key, a
-        // broadcast read of the tile.
-        for (var e = tid; e < BQ * BK; e += WG) {
-            let c = e / BQ;
-            let r = e % BQ;
-            var s = NEG;
-            if (k0 + c < row_n[r] && k0 + c >= row_lo[r]) {
-                let R = r0 + r;
-                let qb = (R / p.group) * p.row4 + (kh * p.group + R % p.group) * DH4;
-                var d = 0.0;
-                for (var u = 0u; u < DH4; u++) {
-                    d += dot(qkv[qb + u], kvs[c * DH4 + u]);
-                }
-                s = d * p.scale;
+        if (scorer) {
+            var d00 = 0.0; var d01 = 0.0; var d10 = 0.0; var d11 = 0.0;
+            for (var u = 0u; u < DH4; u++) {
+                let q0 = qs[sa * DH4 + u];
+                let q1 = qs[(sa + 1u) * DH4 + u];
+                let k0v = kvs[sb * DH4 + u];
+                let k1v = kvs[(sb + 1u) * DH4 + u];
+                d00 += dot(q0, k0v); d01 += dot(q0, k1v);
+                d10 += dot(q1, k0v); d11 += dot(q1, k1v);
             }
-            ps[r * BK + c] = s;
+            ps[sa * BK + sb] = score(sa, sb, k0, d00);
+            ps[sa * BK + sb + 1u] = score(sa, sb + 1u, k0, d01);
+            ps[(sa + 1u) * BK + sb] = score(sa + 1u, sb, k0, d10);
+            ps[(sa + 1u) * BK + sb + 1u] = score(sa + 1u, sb + 1u, k0, d11);
         }
         workgroupBarrier();
         if (tid < BQ) {
             let r = tid;
-            let valid = min(BK, row_n[r] - min(row_n[r], k0)); // keys of this tile the row sees
             let m0 = row_m[r];
             var m = m0;
-            for (var c = 0u; c < valid; c++) {
+            for (var c = 0u; c < BK; c++) {
                 m = max(m, ps[r * BK + c]);
             }
             var l = 0.0;
             for (var c = 0u; c < BK; c++) {
-                var e = 0.0;
-                if (c < valid && k0 + c >= row_lo[r]) {
-                    e = exp(ps[r * BK + c] - m);
-                }
+                // 0 for keys the row does not see (NEG), unless no key of
+                // the row was seen yet (m = NEG): then exp(0) must not count.
+                let e = select(0.0, exp(ps[r * BK + c] - m), ps[r * BK + c] > NEG);
                 ps[r * BK + c] = e;
                 l += e;
             }
@@ -158,28 +184,37 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         }
         load_tile(true, kh, k0, nkeys, tid);
         workgroupBarrier();
-        for (var i = 0u; i < NACC; i++) {
-            let e = tid + i * WG;
-            if (e < BQ * DH4) {
-                let r = e / DH4;
-                let u = e % DH4;
-                var o = acc[i] * row_a[r];
-                for (var c = 0u; c < BK; c++) {
-                    o += ps[r * BK + c] * kvs[c * DH4 + u];
-                }
-                acc[i] = o;
+        if (owner) {
+            let a0 = row_a[oa];
+            let a1 = row_a[oa + 1u];
+            o00 *= a0; o01 *= a0; o10 *= a1; o11 *= a1;
+            for (var c = 0u; c < BK; c++) {
+                let p0 = ps[oa * BK + c];
+                let p1 = ps[(oa + 1u) * BK + c];
+                let v0 = kvs[c * DH4 + ob];
+                let v1 = kvs[c * DH4 + ob1];
+                o00 += p0 * v0; o01 += p0 * v1;
+                o10 += p1 * v0; o11 += p1 * v1;
             }
         }
         workgroupBarrier();
     }
 
-    for (var i = 0u; i < NACC; i++) {
-        let e = tid + i * WG;
-        let R = r0 + e / DH4;
-        if (e < BQ * DH4 && R < p.rows) {
-            let t = R / p.group;
-            let h = kh * p.group + R % p.group;
-            out[(t * p.heads + h) * DH4 + e % DH4] = acc[i] / row_l[e / DH4];
+    if (owner) {
+        put(r0 + oa, kh, ob, o00 / row_l[oa]);
+        put(r0 + oa + 1u, kh, ob, o10 / row_l[oa + 1u]);
+        if (ob + 1u < DH4) {
+            put(r0 + oa, kh, ob + 1u, o01 / row_l[oa]);
+            put(r0 + oa + 1u, kh, ob + 1u, o11 / row_l[oa + 1u]);
         }
+    }
+}
+
+// put stores unit u of query row R's output, where R is in the batch.
+fn put(R: u32, kh: u32, u: u32, v: vec4<f32>) {
+    if (R < p.rows) {
+        let t = R / p.group;
+        let h = kh * p.group + R % p.group;
+        out[(t * p.heads + h) * DH4 + u] = v;
     }
 }

@@ -2,6 +2,7 @@ package shaders
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -9,12 +10,15 @@ import (
 type Features struct {
 	Subgroups bool
 	F16       bool
+	// F16Math, with F16, selects f16 arithmetic where a kernel offers it
+	// (the F16MATH sections: common.wgsl's GEMM tile).
+	F16Math bool
 }
 
 // Build returns the complete WGSL of a kernel file: enable directives for
 // the features in use, the file with its `//#if NAME`, `//#else` and
 // `//#endif` sections resolved, then common.wgsl, resolved likewise. NAME is
-// SUBGROUPS or F16, or a name the kernel file sets with a `//#define NAME`
+// SUBGROUPS, F16 or F16MATH (F16 and F16Math), or a name the kernel file sets with a `//#define NAME`
 // line (common.wgsl's optional sections, e.g. GEMV: helpers that read the
 // kernel's own bindings); a name common.wgsl tests that the file does not
 // define is false there. Lines are kept in place, so compile errors point at
@@ -28,7 +32,7 @@ func Build(file string, f Features) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	flags := map[string]bool{"SUBGROUPS": f.Subgroups, "F16": f.F16}
+	flags := map[string]bool{"SUBGROUPS": f.Subgroups, "F16": f.F16, "F16MATH": f.F16 && f.F16Math}
 	for _, l := range strings.Split(src, "\n") {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(l), "//#define "); ok {
 			flags[strings.TrimSpace(name)] = true
@@ -45,6 +49,22 @@ func Build(file string, f Features) (string, error) {
 			}
 		}
 	}
+	// common.wgsl's sections in use may test F16 or F16MATH too: they need
+	// the directive when resolving them with those on and off differs.
+	usesF16 := strings.Contains(src, "//#if F16")
+	if f.F16 && !usesF16 {
+		off := maps.Clone(flags)
+		off["F16"], off["F16MATH"] = false, false
+		without, err := preprocess("common.wgsl", common, off)
+		if err != nil {
+			return "", err
+		}
+		with, err := preprocess("common.wgsl", common, flags)
+		if err != nil {
+			return "", err
+		}
+		usesF16 = with != without
+	}
 	if common, err = preprocess("common.wgsl", common, flags); err != nil {
 		return "", err
 	}
@@ -52,7 +72,7 @@ func Build(file string, f Features) (string, error) {
 	if f.Subgroups && strings.Contains(src, "//#if SUBGROUPS") {
 		enable += "enable subgroups; "
 	}
-	if f.F16 && strings.Contains(src, "//#if F16") {
+	if f.F16 && usesF16 {
 		enable += "enable f16; "
 	}
 	return enable + body + "\n" + common, nil

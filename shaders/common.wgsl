@@ -314,13 +314,24 @@ fn kq_get4(base: u32, e: u32) -> vec4<f32> {
 // tile_put(t, n, v) stores out[t, n..n+3] where inside T and the part.
 // The accumulators are named vectors: SwiftShader pays dearly for
 // indexing a local array.
+//
+// With F16MATH (gpu.MathF16) the tiles are staged as f16 (half the workgroup memory,
+// so BK = 64 per barrier pair) and multiplied in f16: each run of four k
+// sums its products in f16 registers, which are then added to the f32
+// accumulators (about 1e-3 relative error, as the f16 KV cache's).
 const BM: u32 = 64u;
 const BN: u32 = 64u;
-const BK: u32 = 32u;
 const GT: u32 = 64u; // threads: one per tile row when staging
+//#if F16MATH
+const BK: u32 = 64u;
+alias tile_t = f16;
+//#else
+const BK: u32 = 32u;
+alias tile_t = f32;
+//#endif
 
-var<workgroup> xs: array<vec4<f32>, BK * BM / 4u>; // [k][token / 4]
-var<workgroup> ws: array<vec4<f32>, BK * BN / 4u>; // [k][row / 4]
+var<workgroup> xs: array<vec4<tile_t>, BK * BM / 4u>; // [k][token / 4]
+var<workgroup> ws: array<vec4<tile_t>, BK * BN / 4u>; // [k][row / 4]
 
 fn gemm_tile(rbase: u32, tbase: u32, lid: u32, T: u32, rows: u32, K: u32) {
     let lt = min(tbase + lid, T - 1u);
@@ -333,8 +344,13 @@ fn gemm_tile(rbase: u32, tbase: u32, lid: u32, T: u32, rows: u32, K: u32) {
     var c12 = vec4<f32>(0.0); var c13 = vec4<f32>(0.0); var c14 = vec4<f32>(0.0); var c15 = vec4<f32>(0.0);
     for (var k0 = 0u; k0 < K; k0 += BK) {
         for (var j = 0u; j < BK; j += 4u) {
-            let xv = tile_x(lt, k0 + j);
-            let wv = tile_w(ln, k0 + j);
+            // Zero past K (a step of 64 may run past a K of 32m).
+            var xv = vec4<tile_t>(0.0);
+            var wv = vec4<tile_t>(0.0);
+            if (k0 + j < K) {
+                xv = vec4<tile_t>(tile_x(lt, k0 + j));
+                wv = vec4<tile_t>(tile_w(ln, k0 + j));
+            }
             let o = j * (BM / 4u) + lid / 4u;
             let e = lid % 4u;
             xs[o][e] = xv.x;
@@ -347,6 +363,28 @@ fn gemm_tile(rbase: u32, tbase: u32, lid: u32, T: u32, rows: u32, K: u32) {
             ws[o + 3u * BN / 4u][e] = wv.w;
         }
         workgroupBarrier();
+//#if F16MATH
+        for (var k4 = 0u; k4 < BK; k4 += 4u) {
+            var h0 = vec4<f16>(0.0); var h1 = vec4<f16>(0.0); var h2 = vec4<f16>(0.0); var h3 = vec4<f16>(0.0);
+            var h4 = vec4<f16>(0.0); var h5 = vec4<f16>(0.0); var h6 = vec4<f16>(0.0); var h7 = vec4<f16>(0.0);
+            var h8 = vec4<f16>(0.0); var h9 = vec4<f16>(0.0); var h10 = vec4<f16>(0.0); var h11 = vec4<f16>(0.0);
+            var h12 = vec4<f16>(0.0); var h13 = vec4<f16>(0.0); var h14 = vec4<f16>(0.0); var h15 = vec4<f16>(0.0);
+            for (var kk = k4; kk < k4 + 4u; kk++) {
+                let a0 = xs[kk * (BM / 4u) + ty];
+                let a1 = xs[kk * (BM / 4u) + BM / 8u + ty];
+                let b0 = ws[kk * (BN / 4u) + tx];
+                let b1 = ws[kk * (BN / 4u) + BN / 8u + tx];
+                h0 += a0.x * b0; h1 += a0.y * b0; h2 += a0.z * b0; h3 += a0.w * b0;
+                h4 += a0.x * b1; h5 += a0.y * b1; h6 += a0.z * b1; h7 += a0.w * b1;
+                h8 += a1.x * b0; h9 += a1.y * b0; h10 += a1.z * b0; h11 += a1.w * b0;
+                h12 += a1.x * b1; h13 += a1.y * b1; h14 += a1.z * b1; h15 += a1.w * b1;
+            }
+            c0 += vec4<f32>(h0); c1 += vec4<f32>(h1); c2 += vec4<f32>(h2); c3 += vec4<f32>(h3);
+            c4 += vec4<f32>(h4); c5 += vec4<f32>(h5); c6 += vec4<f32>(h6); c7 += vec4<f32>(h7);
+            c8 += vec4<f32>(h8); c9 += vec4<f32>(h9); c10 += vec4<f32>(h10); c11 += vec4<f32>(h11);
+            c12 += vec4<f32>(h12); c13 += vec4<f32>(h13); c14 += vec4<f32>(h14); c15 += vec4<f32>(h15);
+        }
+//#else
         for (var kk = 0u; kk < BK; kk++) {
             let a0 = xs[kk * (BM / 4u) + ty];
             let a1 = xs[kk * (BM / 4u) + BM / 8u + ty];
@@ -357,6 +395,7 @@ fn gemm_tile(rbase: u32, tbase: u32, lid: u32, T: u32, rows: u32, K: u32) {
             c8 += a1.x * b0; c9 += a1.y * b0; c10 += a1.z * b0; c11 += a1.w * b0;
             c12 += a1.x * b1; c13 += a1.y * b1; c14 += a1.z * b1; c15 += a1.w * b1;
         }
+//#endif
         workgroupBarrier();
     }
     let t0 = tbase + 4u * ty;

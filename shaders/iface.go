@@ -100,7 +100,7 @@ func Parse(file, src string) (*Module, error) {
 		}
 		switch t := p.next(); t {
 		case ";":
-		case "enable", "requires", "diagnostic":
+		case "enable", "requires", "diagnostic", "alias":
 			p.until(";")
 		case "struct":
 			name := p.next()

@@ -20,7 +20,7 @@ func TestInterface(t *testing.T) {
 			continue
 		}
 		var first *Module
-		for _, f := range []Features{{}, {Subgroups: true}, {F16: true}, {Subgroups: true, F16: true}} {
+		for _, f := range []Features{{}, {Subgroups: true}, {F16: true}, {Subgroups: true, F16: true}, {F16: true, F16Math: true}} {
 			m, err := Interface(name, f)
 			if err != nil {
 				t.Errorf("%s %+v: %v", name, f, err)

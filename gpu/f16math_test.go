@@ -1,0 +1,99 @@
+//go:build js
+
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// TestF16Math: with PrefillMath MathF16, on an adapter with shader-f16
+// (Firefox here; Chromium's SwiftShader has none and skips), the prefill
+// GEMM tile multiplies in f16: every weight dtype, K-quants included,
+// matches the f64 reference within 2e-3 of the largest output at awkward
+// shapes (K not a multiple of the f16 tile's 64), and every exact golden
+// holds at the f16 tolerance, greedy ids equal. MathAuto keeps f32 on a
+// software adapter, where f16 is emulated and slower.
+func TestF16Math(t *testing.T) {
+	d := device(t)
+	if !d.Features.ShaderF16 {
+		t.Skip("no shader-f16 on this adapter: Firefox runs this test")
+	}
+	auto, err := NewBackend(d, BackendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auto.F16Math() != !d.AdapterInfo.Fallback {
+		t.Errorf("MathAuto: f16 math %v on an adapter with fallback %v", auto.F16Math(), d.AdapterInfo.Fallback)
+	}
+	b, err := NewBackend(d, BackendOptions{PrefillMath: MathF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.F16Math() {
+		t.Fatal("MathF16 on shader-f16: f32 math")
+	}
+	types := append(append([]loader.DType(nil), matmulTypes...), loader.Q4_K, loader.Q6_K)
+	for _, sh := range [][3]int{{9, 70, 32}, {33, 67, 96}, {64, 100, 256}, {70, 130, 2048}} {
+		T, N, K := sh[0], sh[1], sh[2]
+		r := rand.New(rand.NewPCG(uint64(T*1000003+N*1009+K), 11))
+		xv := make([]float32, T*K)
+		for i := range xv {
+			xv[i] = r.Float32()*2 - 1
+		}
+		x := b.NewF32(T, K)
+		b.WriteF32(x, xv)
+		for _, dt := range types {
+			kq := dt == loader.Q4_K || dt == loader.Q6_K
+			if kq && K%256 != 0 {
+				continue
+			}
+			var lw *loader.Tensor
+			var wf []float64
+			if kq {
+				var f []float32
+				lw, f = kquantTensor(t, r, dt, N, K)
+				for _, v := range f {
+					wf = append(wf, float64(v))
+				}
+			} else {
+				lw, wf = matmulWeight(t, r, dt, N, K)
+			}
+			w, err := b.Upload(lw)
+			if err != nil {
+				t.Fatalf("upload %s: %v", lw.Name, err)
+			}
+			o := b.NewF32(T, N)
+			b.MatMul(o, x, w)
+			got := make([]float32, T*N)
+			what := fmt.Sprintf("f16 gemm %s T=%d N=%d K=%d", dt, T, N, K)
+			if err := b.ReadF32(o, got); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			checkMatMul(t, what, got, matmulRef(xv, wf, T, N, K), N, 2e-3)
+			b.Free(o)
+			b.Free(w)
+		}
+		b.Free(x)
+	}
+	for _, g := range exactGoldens(t) {
+		t.Run(g.Name, func(t *testing.T) {
+			w := goldenWeights(t, g)
+			gm, err := model.Build(b, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, gm)
+			cm, err := model.Build(cpu.New(0), w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkModelGolden(t, gm, cm, g, 0)
+		})
+	}
+}
