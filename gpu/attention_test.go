@@ -364,24 +364,25 @@ func TestAttentionDecodeWork(t *testing.T) {
 		}
 		defer func() { a.recorded = nil }()
 		ns := c.splits
-		stats := H * ns * Dh / 4 // in vec4, as Params.stats
+		S := decodeSlices(Dh, false)
+		stats := H * ns * S * Dh / 4 // in vec4, as Params.stats
 		if err := b.d.WriteBuffer(c.part, 0, make([]byte, c.part.Size())); err != nil {
 			t.Fatal(err)
 		}
 		got, want, _ := a.step(t, pos, 1, true)
 		checkClose(t, fmt.Sprintf("cap %d NS %d at %d", c.capacity, ns, pos), got, want, attnTol)
-		raw := make([]byte, H*ns*16)
+		raw := make([]byte, H*ns*S*16)
 		if err := b.d.ReadBuffer(c.part, uint64(stats*16), raw); err != nil {
 			t.Fatal(err)
 		}
-		st := bytesF32(raw) // (H, NS) (m, l, chunks, keys)
+		st := bytesF32(raw) // (H, NS, S) (m, l, chunks, keys); slice 0 counts the split's work
 		for h := 0; h < H; h++ {
 			var active, chunks, keys int
-			for s := 0; s < ns; s++ {
-				if n := int(st[(h*ns+s)*4+2]); n > 0 {
+			for s := 0; s < ns*S; s++ {
+				if n := int(st[(h*ns*S+s)*4+2]); n > 0 {
 					active++
 					chunks += n
-					keys += int(st[(h*ns+s)*4+3])
+					keys += int(st[(h*ns*S+s)*4+3])
 				}
 			}
 			if h == 0 {

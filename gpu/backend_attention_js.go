@@ -290,6 +290,17 @@ func decodeBatch(G, Dh int) int {
 	return 1
 }
 
+// decodeSlices is S, the partials each decode workgroup writes per query:
+// its 64 threads split the head's UH 16-byte units (Dh/4 in f32, Dh/8 in
+// f16), and the keys among the 64/UH slices so formed.
+func decodeSlices(Dh int, f16 bool) int {
+	uh := Dh / 4
+	if f16 {
+		uh = Dh / 8
+	}
+	return decodeChunk / uh
+}
+
 // attnDecode records flash-decoding (partial, then reduce) and reports
 // whether it could: its partials must fit one binding.
 func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) bool {
@@ -300,7 +311,8 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 	if ns > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
 		return false
 	}
-	rows := uint64(T) * uint64(H) * uint64(ns)
+	S := decodeSlices(Dh, c.dtype == loader.F16)
+	rows := uint64(T) * uint64(H) * uint64(ns) * uint64(S)
 	need := rows * uint64(Dh/4+1) * 16
 	lim := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
 	if need > lim {
@@ -328,9 +340,9 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 	}
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	stats := uint32(rows * uint64(Dh/4))
-	kp.dispatch(b, decodeParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), NS: uint32(ns), Scale: scale, Stats: stats, NQB: uint32(G / qb), Window: window},
+	kp.dispatch(b, decodeParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), NS: uint32(ns), Scale: scale, Stats: stats, NQB: uint32(G / qb), Slices: uint32(S), Window: window},
 		ns, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
-	kr.dispatch(b, decodeReduceParams{Heads: uint32(H), Cap: uint32(c.capacity), NS: uint32(ns), Stats: stats},
+	kr.dispatch(b, decodeReduceParams{Heads: uint32(H), Cap: uint32(c.capacity), NS: uint32(ns), Stats: stats, Slices: uint32(S)},
 		H, T, 1, bind{buf: c.part}, p.whole(), o.whole())
 	return true
 }

@@ -140,9 +140,9 @@ type (
 	decodeParams struct {
 		Row4, Heads, Group, Cap, NS uint32
 		Scale                       float32
-		Stats, NQB, Window          uint32
+		Stats, NQB, Slices, Window  uint32
 	}
-	decodeReduceParams struct{ Heads, Cap, NS, Stats uint32 }
+	decodeReduceParams struct{ Heads, Cap, NS, Stats, Slices uint32 }
 	prefillParams      struct {
 		Row4, Heads, Group, Cap, Rows uint32
 		Scale                         float32

@@ -9,8 +9,9 @@
 // query heads, token) keeps each query's running max m, sum l of exp(s - m)
 // and unnormalised exp-weighted sum of values over its chunks (an online
 // softmax: rescaled by exp(m_old - m_new) as each chunk arrives), then
-// writes one (m, l, acc) partial. Entry reduce: one workgroup per (query
-// head, token) rescales and sums the splits that held keys.
+// writes one (m, l, acc) partial per slice of its value threads (below).
+// Entry reduce: one workgroup per (query head, token) rescales and sums the
+// partials of the splits that held keys.
 //
 // Every K and V value of a chunk is loaded once for all QB query heads of
 // the GQA group: for the scores a thread takes one key, for the values
@@ -33,6 +34,7 @@ struct Params {
     scale: f32, // 1/sqrt(Dh)
     stats: u32, // index of the first (m, l) entry in part
     nqb: u32,   // G/QB: query batches per kv head
+    slices: u32, // S = 64/UH: partials per split
     window: u32, // sliding window: keys a token attends to at most; 0 for all
 }
 
@@ -40,7 +42,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> pos: array<i32>;              // (T) i32
 @group(0) @binding(2) var<storage, read> kc: array<vec4<u32>>;         // (Hk, S, UH) keys
 @group(0) @binding(3) var<storage, read> vc: array<vec4<u32>>;         // (Hk, S, UH) values
-@group(0) @binding(4) var<storage, read_write> part: array<vec4<f32>>; // (T, H, NS, Dh/4) weighted values, then (T, H, NS) (m, l, chunks, keys)
+@group(0) @binding(4) var<storage, read_write> part: array<vec4<f32>>; // (T, H, NS, S, Dh/4) weighted values, then (T, H, NS, S) (m, l, chunks, keys)
 @group(0) @binding(5) var<uniform> p: Params;
 
 override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16), at most 256
@@ -55,7 +57,7 @@ const NEG: f32 = -3.0e38;
 const NEG4 = vec4<f32>(NEG);
 
 var<workgroup> qs: array<vec4<f32>, QB4 * 4u * DH4>; // (QB4*4, Dh/4) the queries, zero past QB
-var<workgroup> sc: array<vec4<f32>, 2u * CH>;        // (QB4, CH): scores, then exp(s - m); at the end sums
+var<workgroup> sc: array<vec4<f32>, 2u * CH>;        // (QB4, CH): scores, then exp(s - m)
 var<workgroup> red: array<vec4<f32>, 16>;            // (QB4, 8) maxima of eight keys each
 
 fn units() -> u32 {
@@ -104,12 +106,13 @@ fn pick(i: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) -> vec4<
     return select(select(a, b, i == 1u), select(c, d, i == 3u), i >= 2u);
 }
 
-// partial: thread tid scores key tid of each chunk against the QB queries
-// and keeps its own share of each query's sum of weights; for the values
-// it owns unit tid % UH of the head over keys tid / UH, + CH/UH, ... of the
-// chunk, for all QB queries (their running maxima are the workgroup's, so
-// the slices are summed unscaled at the end). Query g's values are in o_g
-// (its first four, or four f32 values) and f_g (its last four in f16).
+// partial: thread tid scores key tid of each chunk against the QB queries;
+// for the values it owns unit tid % UH of the head over slice s = tid / UH
+// of the chunk's keys (s, s + S, ...), for all QB queries, and sums their
+// weights on the way. Query g's values are in o_g (its first four, or four
+// f32 values) and f_g (its last four in f16). Each slice writes its own
+// partial (the running maxima are the workgroup's), so the workgroup ends
+// without a barrier; the reduce sums NS*S partials.
 @compute @workgroup_size(CH)
 fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let w = wg.x;
@@ -132,15 +135,15 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     for (var i = tid; i < QB4 * 4u * DH4; i += CH) {
         qs[i] = select(vec4<f32>(0.0), qkv[qb + min(i, QB * DH4 - 1u)], i < QB * DH4);
     }
-    let slices = CH / UH;  // UH <= 64
+    let slices = p.slices; // CH / UH, UH <= 64
     let u = tid % UH;
     let s = tid / UH;      // a slice past slices takes no values
     // Explicit initialisers throughout: on SwiftShader a var declared in a
     // loop body without one kept its value from the previous iteration.
     var mq0 = NEG4;              // running maxima of queries 0-3 (uniform)
     var mq1 = NEG4;              // and 4-7
-    var lt0 = vec4<f32>(0.0);    // this thread's keys' sums of exp(s - mq)
-    var lt1 = vec4<f32>(0.0);
+    var ls0 = vec4<f32>(0.0);    // the slice's sums of exp(s - mq)
+    var ls1 = vec4<f32>(0.0);
     var o0 = vec4<f32>(0.0); var o1 = vec4<f32>(0.0); var o2 = vec4<f32>(0.0); var o3 = vec4<f32>(0.0);
     var o4 = vec4<f32>(0.0); var o5 = vec4<f32>(0.0); var o6 = vec4<f32>(0.0); var o7 = vec4<f32>(0.0);
     var f0 = vec4<f32>(0.0); var f1 = vec4<f32>(0.0); var f2 = vec4<f32>(0.0); var f3 = vec4<f32>(0.0);
@@ -204,7 +207,6 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         let a0 = exp(mq0 - m0); // rescaling of what came before
         mq0 = m0;
         let e0 = exp(s0 - m0);  // 0 for keys outside the chunk's range
-        lt0 = lt0 * a0 + e0;
         sc[tid] = e0;
         var a1 = vec4<f32>(0.0);
         if (HI) {
@@ -212,13 +214,14 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
             a1 = exp(mq1 - m1);
             mq1 = m1;
             let e1 = exp(s1 - m1);
-            lt1 = lt1 * a1 + e1;
             sc[CH + tid] = e1;
         }
         workgroupBarrier();
 
         // Weighted values, rescaled to the new maxima first.
         o0 *= a0.x; o1 *= a0.y; o2 *= a0.z; o3 *= a0.w;
+        ls0 *= a0;
+        ls1 *= a1;
         if (KV_F16) {
             f0 *= a0.x; f1 *= a0.y; f2 *= a0.z; f3 *= a0.w;
         }
@@ -239,12 +242,14 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
                     vh = hi_half(vw);
                 }
                 let r0 = sc[i];
+                ls0 += r0;
                 o0 += r0.x * v; o1 += r0.y * v; o2 += r0.z * v; o3 += r0.w * v;
                 if (KV_F16) {
                     f0 += r0.x * vh; f1 += r0.y * vh; f2 += r0.z * vh; f3 += r0.w * vh;
                 }
                 if (HI) {
                     let r1 = sc[CH + i];
+                    ls1 += r1;
                     o4 += r1.x * v; o5 += r1.y * v; o6 += r1.z * v; o7 += r1.w * v;
                     if (KV_F16) {
                         f4 += r1.x * vh; f5 += r1.y * vh; f6 += r1.z * vh; f7 += r1.w * vh;
@@ -257,58 +262,42 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         workgroupBarrier();
     }
 
-    // The sums of weights over the threads (thread 0 keeps them), then the
-    // slices' values of one query at a time.
-    sc[tid] = lt0;
-    sc[CH + tid] = lt1;
-    workgroupBarrier();
-    var l0 = vec4<f32>(0.0);
-    var l1 = vec4<f32>(0.0);
-    if (tid == 0u) {
-        for (var i = 0u; i < CH; i++) {
-            l0 += sc[i];
-            l1 += sc[CH + i];
-        }
+    // One partial per (query, slice): values of unit u, and from the
+    // slice's first thread (m, l) and, for slice 0, the split's counts.
+    if (s >= slices) {
+        return;
     }
-    let row0 = (t * p.heads + h0) * p.ns + w; // partial row of query g: row0 + g*NS
     for (var g = 0u; g < QB; g++) {
-        workgroupBarrier();
         let i = g % 4u;
-        if (g < 4u) {
-            sc[tid] = pick(i, o0, o1, o2, o3);
-            sc[CH + tid] = pick(i, f0, f1, f2, f3);
-        } else {
-            sc[tid] = pick(i, o4, o5, o6, o7);
-            sc[CH + tid] = pick(i, f4, f5, f6, f7);
+        var og = pick(i, o0, o1, o2, o3);
+        var fg = pick(i, f0, f1, f2, f3);
+        var m = mq0[i];
+        var l = ls0[i];
+        if (g >= 4u) {
+            og = pick(i, o4, o5, o6, o7);
+            fg = pick(i, f4, f5, f6, f7);
+            m = mq1[i];
+            l = ls1[i];
         }
-        workgroupBarrier();
-        let row = row0 + g * p.ns;
-        if (tid < UH) {
-            var v0 = vec4<f32>(0.0);
-            var v1 = vec4<f32>(0.0);
-            for (var k = 0u; k < slices; k++) {
-                v0 += sc[k * UH + tid];
-                v1 += sc[CH + k * UH + tid];
-            }
-            let ob = row * DH4 + tid * per;
-            part[ob] = v0;
-            if (KV_F16) {
-                part[ob + 1u] = v1;
-            }
+        let row = ((t * p.heads + h0 + g) * p.ns + w) * slices + s;
+        let ob = row * DH4 + u * per;
+        part[ob] = og;
+        if (KV_F16) {
+            part[ob + 1u] = fg;
         }
-        if (tid == 0u) {
-            let m = select(mq0, mq1, g >= 4u)[i];
-            let l = select(l0, l1, g >= 4u)[i];
-            part[p.stats + row] = vec4<f32>(m, l, f32(chunks), f32(keys));
+        if (u == 0u) {
+            let first = select(0.0, 1.0, s == 0u);
+            part[p.stats + row] = vec4<f32>(m, l, first * f32(chunks), first * f32(keys));
         }
     }
 }
 
 struct ReduceParams {
-    heads: u32, // H
-    cap: u32,   // S
-    ns: u32,    // NS
-    stats: u32, // index of the first (m, l) entry in part_in
+    heads: u32,  // H
+    cap: u32,    // S
+    ns: u32,     // NS
+    stats: u32,  // index of the first (m, l) entry in part_in
+    slices: u32, // partials per split
 }
 
 @group(0) @binding(0) var<storage, read> part_in: array<vec4<f32>>;   // as part
@@ -334,7 +323,8 @@ fn fold_sum() -> f32 {
     return l;
 }
 
-// reduce: the splits that held keys, min(NS, chunks), are summed: the 64
+// reduce: the partials of the splits that held keys, min(NS, chunks) of
+// them with S partials each, are summed: the 64
 // threads split them for the max and the sum; for the output each of the
 // Dh/4 units gets 64/(Dh/4) threads over strided splits, whose sums are
 // then added.
@@ -343,8 +333,8 @@ fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) li
     let h = wg.x;
     let t = wg.y;
     let tid = lid.x;
-    let n = min(rp.ns, u32(clamp(pos[t], 0, i32(rp.cap) - 1)) / CH + 1u);
-    let row = (t * rp.heads + h) * rp.ns;
+    let n = min(rp.ns, u32(clamp(pos[t], 0, i32(rp.cap) - 1)) / CH + 1u) * rp.slices;
+    let row = (t * rp.heads + h) * rp.ns * rp.slices;
     var m = NEG;
     for (var c = tid; c < n; c += 64u) {
         m = max(m, part_in[rp.stats + row + c].x);
