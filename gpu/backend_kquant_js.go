@@ -39,13 +39,16 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 	}
 	if T <= b.gemvMaxT() {
 		tb := min(T, kquantMaxTB)
-		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)})
+		// As matmul_gemv: rows share the activations they are dotted with;
+		// on a CPU adapter a workgroup is one subgroup.
+		wg := min(kquantMaxWG, b.gemvWG(K/32, kquantMaxR*kquantMaxTB, b.d.AdapterInfo.Fallback))
+		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"R", float64(kquantMaxR)}, constant{"WG", float64(wg)})
 		if err != nil {
 			b.fail(err)
 			return
 		}
 		for _, p := range wt.parts {
-			gx, gy := b.groups2D(p.rows)
+			gx, gy := b.groups2D((p.rows + kquantMaxR - 1) / kquantMaxR)
 			k.dispatch(b, kquantParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
 				gx, gy, (T+tb-1)/tb, bind{buf: p.data}, xt.whole(), o.whole())
 		}

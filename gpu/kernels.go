@@ -172,6 +172,8 @@ var (
 	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
 
 	kquantMaxTB = shaderConst("matmul_kquant.wgsl", "MAXTB") // tokens per K-quant GEMV workgroup
+	kquantMaxR  = shaderConst("matmul_kquant.wgsl", "MAXR")  // rows per K-quant GEMV workgroup
+	kquantMaxWG = shaderConst("matmul_kquant.wgsl", "MAXWG") // threads per K-quant GEMV workgroup
 )
 
 // shaderIfaces holds the shaders shaderConst has parsed, each once.

@@ -315,7 +315,12 @@ func benchBackend(b *testing.B) *Backend {
 // scales).
 func benchMatMulInputs(b *testing.B, be *Backend, dt loader.DType, T, N, K int) (x, w, o model.Tensor, bytes float64) {
 	r := rand.New(rand.NewPCG(uint64(N), uint64(K)))
-	lw, _ := matmulWeight(b, r, dt, N, K)
+	var lw *loader.Tensor
+	if dt.BlockElems() == 256 {
+		lw, _ = kquantTensor(b, r, dt, N, K)
+	} else {
+		lw, _ = matmulWeight(b, r, dt, N, K)
+	}
 	w, err := be.Upload(lw)
 	if err != nil {
 		b.Fatal(err)
@@ -422,16 +427,20 @@ func (p *readProbe) sync(b *testing.B) {
 }
 
 // BenchmarkMatMulQ4GEMV measures the decode GEMV (T=1) on q4 weights in GB/s
-// of weight bytes (values and scales), next to the streaming-read probe over
+// of weight bytes (values and scales; q4, q8 and the K-quants of Q4_K_M),
+// next to the streaming-read probe over
 // as many bytes on the same adapter, timed in alternation (the machine may be
 // shared); ratio = GEMV rate / probe rate. ns/op covers 4 GEMVs and 4
 // probe passes, each group with its readback.
 func BenchmarkMatMulQ4GEMV(b *testing.B) {
-	for _, sh := range [][2]int{{2048, 2048}, {8192, 2048}} {
-		N, K := sh[0], sh[1]
-		b.Run(fmt.Sprintf("N=%d,K=%d", N, K), func(b *testing.B) {
+	for _, c := range []struct {
+		dt   loader.DType
+		N, K int
+	}{{loader.Q4, 2048, 2048}, {loader.Q4, 8192, 2048}, {loader.Q8, 8192, 2048}, {loader.Q4_K, 8192, 2048}, {loader.Q6_K, 8192, 2048}} {
+		dt, N, K := c.dt, c.N, c.K
+		b.Run(fmt.Sprintf("%s,N=%d,K=%d", dt, N, K), func(b *testing.B) {
 			be := benchBackend(b)
-			x, w, o, bytes := benchMatMulInputs(b, be, loader.Q4, 1, N, K)
+			x, w, o, bytes := benchMatMulInputs(b, be, dt, 1, N, K)
 			probe := newReadProbe(b, be, int(bytes))
 			dst := make([]float32, N)
 			const reps = 4

@@ -2,10 +2,12 @@
 // weight (Q2_K .. Q6_K as ggml's blocks, KTYPE; see common.wgsl's KQUANT
 // section), K a multiple of 256.
 //
-// Entry gemv, the decode path (small T): a workgroup owns one weight row and
-// TB tokens; its WG threads stride along K four elements at a time (one
-// kq_get4 each, its activations one vec4 per token), and the partial sums
-// are reduced in shared memory. Grid (groups2D(rows), ceil(T/TB)).
+// Entry gemv, the decode path (small T): a workgroup owns R weight rows and
+// TB tokens; its WG threads stride along K 32 elements at a time (eight
+// vec4 of activations per token, used for the R rows; kq_dot32 per row),
+// and the partial sums are reduced in shared memory. As matmul_gemv,
+// a CPU adapter gets one subgroup per workgroup (gemvWG). Grid
+// (groups2D(ceil(rows/R)), ceil(T/TB)).
 // Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
 // out per workgroup. Grid (ceil(rows/BN), ceil(T/BM)).
 // Rows past the part and tokens past T are clamped on load and skipped on
@@ -16,9 +18,11 @@
 override KTYPE: u32 = 12u;
 override WG: u32 = 64u; // gemv threads per workgroup, a power of two, at most MAXWG
 override TB: u32 = 4u;  // gemv tokens per workgroup, at most MAXTB
+override R: u32 = 1u;   // gemv rows per workgroup, at most MAXR
 
 const MAXWG: u32 = 64u;
 const MAXTB: u32 = 4u;
+const MAXR: u32 = 4u;
 
 struct Params {
     n: u32,    // N: columns of out, over all parts
@@ -34,7 +38,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;  // (T, N) f32
 @group(0) @binding(3) var<uniform> p: Params;
 
-var<workgroup> red: array<f32, MAXWG * MAXTB>;
+var<workgroup> red: array<f32, MAXWG * MAXTB * MAXR>; // gemv: (R, TB, WG) partial sums
 
 // kq_w4 is elements k..k+3 (k a multiple of 4) of weight row n of the part.
 fn kq_w4(n: u32, k: u32) -> vec4<f32> {
@@ -45,37 +49,44 @@ fn kq_w4(n: u32, k: u32) -> vec4<f32> {
 @compute @workgroup_size(WG)
 fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = wid.y * nwg.x + wid.x;
-    if (row >= p.rows) {
+    let row0 = (wid.y * nwg.x + wid.x) * R;
+    if (row0 >= p.rows) {
         return; // the whole workgroup: spare groups of a 2D dispatch
     }
     let tbase = wid.z * TB;
-    let k4 = p.k / 4u;
-    var toff: array<u32, MAXTB>;
-    for (var t = 0u; t < TB; t++) {
-        toff[t] = min(tbase + t, p.t - 1u) * k4;
-    }
-    var acc: array<f32, MAXTB>;
-    for (var u = lid; u < k4; u += WG) {
-        let wv = kq_w4(row, 4u * u);
+    let bb = kq_block_bytes();
+    let kb = p.k / 256u;
+    var acc: array<f32, MAXR * MAXTB>; // [r * TB + t]
+    for (var c = lid; c < p.k / 32u; c += WG) {
+        let k = 32u * c;
+        let e = k % 256u;
         for (var t = 0u; t < TB; t++) {
-            acc[t] += dot(wv, x[toff[t] + u]);
+            let xo = min(tbase + t, p.t - 1u) * (p.k / 4u) + k / 4u;
+            let xs8 = KX(x[xo], x[xo + 1u], x[xo + 2u], x[xo + 3u], x[xo + 4u], x[xo + 5u], x[xo + 6u], x[xo + 7u]);
+            for (var r = 0u; r < R; r++) {
+                let base = (min(row0 + r, p.rows - 1u) * kb + k / 256u) * bb;
+                acc[r * TB + t] += kq_dot32(base, e, xs8);
+            }
         }
     }
-    for (var t = 0u; t < TB; t++) {
-        red[t * WG + lid] = acc[t];
+    for (var i = 0u; i < R * TB; i++) {
+        red[i * WG + lid] = acc[i];
     }
     workgroupBarrier();
     for (var h = WG / 2u; h > 0u; h >>= 1u) {
         if (lid < h) {
-            for (var t = 0u; t < TB; t++) {
-                red[t * WG + lid] += red[t * WG + lid + h];
+            for (var i = 0u; i < R * TB; i++) {
+                red[i * WG + lid] += red[i * WG + lid + h];
             }
         }
         workgroupBarrier();
     }
-    if (lid < TB && tbase + lid < p.t) {
-        kq_put((tbase + lid) * p.n + p.row0 + row, red[lid * WG]);
+    for (var i = lid; i < R * TB; i += WG) { // WG may be under R*TB
+        let r = i / TB;
+        let t = i % TB;
+        if (tbase + t < p.t && row0 + r < p.rows) {
+            kq_put((tbase + t) * p.n + p.row0 + row0 + r, red[i * WG]);
+        }
     }
 }
 
