@@ -299,64 +299,6 @@ fn kq_get4(base: u32, e: u32) -> vec4<f32> {
     }
 }
 
-// KX is eight vec4 of activations: 32 consecutive values.
-struct KX {
-    a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>,
-    e: vec4<f32>, f: vec4<f32>, g: vec4<f32>, h: vec4<f32>,
-}
-
-// kq_nib4 is the four nibbles of word v at shift sh (0: low, 4: high).
-fn kq_nib4(v: u32, sh: u32) -> vec4<f32> {
-    return vec4<f32>(kq_bytes4((v >> sh) & 0x0f0f0f0fu));
-}
-
-// kq_dot32 is the dot product of elements e..e+31 (e a multiple of 32) of
-// the block at byte base with x. Q4_K and Q6_K read the block's scales
-// once and its quants a word at a time; the other types go through
-// kq_get4.
-fn kq_dot32(base: u32, e: u32, x: KX) -> f32 {
-    if (KTYPE == 12u) { // Q4_K: sub-block j, its 32 nibbles in 8 words
-        let j = e / 32u;
-        let wb = base / 4u; // 144-byte blocks are 4-byte aligned
-        let dm = unpack2x16float(w[wb]);
-        let sm = kq_scale_min_k4(base + 4u, j);
-        let qw = wb + 4u + 8u * (j / 2u);
-        let sh = (j % 2u) * 4u;
-        let qx = dot(kq_nib4(w[qw], sh), x.a) + dot(kq_nib4(w[qw + 1u], sh), x.b) +
-            dot(kq_nib4(w[qw + 2u], sh), x.c) + dot(kq_nib4(w[qw + 3u], sh), x.d) +
-            dot(kq_nib4(w[qw + 4u], sh), x.e) + dot(kq_nib4(w[qw + 5u], sh), x.f) +
-            dot(kq_nib4(w[qw + 6u], sh), x.g) + dot(kq_nib4(w[qw + 7u], sh), x.h);
-        let one = vec4<f32>(1.0);
-        let sx = dot(x.a + x.b + x.c + x.d + x.e + x.f + x.g + x.h, one);
-        return dm.x * sm.x * qx - dm.y * sm.y * sx;
-    }
-    if (KTYPE == 14u) { // Q6_K: half h, quarter k; two scales of 16
-        let h = e / 128u;
-        let k = (e % 128u) / 32u;
-        let lo = base + 64u * h + (k & 1u) * 32u; // ql
-        let hb = base + 128u + 32u * h;           // qh
-        let sh = select(0u, 4u, k >= 2u);
-        let qs = 2u * k;
-        let s0 = f32(i32(kq_byte(base + 192u + 8u * h + 2u * k) << 24u) >> 24);
-        let s1 = f32(i32(kq_byte(base + 193u + 8u * h + 2u * k) << 24u) >> 24);
-        let d0 = kq_q6(kq_word(lo), kq_word(hb), sh, qs, x.a) + kq_q6(kq_word(lo + 4u), kq_word(hb + 4u), sh, qs, x.b) +
-            kq_q6(kq_word(lo + 8u), kq_word(hb + 8u), sh, qs, x.c) + kq_q6(kq_word(lo + 12u), kq_word(hb + 12u), sh, qs, x.d);
-        let d1 = kq_q6(kq_word(lo + 16u), kq_word(hb + 16u), sh, qs, x.e) + kq_q6(kq_word(lo + 20u), kq_word(hb + 20u), sh, qs, x.f) +
-            kq_q6(kq_word(lo + 24u), kq_word(hb + 24u), sh, qs, x.g) + kq_q6(kq_word(lo + 28u), kq_word(hb + 28u), sh, qs, x.h);
-        return kq_half(base + 208u) * (s0 * d0 + s1 * d1);
-    }
-    return dot(kq_get4(base, e), x.a) + dot(kq_get4(base, e + 4u), x.b) +
-        dot(kq_get4(base, e + 8u), x.c) + dot(kq_get4(base, e + 12u), x.d) +
-        dot(kq_get4(base, e + 16u), x.e) + dot(kq_get4(base, e + 20u), x.f) +
-        dot(kq_get4(base, e + 24u), x.g) + dot(kq_get4(base, e + 28u), x.h);
-}
-
-// kq_q6 is the dot product of four Q6_K values (low bits from ql word at
-// shift sh, high two bits from qh word at shift qs, minus 32) with x.
-fn kq_q6(ql: u32, qh: u32, sh: u32, qs: u32, x: vec4<f32>) -> f32 {
-    let q = vec4<i32>(kq_bytes4((ql >> sh) & 0x0f0f0f0fu) | (kq_bytes4((qh >> qs) & 0x03030303u) << vec4<u32>(4u))) - 32;
-    return dot(vec4<f32>(q), x);
-}
 //#endif
 
 //#if GEMM_TILE

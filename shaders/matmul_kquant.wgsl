@@ -3,9 +3,8 @@
 // section), K a multiple of 256.
 //
 // Entry gemv, the decode path (small T): a workgroup owns R weight rows and
-// TB tokens; its WG threads stride along K 32 elements at a time (eight
-// vec4 of activations per token, used for the R rows; kq_dot32 per row),
-// and the partial sums are reduced in shared memory. As matmul_gemv,
+// TB tokens; its WG threads stride along K kq_step() elements at a time
+// (kq_dot per row and token), and the partial sums are reduced in shared memory. As matmul_gemv,
 // a CPU adapter gets one subgroup per workgroup (gemvWG). Grid
 // (groups2D(ceil(rows/R)), ceil(T/TB)).
 // Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
@@ -41,6 +40,92 @@ struct Params {
 var<workgroup> red: array<f32, MAXWG * MAXTB * MAXR>; // gemv: (R, TB, WG) partial sums
 
 // kq_w4 is elements k..k+3 (k a multiple of 4) of weight row n of the part.
+// kq_step is the elements a GEMV thread dots at a time: Q4_K's 64 of one
+// 32-byte run of quants (two sub-blocks, low and high nibbles), Q6_K's 128
+// of one half block, 32 (eight kq_get4) for the other types.
+fn kq_step() -> u32 {
+    switch KTYPE {
+        case 12u: { return 64u; }
+        case 14u: { return 128u; }
+        default: { return 32u; }
+    }
+}
+
+// kq_dot is the dot product of elements e.. e+kq_step()-1 of the block at
+// byte base with the activations at vec4 xo of x. Q4_K and Q6_K read the
+// block's scales once a step and each quant word once.
+fn kq_dot(base: u32, e: u32, xo: u32) -> f32 {
+    if (KTYPE == 12u) { // Q4_K: d, dmin, scales[12], qs[128]
+        let i = e / 64u;
+        let wb = base / 4u; // 144-byte blocks are 4-byte aligned
+        let dm = unpack2x16float(w[wb]);
+        let sm0 = kq_scale_min_k4(base + 4u, 2u * i);
+        let sm1 = kq_scale_min_k4(base + 4u, 2u * i + 1u);
+        let qw = wb + 4u + 8u * i;
+        var q0 = 0.0; // low nibbles: sub-block 2i
+        var q1 = 0.0; // high: 2i+1
+        var s0 = vec4<f32>(0.0);
+        var s1 = vec4<f32>(0.0);
+        for (var q = 0u; q < 8u; q++) {
+            let v = w[qw + q];
+            let xl = x[xo + q];
+            let xh = x[xo + 8u + q];
+            q0 += dot(kq_nib4(v, 0u), xl);
+            q1 += dot(kq_nib4(v, 4u), xh);
+            s0 += xl;
+            s1 += xh;
+        }
+        let one = vec4<f32>(1.0);
+        return dm.x * (sm0.x * q0 + sm1.x * q1) - dm.y * (sm0.y * dot(s0, one) + sm1.y * dot(s1, one));
+    }
+    if (KTYPE == 14u) { // Q6_K: ql[128], qh[64], int8 scales[16], d
+        let h = e / 128u;
+        let la = base + 64u * h;        // ql of quarters 0 (low) and 2 (high)
+        let lb = la + 32u;              // ql of quarters 1 and 3
+        let hb = base + 128u + 32u * h; // qh: quarter k at bits 2k
+        let sb = base + 192u + 8u * h;  // scale of quarter k, half g: sb + 2k + g
+        var sum = 0.0;
+        for (var g = 0u; g < 2u; g++) {
+            var a0 = 0.0;
+            var a1 = 0.0;
+            var a2 = 0.0;
+            var a3 = 0.0;
+            for (var q = 4u * g; q < 4u * g + 4u; q++) {
+                let va = kq_word(la + 4u * q);
+                let vb = kq_word(lb + 4u * q);
+                let vh = kq_word(hb + 4u * q);
+                a0 += kq_q6(va, vh, 0u, 0u, x[xo + q]);
+                a1 += kq_q6(vb, vh, 0u, 2u, x[xo + 8u + q]);
+                a2 += kq_q6(va, vh, 4u, 4u, x[xo + 16u + q]);
+                a3 += kq_q6(vb, vh, 4u, 6u, x[xo + 24u + q]);
+            }
+            sum += kq_i8(sb + g) * a0 + kq_i8(sb + 2u + g) * a1 + kq_i8(sb + 4u + g) * a2 + kq_i8(sb + 6u + g) * a3;
+        }
+        return kq_half(base + 208u) * sum;
+    }
+    return dot(kq_get4(base, e), x[xo]) + dot(kq_get4(base, e + 4u), x[xo + 1u]) +
+        dot(kq_get4(base, e + 8u), x[xo + 2u]) + dot(kq_get4(base, e + 12u), x[xo + 3u]) +
+        dot(kq_get4(base, e + 16u), x[xo + 4u]) + dot(kq_get4(base, e + 20u), x[xo + 5u]) +
+        dot(kq_get4(base, e + 24u), x[xo + 6u]) + dot(kq_get4(base, e + 28u), x[xo + 7u]);
+}
+
+// kq_i8 is the signed byte at o.
+fn kq_i8(o: u32) -> f32 {
+    return f32(i32(kq_byte(o) << 24u) >> 24);
+}
+
+// kq_q6 is the dot product of four Q6_K values (low bits from ql word at
+// shift sh, high two bits from qh word at shift qs, minus 32) with x.
+fn kq_q6(ql: u32, qh: u32, sh: u32, qs: u32, x4: vec4<f32>) -> f32 {
+    let q = vec4<i32>(kq_bytes4((ql >> sh) & 0x0f0f0f0fu) | (kq_bytes4((qh >> qs) & 0x03030303u) << vec4<u32>(4u))) - 32;
+    return dot(vec4<f32>(q), x4);
+}
+
+// kq_nib4 is the four nibbles of word v at shift sh (0: low, 4: high).
+fn kq_nib4(v: u32, sh: u32) -> vec4<f32> {
+    return vec4<f32>(kq_bytes4((v >> sh) & 0x0f0f0f0fu));
+}
+
 fn kq_w4(n: u32, k: u32) -> vec4<f32> {
     let bb = kq_block_bytes();
     return kq_get4((n * (p.k / 256u) + k / 256u) * bb, k % 256u);
@@ -57,15 +142,15 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let bb = kq_block_bytes();
     let kb = p.k / 256u;
     var acc: array<f32, MAXR * MAXTB>; // [r * TB + t]
-    for (var c = lid; c < p.k / 32u; c += WG) {
-        let k = 32u * c;
+    let step = kq_step();
+    for (var c = lid; c < p.k / step; c += WG) {
+        let k = step * c;
         let e = k % 256u;
         for (var t = 0u; t < TB; t++) {
             let xo = min(tbase + t, p.t - 1u) * (p.k / 4u) + k / 4u;
-            let xs8 = KX(x[xo], x[xo + 1u], x[xo + 2u], x[xo + 3u], x[xo + 4u], x[xo + 5u], x[xo + 6u], x[xo + 7u]);
             for (var r = 0u; r < R; r++) {
                 let base = (min(row0 + r, p.rows - 1u) * kb + k / 256u) * bb;
-                acc[r * TB + t] += kq_dot32(base, e, xs8);
+                acc[r * TB + t] += kq_dot(base, e, xo);
             }
         }
     }
