@@ -7,9 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"wasmllm/cpu"
 	"wasmllm/loader"
-	"wasmllm/model"
 )
 
 // TestF16Math: with PrefillMath MathF16, on an adapter with shader-f16
@@ -81,19 +79,5 @@ func TestF16Math(t *testing.T) {
 		}
 		b.Free(x)
 	}
-	for _, g := range exactGoldens(t) {
-		t.Run(g.Name, func(t *testing.T) {
-			w := goldenWeights(t, g)
-			gm, err := model.Build(b, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer freeModel(b, gm)
-			cm, err := model.Build(cpu.New(0), w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkModelGolden(t, gm, cm, g, 0)
-		})
-	}
+	modelGoldens(t, b, exactGoldens(t))
 }

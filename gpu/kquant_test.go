@@ -207,20 +207,5 @@ func TestKQuantGoldenShared(t *testing.T) {
 }
 
 func kquantGoldens(t *testing.T, files []*golden.File) {
-	b := modelBackend(t)
-	for _, g := range files {
-		t.Run(g.Name, func(t *testing.T) {
-			w := goldenWeights(t, g)
-			gm, err := model.Build(b, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer freeModel(b, gm)
-			cm, err := model.Build(cpu.New(0), w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkModelGolden(t, gm, cm, g, 0)
-		})
-	}
+	modelGoldens(t, modelBackend(t), files)
 }

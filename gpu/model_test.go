@@ -215,24 +215,36 @@ func (c *rowChecker) log() {
 // prompt again as two batches and token by token, whose logits must match
 // the single batch's.
 func TestModelGolden(t *testing.T) {
-	b := modelBackend(t)
 	start := time.Now()
-	for _, g := range exactGoldens(t) {
+	modelGoldens(t, modelBackend(t), exactGoldens(t))
+	t.Logf("whole-model checks took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// modelGoldens runs checkModelGolden for each golden, its model built on b
+// and on the CPU backend, in a subtest each.
+func modelGoldens(t *testing.T, b *Backend, files []*golden.File) {
+	for _, g := range files {
 		t.Run(g.Name, func(t *testing.T) {
-			w := goldenWeights(t, g)
-			gm, err := model.Build(b, w)
-			if err != nil {
-				t.Fatal(err)
-			}
+			gm, cm := goldenModels(t, b, goldenWeights(t, g))
 			defer freeModel(b, gm)
-			cm, err := model.Build(cpu.New(0), w)
-			if err != nil {
-				t.Fatal(err)
-			}
 			checkModelGolden(t, gm, cm, g, 0)
 		})
 	}
-	t.Logf("whole-model checks took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// goldenModels builds w on b and on the CPU backend.
+func goldenModels(t *testing.T, b *Backend, w *model.Weights) (gpuModel, cpuModel *model.Model) {
+	t.Helper()
+	gm, err := model.Build(b, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		freeModel(b, gm)
+		t.Fatal(err)
+	}
+	return gm, cm
 }
 
 // checkModelGolden checks one golden file; maxBatch, when set, bounds the

@@ -9,9 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/cpu"
 	"wasmllm/internal/golden"
-	"wasmllm/model"
 )
 
 // TestModelSlidingWindow runs tiny-llama3 with a sliding window of 5 keys
@@ -28,15 +26,8 @@ func TestModelSlidingWindow(t *testing.T) {
 	g := golden.Read(t, filepath.Join(goldenDir, name+".golden"))
 	w := goldenWeights(t, g)
 	w.Config.SlidingWindow = 5
-	gm, err := model.Build(b, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gm, cm := goldenModels(t, b, w)
 	defer freeModel(b, gm)
-	cm, err := model.Build(cpu.New(0), w)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ids := make([]int32, 70)
 	for i := range ids {
 		ids[i] = int32((i*37 + 11) % 256)

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/cpu"
 	"wasmllm/internal/golden"
-	"wasmllm/model"
 )
 
 // TestPrefillChunk: the backend's preferred prefill batch is 128 tokens on
@@ -35,16 +33,8 @@ func TestPrefillChunk(t *testing.T) {
 	if g == nil {
 		t.Fatal("no stories260K golden")
 	}
-	w := goldenWeights(t, g)
-	gm, err := model.Build(b, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gm, cm := goldenModels(t, b, goldenWeights(t, g))
 	defer freeModel(b, gm)
-	cm, err := model.Build(cpu.New(0), goldenWeights(t, g))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const T = 512
 	ids := make([]int32, T)
 	for i := range ids {
