@@ -27,15 +27,21 @@ type lossCase struct {
 	model string // golden file name, without .golden
 	kill  func(d *webgpu.Device)
 	at    int // tokens emitted before the loss; 0: lost while idle, before the request
+	// ahead: the step submitted ahead of the loss (pipelined decode) may
+	// have completed before the loss takes effect: its token, the golden's,
+	// may then be emitted too (one at most).
+	ahead bool
 }
 
 var lossCases = []lossCase{
 	// Device.Close marks the loss at once: no work reaches the device.
-	{"Close/decode", "stories260K", (*webgpu.Device).Close, 3},
+	{"Close/decode", "stories260K", (*webgpu.Device).Close, 3, false},
 	// device.destroy() from JavaScript: the binding learns of the loss
-	// from the lost promise, after the next step has already been sent.
-	{"destroy/decode", "tiny-qwen3moe-q4_0", destroyFromJS, 5},
-	{"destroy/idle", "tiny-llama3-q4_0", destroyFromJS, 0},
+	// from the lost promise, after the next step has already been sent;
+	// in Firefox that step's readback sometimes completes first (a race:
+	// 5 or 6 tokens in three runs), and its token is the golden's.
+	{"destroy/decode", "tiny-qwen3moe-q4_0", destroyFromJS, 5, true},
+	{"destroy/idle", "tiny-llama3-q4_0", destroyFromJS, 0, false},
 }
 
 // destroyFromJS destroys the GPUDevice behind the binding's back and
@@ -128,7 +134,11 @@ func TestDeviceLostGenerate(t *testing.T) {
 				t.Errorf("loss %+v, want reason destroyed and a message", *le)
 			}
 			t.Logf("after %d tokens: %v", len(got), err)
-			if !slices.Equal(got, want["greedy"][:c.at]) || !slices.Equal(res.Tokens, got) {
+			n := c.at
+			if c.ahead && len(got) == c.at+1 {
+				n = c.at + 1 // the step ahead completed before the loss
+			}
+			if !slices.Equal(got, want["greedy"][:n]) || !slices.Equal(res.Tokens, got) {
 				t.Errorf("tokens emitted %v, returned %v; want the %d before the loss: %v", got, res.Tokens, c.at, want["greedy"][:c.at])
 			}
 			checkRefused(t, m, path, reqs["greedy"]())
