@@ -27,8 +27,9 @@ func (b *Backend) scratchAct(slot **webgpu.Buffer, label string, shape ...int) *
 
 // FusedMatMul implements model.Fuser. Decode batches (MatMul's GEMV path)
 // run as one matmul_gemv dispatch per weight part with the norm, SiluMul
-// and add fused; otherwise the unfused kernels run in turn (RMSNorm into a
-// scratch row, the GEMM adding to out, gate_up into a scratch and SiluMul).
+// and add fused; otherwise (prefill, K-quant weights) the unfused kernels
+// run in turn (RMSNorm into a scratch row, the GEMM or K-quant kernel adding
+// to out, gate_up into a scratch and SiluMul).
 func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	o, xt, wt := tt(out), tt(x), tt(w)
 	N, K := wt.rows(), wt.cols()
@@ -58,15 +59,15 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	case (wt.dtype == loader.Q8 || wt.dtype == loader.Q4) && K%32 != 0:
 		b.opErr("FusedMatMul", "%s weight %v: K not a multiple of 32", wt.dtype, wt.shape)
 		return
+	case kquantWeight(wt.dtype) && K%256 != 0:
+		b.opErr("FusedMatMul", "%s weight %v: K not a multiple of 256", wt.dtype, wt.shape)
+		return
 	}
 	if T == 0 || N == 0 {
 		return
 	}
-	if kquantWeight(wt.dtype) { // K-quant blocks: their own kernels, unfused (backend_kquant_js.go)
-		b.fusedKQuant(o, xt, wt, nw, T, N, K, f)
-		return
-	}
-	gemv := T <= b.gemvMaxT() && K%gemvChunk(wt.dtype) == 0
+	kq := kquantWeight(wt.dtype) // K-quant blocks: their own kernels, unfused (backend_kquant_js.go)
+	gemv := !kq && T <= b.gemvMaxT() && K%gemvChunk(wt.dtype) == 0
 	if gemv && (!f.SiluMul || len(wt.parts) == 1) {
 		b.gemvFused(o, xt, wt, T, N, K, b.gemvShapeFor(wt.dtype, T, K, b.d.AdapterInfo.Fallback),
 			gemvFusion{norm: nw, eps: f.Eps, silu: f.SiluMul, acc: f.Add})
@@ -80,7 +81,9 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		b.RMSNorm(in, xt, nw, f.Eps)
 	}
 	if !f.SiluMul {
-		if gemv {
+		if kq {
+			b.matmulKQuant(o, in, wt, T, N, K, f.Add)
+		} else if gemv {
 			b.gemvFused(o, in, wt, T, N, K, b.gemvShapeFor(wt.dtype, T, K, b.d.AdapterInfo.Fallback), gemvFusion{acc: f.Add})
 		} else {
 			b.gemmAcc(o, in, wt, T, N, K, f.Add)

@@ -5,7 +5,6 @@ package gpu
 import (
 	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
-	"wasmllm/model"
 )
 
 // K-quant weights (Q2_K .. Q6_K) stay ggml's blocks on the GPU, uploaded as
@@ -77,37 +76,6 @@ func (b *Backend) embedKQuant(o, tb, id *tensor) {
 		k.dispatch(b, embedParams{D: uint32(D), Row0: uint32(p.row0), Rows: uint32(p.rows)}, (D/4+63)/64, T, 1,
 			bind{buf: p.data}, id.whole(), o.whole())
 	}
-}
-
-// fusedKQuant is FusedMatMul for a K-quant weight, unfused: the RMSNorm
-// into a scratch row, then the K-quant kernel storing or adding to out, or
-// for the merged gate_up into a scratch, then SiluMul.
-func (b *Backend) fusedKQuant(o, xt, wt, nw *tensor, T, N, K int, f model.MatMulFusion) {
-	if K%256 != 0 {
-		b.opErr("FusedMatMul", "%s weight %v: K not a multiple of 256", wt.dtype, wt.shape)
-		return
-	}
-	in := xt
-	if nw != nil {
-		if in = b.scratchAct(&b.ops.fused.xn, "fused norm", T, K); in == nil {
-			return
-		}
-		b.RMSNorm(in, xt, nw, f.Eps)
-	}
-	if !f.SiluMul {
-		b.matmulKQuant(o, in, wt, T, N, K, f.Add)
-		return
-	}
-	if f.Add {
-		b.opErr("FusedMatMul", "SiluMul with Add is not fused")
-		return
-	}
-	gu := b.scratchAct(&b.ops.fused.gu, "fused gate_up", T, N)
-	if gu == nil {
-		return
-	}
-	b.matmulKQuant(gu, in, wt, T, N, K, false)
-	b.SiluMul(o, gu)
 }
 
 // moeKQuant runs one chunk's K-quant experts: the gate_up+SiluMul kernel

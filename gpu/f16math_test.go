@@ -40,28 +40,12 @@ func TestF16Math(t *testing.T) {
 	for _, sh := range [][3]int{{9, 70, 32}, {33, 67, 96}, {64, 100, 256}, {70, 130, 2048}} {
 		T, N, K := sh[0], sh[1], sh[2]
 		r := rand.New(rand.NewPCG(uint64(T*1000003+N*1009+K), 11))
-		xv := make([]float32, T*K)
-		for i := range xv {
-			xv[i] = r.Float32()*2 - 1
-		}
-		x := b.NewF32(T, K)
-		b.WriteF32(x, xv)
+		x, xv := randomInput(b, r, T, K)
 		for _, dt := range types {
-			kq := dt == loader.Q4_K || dt == loader.Q6_K
-			if kq && K%256 != 0 {
+			if kquantWeight(dt) && K%256 != 0 {
 				continue
 			}
-			var lw *loader.Tensor
-			var wf []float64
-			if kq {
-				var f []float32
-				lw, f = kquantTensor(t, r, dt, N, K)
-				for _, v := range f {
-					wf = append(wf, float64(v))
-				}
-			} else {
-				lw, wf = matmulWeight(t, r, dt, N, K)
-			}
+			lw, wf := matmulWeight(t, r, dt, N, K)
 			w, err := b.Upload(lw)
 			if err != nil {
 				t.Fatalf("upload %s: %v", lw.Name, err)

@@ -19,9 +19,18 @@ import (
 // matmulWeight returns a random (N, K) weight of dtype dt and its exact
 // values. Quantised weights are made as GGUF Q8_0/Q4_0 blocks, dequantised
 // by the loader as ggml does, and repacked with loader.ToPlanar for the
-// planar types, so the kernels are checked against ggml's layout.
+// planar types, so the kernels are checked against ggml's layout; K-quants
+// are kquantTensor's ggml blocks.
 func matmulWeight(t testing.TB, r *rand.Rand, dt loader.DType, N, K int) (*loader.Tensor, []float64) {
 	t.Helper()
+	if kquantWeight(dt) { // ggml's blocks, K a multiple of 256
+		lw, f := kquantTensor(t, r, dt, N, K)
+		want := make([]float64, len(f))
+		for i, v := range f {
+			want[i] = float64(v)
+		}
+		return lw, want
+	}
 	n := N * K
 	block := dt
 	switch dt {
@@ -74,6 +83,17 @@ func matmulWeight(t testing.TB, r *rand.Rand, dt loader.DType, N, K int) (*loade
 		want[i] = float64(v)
 	}
 	return w, want
+}
+
+// randomInput is a (T, K) f32 tensor of values in [-1, 1), and its values.
+func randomInput(b *Backend, r *rand.Rand, T, K int) (model.Tensor, []float32) {
+	xv := make([]float32, T*K)
+	for i := range xv {
+		xv[i] = r.Float32()*2 - 1
+	}
+	x := b.NewF32(T, K)
+	b.WriteF32(x, xv)
+	return x, xv
 }
 
 // matmulRef is out (T, N) = x (T, K) · wᵀ in float64.
@@ -144,12 +164,7 @@ func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types 
 	for _, sh := range shapes {
 		T, N, K := sh[0], sh[1], sh[2]
 		r := rand.New(rand.NewPCG(uint64(T*1000003+N*1009+K), 7))
-		xv := make([]float32, T*K)
-		for i := range xv {
-			xv[i] = r.Float32()*2 - 1
-		}
-		x := b.NewF32(T, K)
-		b.WriteF32(x, xv)
+		x, xv := randomInput(b, r, T, K)
 		for _, dt := range types {
 			lw, wf := matmulWeight(t, r, dt, N, K)
 			w, err := b.Upload(lw)
@@ -315,23 +330,13 @@ func benchBackend(b *testing.B) *Backend {
 // scales).
 func benchMatMulInputs(b *testing.B, be *Backend, dt loader.DType, T, N, K int) (x, w, o model.Tensor, bytes float64) {
 	r := rand.New(rand.NewPCG(uint64(N), uint64(K)))
-	var lw *loader.Tensor
-	if dt.BlockElems() == 256 {
-		lw, _ = kquantTensor(b, r, dt, N, K)
-	} else {
-		lw, _ = matmulWeight(b, r, dt, N, K)
-	}
+	lw, _ := matmulWeight(b, r, dt, N, K)
 	w, err := be.Upload(lw)
 	if err != nil {
 		b.Fatal(err)
 	}
-	xv := make([]float32, T*K)
-	for i := range xv {
-		xv[i] = r.Float32()*2 - 1
-	}
-	x, o = be.NewF32(T, K), be.NewF32(T, N)
-	be.WriteF32(x, xv)
-	return x, w, o, float64(len(lw.Data))
+	x, _ = randomInput(be, r, T, K)
+	return x, w, be.NewF32(T, N), float64(len(lw.Data))
 }
 
 // timeSteps runs issue reps times per step, reading out back once per step,
