@@ -186,7 +186,8 @@ func clientToolCalls(t *testing.T, b *browsertest.Browser, url, backend string) 
 
 // TestClientStructuredBackends: a greedy json_schema reply is the same
 // text on backend "cpu" and "webgpu" (the mask applied on the GPU) and
-// validates; guided_choice and a bad schema work as on the server.
+// validates; so does any JSON object fitted into 16 tokens
+// (fit_max_tokens); guided_choice and a bad schema work as on the server.
 func TestClientStructuredBackends(t *testing.T) {
 	skipShort(t)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: compatModels(t)})
@@ -206,7 +207,8 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 	b.MustRun(pageHelpers, nil)
 	type reply struct {
 		Backend, Text, Finish, Choice, Bad string
-		Streamed                           string
+		Streamed, Fit, FitFinish           string
+		FitTokens                          int
 	}
 	run := func(backend string) reply {
 		loadEngine(t, b, `{model: "/models/tiny-qwen3/", backend: "`+backend+`"}`)
@@ -221,8 +223,11 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 			const choice = await engine.chat.completions.create({messages: [{role: "user", content: "Mood?"}], max_tokens: 10, temperature: 0,
 				chat_template_kwargs: {enable_thinking: false}, guided_choice: ["happy", "sad", "very sad"]});
 			const bad = await codeOf(engine.chat.completions.create({...params, guided_regex: "a+"}));
+			const fit = await engine.chat.completions.create({messages: [{role: "user", content: "JSON?"}], max_tokens: 16, temperature: 0,
+				chat_template_kwargs: {enable_thinking: false}, response_format: {type: "json_object"}, fit_max_tokens: true});
 			return {Backend: engine.info.backend, Text: whole.choices[0].message.content, Finish: whole.choices[0].finish_reason,
-				Streamed: streamed, Choice: choice.choices[0].message.content, Bad: bad};
+				Streamed: streamed, Choice: choice.choices[0].message.content, Bad: bad,
+				Fit: fit.choices[0].message.content, FitFinish: fit.choices[0].finish_reason, FitTokens: fit.usage.completion_tokens};
 		})()`, &r)
 		return r
 	}
@@ -240,6 +245,10 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 		if r.Finish != "stop" || r.Streamed != r.Text {
 			t.Errorf("%s: finish %q, streamed %q, whole %q", r.Backend, r.Finish, r.Streamed, r.Text)
 		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(r.Fit), &obj); err != nil || r.FitFinish != "stop" || r.FitTokens >= 16 {
+			t.Errorf("%s: fit_max_tokens reply %q (%v), finish %q, %d tokens", r.Backend, r.Fit, err, r.FitFinish, r.FitTokens)
+		}
 		if r.Choice != "happy" && r.Choice != "sad" && r.Choice != "very sad" {
 			t.Errorf("%s: guided_choice %q", r.Backend, r.Choice)
 		}
@@ -247,7 +256,7 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 			t.Errorf("%s: two constraints: %s", r.Backend, r.Bad)
 		}
 	}
-	if cpu.Text != gpu.Text || cpu.Choice != gpu.Choice {
-		t.Errorf("greedy replies differ:\ncpu    %q %q\nwebgpu %q %q", cpu.Text, cpu.Choice, gpu.Text, gpu.Choice)
+	if cpu.Text != gpu.Text || cpu.Choice != gpu.Choice || cpu.Fit != gpu.Fit {
+		t.Errorf("greedy replies differ:\ncpu    %q %q %q\nwebgpu %q %q %q", cpu.Text, cpu.Choice, cpu.Fit, gpu.Text, gpu.Choice, gpu.Fit)
 	}
 }

@@ -22,6 +22,10 @@ type constraint struct {
 	words []uint32
 	n     int // tokens the current mask allows
 	host  bool
+	// left is the tokens this request may still take and end with a
+	// stop, this step's included, when it fits the grammar into them
+	// (Request.FitGrammar); -1 when it does not.
+	left int
 
 	maskTime time.Duration
 	steps    int
@@ -36,12 +40,12 @@ func (e *Engine) grammarVocab() *grammar.Vocab {
 	return e.vocab
 }
 
-func (e *Engine) newConstraint(g *grammar.Grammar) (*constraint, error) {
+func (e *Engine) newConstraint(g *grammar.Grammar, left int) (*constraint, error) {
 	if e.Tok == nil {
 		return nil, ErrNoTokenizer
 	}
 	v := e.grammarVocab()
-	c := &constraint{m: g.NewMatcher(), v: v, words: make([]uint32, v.MaskWords())}
+	c := &constraint{m: g.NewMatcher(), v: v, words: make([]uint32, v.MaskWords()), left: left}
 	if _, ok := e.Model.Backend().(model.LogitMasker); !ok {
 		c.host = true
 	}
@@ -54,7 +58,11 @@ func (e *Engine) newConstraint(g *grammar.Grammar) (*constraint, error) {
 // so the upload joins that step's submit.
 func (e *Engine) nextMask(c *constraint) {
 	t0 := time.Now()
-	c.n = c.m.Mask(c.v, c.words)
+	if c.left >= 0 {
+		c.n = c.m.MaskWithin(c.v, c.words, c.left)
+	} else {
+		c.n = c.m.Mask(c.v, c.words)
+	}
 	c.maskTime += time.Since(t0)
 	c.steps++
 	if c.host || c.n == 0 {
@@ -92,7 +100,13 @@ func (c *constraint) accept(id int32, err error) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return c.m.AcceptToken(c.v, id) == nil, nil
+	if c.m.AcceptToken(c.v, id) != nil {
+		return false, nil
+	}
+	if c.left > 0 {
+		c.left--
+	}
+	return true, nil
 }
 
 // finish says whether the grammar ends the request after a token: it has

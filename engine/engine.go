@@ -135,6 +135,12 @@ type Request struct {
 	// text inside it, EOS only where it may end, and the request ends when
 	// nothing can follow.
 	Grammar *grammar.Grammar
+	// FitGrammar makes a constrained reply end within the tokens it may
+	// have (Params.MaxTokens and the context): once few are left, only
+	// tokens after which the grammar can still end in the rest are
+	// allowed, so the reply closes its strings and structures early and
+	// ends whole, where without it it is cut at max_tokens.
+	FitGrammar bool
 	// Overflow is OverflowError (default) or OverflowTruncate.
 	Overflow string
 	// SpecialAsText reads special tokens written in Prompt ("<s>") as
@@ -238,7 +244,15 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		if err != nil {
 			return res, err
 		}
-		if c, err = e.newConstraint(g); err != nil {
+		left := -1 // tokens that may still end the request with a stop
+		if req.FitGrammar {
+			left = e.opts.Context - len(prompt) - 1
+			if p.MaxTokens > 0 {
+				left = min(left, p.MaxTokens-1)
+			}
+			left = max(left, 0)
+		}
+		if c, err = e.newConstraint(g, left); err != nil {
 			return res, err
 		}
 		defer func() { res.MaskTime, res.MaskSteps = c.maskTime, c.steps }()

@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // byteSet is a set of byte values.
@@ -177,6 +178,9 @@ type Grammar struct {
 	root  int32
 
 	tabs tablesRef
+
+	restOnce sync.Once
+	rest     []int32 // per element, the fewest bytes to its alternative's end (minRest)
 }
 
 // endMark is the element that ends an alternative.

@@ -26,6 +26,9 @@ type schemaCase struct {
 	InvalidText []string          `json:"invalid_text"`
 	// Docs is how many random documents to draw (default 200).
 	Docs int `json:"docs"`
+	// NoSamples says why engine.TestSchemaSamples does not sample the
+	// schema with a model (empty: it does).
+	NoSamples string `json:"no_samples"`
 }
 
 // validator compiles schema with a real JSON Schema validator, formats

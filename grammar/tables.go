@@ -23,6 +23,7 @@ type state struct {
 	tops []int32
 	end  bool
 	next []int32 // per byte: the next state, dead (0), or unknown (-1)
+	need int32   // 1 + the fewest tokens that end the text (see need), 0 unknown
 }
 
 const deadState = 0
@@ -42,6 +43,11 @@ type tables struct {
 	maskOrder []maskKey
 	maskBytes int
 
+	// For MaskWithin: per node the fewest bytes that empty its stack (-1
+	// unknown), per state the need values its tokens leave.
+	fin   []int32
+	needs map[maskKey][]int32
+
 	// scratch for expansion
 	seen  []uint32
 	stamp uint32
@@ -53,6 +59,7 @@ type maskKey struct {
 	v       *Vocab
 	state   int32
 	atStart bool
+	limit   int32 // MaskWithin's bound on the need a token leaves; -1 none
 }
 
 type tablesRef struct {
@@ -80,7 +87,7 @@ func (g *Grammar) current() *tables {
 }
 
 func newTables(g *Grammar) *tables {
-	t := &tables{g: g, nodeIDs: map[node]int32{}, stateIDs: map[string]int32{}, masks: map[maskKey]cachedMask{}}
+	t := &tables{g: g, nodeIDs: map[node]int32{}, stateIDs: map[string]int32{}, masks: map[maskKey]cachedMask{}, needs: map[maskKey][]int32{}}
 	t.states = append(t.states, state{}) // dead
 	t.stateIDs[""] = deadState
 	t.out = t.out[:0]

@@ -110,19 +110,22 @@ func (m *Matcher) Mask(v *Vocab, dst []uint32) int {
 	t := m.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	key := maskKey{v, m.state, !m.started && v.strip}
+	key := maskKey{v: v, state: m.state, atStart: !m.started && v.strip, limit: -1}
 	mask, ok := t.masks[key]
 	if !ok {
-		mask = t.computeMask(v, m.state, v.view(m.started))
+		mask = t.walkMask(v, m.state, v.view(m.started), -1, nil)
 		t.remember(key, mask)
 	}
 	copy(dst, mask.words)
 	return mask.n
 }
 
-// computeMask walks the sorted tokens from state s, sharing the work of
-// common prefixes and skipping every token under a dead prefix.
-func (t *tables) computeMask(v *Vocab, s int32, w *vocabView) cachedMask {
+// walkMask walks the sorted tokens from state s, sharing the work of
+// common prefixes and skipping every token under a dead prefix. With
+// limit >= 0 a token is allowed only when the state it leaves needs at
+// most limit tokens to end (EOS needs none); visit, when set, sees the
+// state each allowed token leaves.
+func (t *tables) walkMask(v *Vocab, s int32, w *vocabView, limit int32, visit func(after int32)) cachedMask {
 	mask := make([]uint32, v.MaskWords())
 	if t.states[s].end {
 		for _, id := range v.eos {
@@ -151,7 +154,12 @@ func (t *tables) computeMask(v *Vocab, s int32, w *vocabView) cachedMask {
 			d++
 		}
 		if d == len(tok) {
-			mask[id>>5] |= 1 << (id & 31)
+			if limit < 0 || t.need(st[d]) <= limit {
+				mask[id>>5] |= 1 << (id & 31)
+				if visit != nil {
+					visit(st[d])
+				}
+			}
 			i++
 			continue
 		}

@@ -331,6 +331,13 @@ export interface StructuredOutputParams {
   guided_decoding_backend?: string | null;
   /** vLLM's newer form of the same: one of json, regex, choice, grammar, json_object. */
   structured_outputs?: { json?: Record<string, unknown> | string | null; regex?: string | null; choice?: string[] | null; grammar?: string | null; json_object?: boolean | null } | null;
+  /**
+   * A constrained reply (any of the above, response_format, or a forced tool call) ends within
+   * max_tokens and the context: once few tokens are left, only tokens after which the grammar can
+   * still end in the rest are allowed, so strings and structures close early and the reply is whole
+   * (finish_reason "stop") instead of cut (finish_reason "length"). A wasmllm extension; default false.
+   */
+  fit_max_tokens?: boolean | null;
 }
 
 export interface CompletionRequest extends SamplingParams, StructuredOutputParams {

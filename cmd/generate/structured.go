@@ -16,7 +16,7 @@ import (
 // are read by wasm/api as the browser's and the server's requests are.
 type structureFlags struct {
 	responseFormat, jsonSchema, grammar, regex, choice, tools, toolChoice string
-	parallel                                                              bool
+	parallel, fit                                                         bool
 }
 
 func (s *structureFlags) bind(fs *flag.FlagSet) {
@@ -28,6 +28,7 @@ func (s *structureFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&s.tools, "tools", "", "OpenAI tools (a JSON array) in FILE; needs -chat")
 	fs.StringVar(&s.toolChoice, "tool-choice", "", `auto, required, none, or a function's NAME (default auto with -tools)`)
 	fs.BoolVar(&s.parallel, "parallel-tool-calls", true, "-tool-choice required may make several calls (false: exactly one)")
+	fs.BoolVar(&s.fit, "fit-max-tokens", false, "a constrained reply ends within -n tokens: strings and structures close early instead of being cut (fit_max_tokens)")
 }
 
 // files are the files the flags name, for the browser run's checks.
@@ -105,6 +106,9 @@ func (s *structureFlags) fields(chat bool) (map[string]json.RawMessage, error) {
 	default:
 		put("tool_choice", map[string]any{"type": "function", "function": map[string]string{"name": s.toolChoice}})
 	}
+	if s.fit {
+		put("fit_max_tokens", true)
+	}
 	return out, nil
 }
 
@@ -112,6 +116,7 @@ func (s *structureFlags) fields(chat bool) (map[string]json.RawMessage, error) {
 var flagNames = []struct{ field, flag string }{
 	{"response_format", "-response-format"}, {"guided_json", "-json-schema"}, {"guided_grammar", "-grammar"},
 	{"guided_regex", "-regex"}, {"guided_choice", "-choice"}, {"tools", "-tools"}, {"tool_choice", "-tool-choice"},
+	{"fit_max_tokens", "-fit-max-tokens"},
 }
 
 // flagError names the flag behind a request error about a field.

@@ -393,6 +393,11 @@ func common(r *Request, raw map[string]json.RawMessage, params []byte) error {
 		}
 		r.IncludeUsage = so.IncludeUsage
 	}
+	if v, ok := raw["fit_max_tokens"]; ok && !isNull(v) {
+		if err := decode(v, "fit_max_tokens", &r.Engine.FitGrammar); err != nil {
+			return err
+		}
+	}
 	r.Engine.Overflow = engine.OverflowError
 	if v, ok := raw["context_overflow"]; ok && !isNull(v) {
 		var s string

@@ -34,8 +34,10 @@ type Constraint struct {
 	Grammar *grammar.Grammar
 }
 
-// constraintKeys are the request keys read by parseConstraint.
-var constraintKeys = []string{"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend", "structured_outputs"}
+// constraintKeys are the request keys read by parseConstraint, and
+// fit_max_tokens (engine.Request.FitGrammar: a constrained reply ends
+// within max_tokens), read by common.
+var constraintKeys = []string{"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend", "structured_outputs", "fit_max_tokens"}
 
 // constraintSource is one field of a request that asks for a constraint.
 type constraintSource struct {

@@ -34,14 +34,19 @@ func TestParseConstraint(t *testing.T) {
 		{`"structured_outputs":{"json_object":true}`, ConstraintJSONObject, "structured_outputs.json_object"},
 	} {
 		for _, chat := range []bool{true, false} {
-			r, err := parseWith(chat, tc.extra)
-			if err != nil {
-				t.Errorf("chat %v, %s: %v", chat, tc.extra, err)
-				continue
-			}
-			c := r.Constraint
-			if c == nil || c.Kind != tc.kind || c.Param != tc.param || c.Grammar == nil || c.GBNF == "" || !r.Constrained() {
-				t.Errorf("chat %v, %s: constraint %+v, want kind %s from %s", chat, tc.extra, c, tc.kind, tc.param)
+			for _, fit := range []string{"", `,"fit_max_tokens":true`, `,"fit_max_tokens":false`, `,"fit_max_tokens":null`} {
+				r, err := parseWith(chat, tc.extra+fit)
+				if err != nil {
+					t.Errorf("chat %v, %s: %v", chat, tc.extra+fit, err)
+					continue
+				}
+				c := r.Constraint
+				if c == nil || c.Kind != tc.kind || c.Param != tc.param || c.Grammar == nil || c.GBNF == "" || !r.Constrained() {
+					t.Errorf("chat %v, %s: constraint %+v, want kind %s from %s", chat, tc.extra, c, tc.kind, tc.param)
+				}
+				if want := strings.Contains(fit, "true"); r.Engine.FitGrammar != want {
+					t.Errorf("chat %v, %s: FitGrammar %v", chat, tc.extra+fit, r.Engine.FitGrammar)
+				}
 			}
 		}
 	}
@@ -117,6 +122,8 @@ func TestParseConstraintErrors(t *testing.T) {
 		{`"structured_outputs":{"structural_tag":"x"}`, "structured_outputs.structural_tag", "", false},
 		{`"structured_outputs":{"regex":"("}`, "structured_outputs.regex", "offset", false},
 		{`"structured_outputs":{"json_object":"yes"}`, "structured_outputs.json_object", "", false},
+		{`"guided_regex":"a","fit_max_tokens":"yes"`, "fit_max_tokens", "", false},
+		{`"guided_regex":"a","fit_max_tokens":1`, "fit_max_tokens", "", false},
 		{`"guided_regex":"a","guided_choice":["a"]`, "guided_regex", "params", false},
 		{`"response_format":{"type":"json_object"},"guided_json":{}`, "response_format", "params", false},
 		{`"structured_outputs":{"regex":"a","choice":["a"]}`, "structured_outputs.regex", "params", false},
