@@ -189,19 +189,69 @@ type matmulTask struct {
 
 func (m *matmulTask) run(worker, lo, hi int) {
 	K := len(m.x) / m.T
-	if m.w.dtype == loader.F32 || m.T < 4 {
-		for n := lo; n < hi; n++ {
-			for r := 0; r < m.T; r++ {
-				m.out[r*m.N+n] = m.w.dot(m.off+n, m.x[r*K:(r+1)*K])
-			}
-		}
+	if m.matmulSIMD(worker, lo, hi, K) {
 		return
 	}
-	row := m.buf[worker][:K]
-	for n := lo; n < hi; n++ {
-		m.w.row(m.off+n, row)
-		for r := 0; r < m.T; r++ {
-			m.out[r*m.N+n] = dotF32(row, m.x[r*K:(r+1)*K])
+	w := m.w
+	switch {
+	case w.dtype == loader.F32:
+		gemmF32(w.f[(m.off+lo)*K:(m.off+hi)*K], m.x, m.out[lo:], hi-lo, K, m.T, m.N)
+	case m.T < 4 || len(m.buf[worker]) < simdTile*K:
+		for n := lo; n < hi; n++ {
+			for r := 0; r < m.T; r++ {
+				m.out[r*m.N+n] = w.dot(m.off+n, m.x[r*K:(r+1)*K])
+			}
+		}
+	default:
+		// Prefill: simdTile rows dequantised at a time, then every token
+		// against them.
+		tile := m.buf[worker][:simdTile*K]
+		for n := lo; n < hi; n += simdTile {
+			rows := min(simdTile, hi-n)
+			for i := range rows {
+				w.row(m.off+n+i, tile[i*K:(i+1)*K])
+			}
+			gemmF32(tile[:rows*K], m.x, m.out[n:], rows, K, m.T, m.N)
+		}
+	}
+}
+
+// gemmF32 sets out[t*ldo+r] = w[r] · x[t] for w (rows, K) and x (T, K),
+// each in dotF32's order: the plain-Go twin of the SIMD f32 kernel. Four
+// tokens go at a time, so a weight row is read once per four, and the
+// rows are the inner loop, so the four tokens stay in cache while the
+// (tile of) rows streams past.
+func gemmF32(w, x, out []float32, rows, K, T, ldo int) {
+	n := K &^ 3
+	t := 0
+	for ; t+4 <= T; t += 4 {
+		x0, x1, x2, x3 := x[t*K:(t+1)*K], x[(t+1)*K:(t+2)*K], x[(t+2)*K:(t+3)*K], x[(t+3)*K:(t+4)*K]
+		for r := 0; r < rows; r++ {
+			wr := w[r*K : (r+1)*K]
+			var a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3 float32
+			for k := 0; k < n; k += 4 {
+				w0, w1, w2, w3 := wr[k], wr[k+1], wr[k+2], wr[k+3]
+				a0, a1, a2, a3 = a0+w0*x0[k], a1+w1*x0[k+1], a2+w2*x0[k+2], a3+w3*x0[k+3]
+				b0, b1, b2, b3 = b0+w0*x1[k], b1+w1*x1[k+1], b2+w2*x1[k+2], b3+w3*x1[k+3]
+				c0, c1, c2, c3 = c0+w0*x2[k], c1+w1*x2[k+1], c2+w2*x2[k+2], c3+w3*x2[k+3]
+				d0, d1, d2, d3 = d0+w0*x3[k], d1+w1*x3[k+1], d2+w2*x3[k+2], d3+w3*x3[k+3]
+			}
+			for k := n; k < K; k++ {
+				a0 += wr[k] * x0[k]
+				b0 += wr[k] * x1[k]
+				c0 += wr[k] * x2[k]
+				d0 += wr[k] * x3[k]
+			}
+			out[t*ldo+r] = (a0 + a1) + (a2 + a3)
+			out[(t+1)*ldo+r] = (b0 + b1) + (b2 + b3)
+			out[(t+2)*ldo+r] = (c0 + c1) + (c2 + c3)
+			out[(t+3)*ldo+r] = (d0 + d1) + (d2 + d3)
+		}
+	}
+	for ; t < T; t++ {
+		xt := x[t*K : (t+1)*K]
+		for r := 0; r < rows; r++ {
+			out[t*ldo+r] = dotF32(w[r*K:(r+1)*K], xt)
 		}
 	}
 }
@@ -227,7 +277,7 @@ func rowGrain(T, K int) int { return max(16, minWork/max(1, T*K)) }
 func (b *Backend) MatMul(out, x, w model.Tensor) {
 	o, xt, wt := t(out), t(x), t(w)
 	T, N := o.shape[0], o.cols()
-	b.workerBufs(&b.mm.buf, xt.cols())
+	b.workerBufs(&b.mm.buf, simdTile*xt.cols())
 	b.mm = matmulTask{out: o.f, x: xt.f, w: wt, T: T, N: N, buf: b.mm.buf}
 	b.pool.Run(&b.mm, N, rowGrain(T, xt.cols()))
 }

@@ -175,64 +175,82 @@ func dotF32(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// The quantised dot products keep four lanes, as one f32x4 register
+// does: lane l sums, in order, a block's elements j ≡ l (mod 4); each
+// block's lanes are scaled into four row accumulators, which are added
+// pairwise at the end. The wasm SIMD kernels (internal/wasmsimd) do the
+// same operations in the same order, so both give the same bits.
+
 func dotQ8_0(q []byte, x []float32) float32 {
-	var sum float32
+	var a0, a1, a2, a3 float32
 	for b := 0; b < len(x)/32; b++ {
 		blk := q[b*34 : b*34+34]
-		xs := x[b*32 : b*32+32]
-		var s0, s1 float32
-		for j := 0; j < 32; j += 2 {
-			s0 += float32(int8(blk[2+j])) * xs[j]
-			s1 += float32(int8(blk[3+j])) * xs[j+1]
-		}
-		sum += (s0 + s1) * f16(blk)
+		p0, p1, p2, p3 := lanes8(blk[2:], x[b*32:])
+		d := f16(blk)
+		a0, a1, a2, a3 = a0+p0*d, a1+p1*d, a2+p2*d, a3+p3*d
 	}
-	return sum
+	return (a0 + a1) + (a2 + a3)
 }
 
 func dotQ4_0(q []byte, x []float32) float32 {
-	var sum float32
+	var a0, a1, a2, a3 float32
 	for b := 0; b < len(x)/32; b++ {
 		blk := q[b*18 : b*18+18]
-		xs := x[b*32 : b*32+32]
-		var s0, s1 float32
-		for j := 0; j < 16; j++ {
-			v := blk[2+j]
-			s0 += float32(int(v&0xf)-8) * xs[j]
-			s1 += float32(int(v>>4)-8) * xs[j+16]
-		}
-		sum += (s0 + s1) * f16(blk)
+		p0, p1, p2, p3 := lanes4(blk[2:], x[b*32:])
+		d := f16(blk)
+		a0, a1, a2, a3 = a0+p0*d, a1+p1*d, a2+p2*d, a3+p3*d
 	}
-	return sum
+	return (a0 + a1) + (a2 + a3)
 }
 
 func dotQ8(q, scales []byte, x []float32) float32 {
-	var sum float32
+	var a0, a1, a2, a3 float32
 	for b := 0; b < len(x)/32; b++ {
-		qs := q[b*32 : b*32+32]
-		xs := x[b*32 : b*32+32]
-		var s0, s1 float32
-		for j := 0; j < 32; j += 2 {
-			s0 += float32(int8(qs[j])) * xs[j]
-			s1 += float32(int8(qs[j+1])) * xs[j+1]
-		}
-		sum += (s0 + s1) * f16(scales[2*b:])
+		p0, p1, p2, p3 := lanes8(q[b*32:], x[b*32:])
+		d := f16(scales[2*b:])
+		a0, a1, a2, a3 = a0+p0*d, a1+p1*d, a2+p2*d, a3+p3*d
 	}
-	return sum
+	return (a0 + a1) + (a2 + a3)
 }
 
 func dotQ4(q, scales []byte, x []float32) float32 {
-	var sum float32
+	var a0, a1, a2, a3 float32
 	for b := 0; b < len(x)/32; b++ {
-		qs := q[b*16 : b*16+16]
-		xs := x[b*32 : b*32+32]
-		var s0, s1 float32
-		for j := 0; j < 16; j++ {
-			v := qs[j]
-			s0 += float32(int(v&0xf)-8) * xs[j]
-			s1 += float32(int(v>>4)-8) * xs[j+16]
-		}
-		sum += (s0 + s1) * f16(scales[2*b:])
+		p0, p1, p2, p3 := lanes4(q[b*16:], x[b*32:])
+		d := f16(scales[2*b:])
+		a0, a1, a2, a3 = a0+p0*d, a1+p1*d, a2+p2*d, a3+p3*d
 	}
-	return sum
+	return (a0 + a1) + (a2 + a3)
+}
+
+// lanes8 is the four lanes of 32 int8 weights against xs[:32].
+func lanes8(qs []byte, xs []float32) (p0, p1, p2, p3 float32) {
+	qs, xs = qs[:32], xs[:32]
+	for j := 0; j < 32; j += 4 {
+		p0 += float32(int8(qs[j])) * xs[j]
+		p1 += float32(int8(qs[j+1])) * xs[j+1]
+		p2 += float32(int8(qs[j+2])) * xs[j+2]
+		p3 += float32(int8(qs[j+3])) * xs[j+3]
+	}
+	return
+}
+
+// lanes4 is the four lanes of 32 4-bit weights (ggml's order: the low
+// nibbles of 16 bytes are elements 0-15, the high ones 16-31, offset by
+// 8) against xs[:32].
+func lanes4(qs []byte, xs []float32) (p0, p1, p2, p3 float32) {
+	qs, xs = qs[:16], xs[:32]
+	for j := 0; j < 16; j += 4 {
+		p0 += float32(int(qs[j]&0xf)-8) * xs[j]
+		p1 += float32(int(qs[j+1]&0xf)-8) * xs[j+1]
+		p2 += float32(int(qs[j+2]&0xf)-8) * xs[j+2]
+		p3 += float32(int(qs[j+3]&0xf)-8) * xs[j+3]
+	}
+	for j := 0; j < 16; j += 4 {
+		p0 += float32(int(qs[j]>>4)-8) * xs[16+j]
+		p1 += float32(int(qs[j+1]>>4)-8) * xs[16+j+1]
+		p2 += float32(int(qs[j+2]>>4)-8) * xs[16+j+2]
+		p3 += float32(int(qs[j+3]>>4)-8) * xs[16+j+3]
+	}
+	return
 }

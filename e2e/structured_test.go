@@ -207,6 +207,7 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 	b.MustRun(pageHelpers, nil)
 	type reply struct {
 		Backend, Text, Finish, Choice, Bad string
+		SIMD                               bool
 		Streamed, Fit, FitFinish           string
 		FitTokens                          int
 	}
@@ -225,7 +226,7 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 			const bad = await codeOf(engine.chat.completions.create({...params, guided_regex: "a+"}));
 			const fit = await engine.chat.completions.create({messages: [{role: "user", content: "JSON?"}], max_tokens: 16, temperature: 0,
 				chat_template_kwargs: {enable_thinking: false}, response_format: {type: "json_object"}, fit_max_tokens: true});
-			return {Backend: engine.info.backend, Text: whole.choices[0].message.content, Finish: whole.choices[0].finish_reason,
+			return {Backend: engine.info.backend, SIMD: engine.info.cpu_simd, Text: whole.choices[0].message.content, Finish: whole.choices[0].finish_reason,
 				Streamed: streamed, Choice: choice.choices[0].message.content, Bad: bad,
 				Fit: fit.choices[0].message.content, FitFinish: fit.choices[0].finish_reason, FitTokens: fit.usage.completion_tokens};
 		})()`, &r)
@@ -236,6 +237,9 @@ func clientStructuredBackends(t *testing.T, b *browsertest.Browser, url string) 
 	t.Logf("cpu %+v\nwebgpu %+v", cpu, gpu)
 	if cpu.Backend != "cpu" || gpu.Backend != "webgpu" {
 		t.Fatalf("backends %q, %q", cpu.Backend, gpu.Backend)
+	}
+	if !cpu.SIMD {
+		t.Error("engine.info.cpu_simd is false: the CPU engine runs the plain-Go loops")
 	}
 	for _, r := range []reply{cpu, gpu} {
 		var v map[string]any

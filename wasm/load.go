@@ -343,6 +343,7 @@ func (r *loadRun) info() map[string]any {
 		"limits":         r.be.deviceLimits,
 		"context_length": r.eng.Context(),
 		"kv_cache_dtype": kvDTypeName(r.eng.KVDType()),
+		"cpu_simd":       cpu.SIMD(),
 		"model": map[string]any{
 			"name": m.Name, "url": r.o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
 			"bytes": m.TotalBytes(), "shards": len(m.Shards), "tensors": len(m.Tensors),

@@ -117,6 +117,8 @@ export interface EngineInfo {
   context_length: number;
   /** What the KV cache stores: kvCacheDtype on WebGPU, always "f32" on the CPU. */
   kv_cache_dtype: "f32" | "f16";
+  /** The CPU engine's matmuls run on WebAssembly SIMD128 kernels (false: plain Go loops, a browser without SIMD128). */
+  cpu_simd: boolean;
   model: {
     name: string; url: string; arch: string; quant: string;
     /** The manifest's config: vocab_size, hidden_size, num_layers, num_heads, ... */

@@ -144,6 +144,9 @@ async function boot(wasmURL) {
 		if (!resp.ok) throw new Error(`fetching ${wasmURL}: HTTP ${resp.status}`);
 		result = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
 	}
+	// The CPU engine's SIMD128 kernels (cpu/simd_js.go) read and write the
+	// Go instance's memory directly.
+	globalThis.wasmllmGoMemory = result.instance.exports.mem;
 	go.run(result.instance).then(
 		() => fatal("the engine exited"),
 		(e) => fatal(`the engine crashed: ${e && e.message || e}`));

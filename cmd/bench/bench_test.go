@@ -148,14 +148,18 @@ func TestRatios(t *testing.T) {
 		{Prompt: 128, PrefillMs: 400, DecodeTokens: 10, DecodeMs: 2000},
 		{Prompt: 128, PrefillMs: 800, DecodeTokens: 10, DecodeMs: 4000},
 		{Prompt: 128, PrefillMs: 200, DecodeTokens: 10, DecodeMs: 1000}}}
-	peer := &EngineReport{Engine: enginePeer, Runs: []result.Run{{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 5000}}}
+	peer := &EngineReport{Engine: enginePeer, Runs: []result.Run{{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 5000},
+		{Prompt: 16, PrefillMs: 20, DecodeTokens: 10, DecodeMs: 1000}}}
+	cpu := &EngineReport{Engine: engineCPU, Runs: []result.Run{{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 5000},
+		{Prompt: 16, PrefillMs: 50, DecodeTokens: 10, DecodeMs: 2000}}}
 	one, most := 1.0, 0.9
 	gpu.StepsAhead = &one
 	ff := &EngineReport{Engine: engineFirefox, StepsAhead: &most, Runs: []result.Run{{Prompt: 128, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000}}}
 	gpu.fill()
 	peer.fill()
 	ff.fill()
-	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer}}}
+	cpu.fill()
+	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer, cpu}}}
 	r.computeRatios()
 	want := map[string]float64{
 		// median decode at 128 is 5 tok/s; 1 GB + 1 MB × (128 + 5) a token
@@ -163,6 +167,10 @@ func TestRatios(t *testing.T) {
 		"kernel_gemv_q4":                  0.5,
 		"decode_vs_wllama_tiny_model_q4":  5.0 / 2,
 		"prefill_vs_wllama_tiny_model_q4": 320.0 / 80,
+		// the CPU engine: equal at 128, half wllama's decode and 0.4 of
+		// its prefill at 16
+		"decode_cpu_vs_wllama_tiny_model_q4":  0.5,
+		"prefill_cpu_vs_wllama_tiny_model_q4": 0.4,
 		// Firefox decodes 10 tok/s at 128 against Chromium's 5
 		"decode_firefox_vs_chromium_tiny_model_q4": 10.0 / 5,
 		// the most dispatches one layer recorded, on a dense model
@@ -192,7 +200,7 @@ func TestRatios(t *testing.T) {
 	if err := r.writeChart(&svg); err != nil {
 		t.Fatal(err)
 	}
-	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 3 {
+	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 4 {
 		t.Errorf("chart: %v\n%s", err, svg.String())
 	}
 }
@@ -271,7 +279,8 @@ func TestShortRun(t *testing.T) {
 		if p.Error != "" || len(p.Runs) == 0 {
 			t.Errorf("wllama: %+v", p)
 		}
-		lines = append(lines, "ratio decode_vs_wllama_stories260k ", "ratio prefill_vs_wllama_stories260k ")
+		lines = append(lines, "ratio decode_vs_wllama_stories260k ", "ratio prefill_vs_wllama_stories260k ",
+			"ratio decode_cpu_vs_wllama_stories260k ", "ratio prefill_cpu_vs_wllama_stories260k ")
 	}
 	for _, l := range lines {
 		if !strings.Contains(string(txt), "\n"+l) {

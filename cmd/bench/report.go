@@ -249,6 +249,32 @@ func (r *Report) computeRatios() {
 			r.Ratios = append(r.Ratios, Ratio{"prefill_vs_wllama_" + ratioName(m.Name), at(g.Prefill, l) / at(p.Prefill, l)})
 		}
 	}
+	// The CPU engine against wllama: the lowest ratio over the prompt
+	// lengths both ran.
+	for _, m := range r.Models {
+		c, p := m.engine(engineCPU), m.engine(enginePeer)
+		if c == nil || p == nil {
+			continue
+		}
+		if v := lowestRatio(c.Decode, p.Decode); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"decode_cpu_vs_wllama_" + ratioName(m.Name), v})
+		}
+		if v := lowestRatio(c.Prefill, p.Prefill); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"prefill_cpu_vs_wllama_" + ratioName(m.Name), v})
+		}
+	}
+}
+
+// lowestRatio is the smallest a/b over the prompt lengths both have (0:
+// none).
+func lowestRatio(a, b []Point) float64 {
+	low := 0.0
+	for _, p := range a {
+		if q := at(b, p.Len); q > 0 && p.TokS > 0 && (low == 0 || p.TokS/q < low) {
+			low = p.TokS / q
+		}
+	}
+	return low
 }
 
 // writeText prints the short table and the ratio lines.

@@ -18,6 +18,7 @@ export async function runProbe(cfg) {
 		go.exit = (code) => { if (code !== 0) setTimeout(() => reject(new Error(`probe exited with ${code}`)), 100); };
 	});
 	const { instance } = await WebAssembly.instantiateStreaming(fetch("/probe.wasm"), go.importObject);
+	globalThis.wasmllmGoMemory = instance.exports.mem; // the CPU engine's SIMD kernels (cpu/simd_js.go)
 	go.run(instance).catch((e) => log(`probe crashed: ${e && e.stack || e}`));
 	return done;
 }

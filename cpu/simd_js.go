@@ -1,0 +1,72 @@
+//go:build js
+
+package cpu
+
+import (
+	"runtime"
+	"syscall/js"
+	"unsafe"
+
+	"wasmllm/internal/wasmsimd"
+	"wasmllm/loader"
+)
+
+// The page's loader (web/worker.js, the test and bench pages) hands the
+// Go instance's memory over as globalThis.wasmllmGoMemory; without it, or
+// without SIMD128 in the browser, the plain-Go loops run.
+func init() {
+	defer func() { _ = recover() }() // a browser without SIMD128: no kernels
+	mem := js.Global().Get("wasmllmGoMemory")
+	if !mem.Truthy() {
+		return
+	}
+	code := wasmsimd.Module()
+	buf := js.Global().Get("Uint8Array").New(len(code))
+	js.CopyBytesToJS(buf, code)
+	wa := js.Global().Get("WebAssembly")
+	mod := wa.Get("Module").New(buf)
+	imports := map[string]any{"env": map[string]any{"mem": mem}}
+	ex := wa.Get("Instance").New(mod, imports).Get("exports")
+	k := &jsSIMD{}
+	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4} {
+		*dst = ex.Get(name)
+	}
+	simd = k
+}
+
+type jsSIMD struct{ f32k, q80, q40, q8, q4 js.Value }
+
+func ptr[T any](s []T) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(s)))) }
+
+func (k *jsSIMD) has(d loader.DType) bool {
+	switch d {
+	case loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4:
+		return true
+	}
+	return false
+}
+
+func (k *jsSIMD) gemv(w *tensor, row, rows int, x, out []float32) {
+	K := len(x)
+	nb := K / 32
+	switch w.dtype {
+	case loader.Q8_0:
+		k.q80.Invoke(ptr(w.q[row*nb*34:]), ptr(x), ptr(out), rows, K)
+	case loader.Q4_0:
+		k.q40.Invoke(ptr(w.q[row*nb*18:]), ptr(x), ptr(out), rows, K)
+	case loader.Q8:
+		k.q8.Invoke(ptr(w.q[row*nb*32:]), ptr(w.q[w.scales+2*row*nb:]), ptr(x), ptr(out), rows, K)
+	case loader.Q4:
+		k.q4.Invoke(ptr(w.q[row*nb*16:]), ptr(w.q[w.scales+2*row*nb:]), ptr(x), ptr(out), rows, K)
+	}
+	runtime.KeepAlive(w)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(out)
+}
+
+func (k *jsSIMD) f32(w, x, out []float32, rows, K, T, ldo int) {
+	k.f32k.Invoke(ptr(w), ptr(x), ptr(out), rows, K, T, ldo)
+	runtime.KeepAlive(w)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(out)
+}
