@@ -293,6 +293,10 @@ type attnTask struct {
 }
 
 func (a *attnTask) run(worker, lo, hi int) {
+	if simd != nil && a.Dh%4 == 0 {
+		simd.attn(a, worker, lo, hi)
+		return
+	}
 	H, Hk, Dh := a.H, a.Hk, a.Dh
 	C := (H + 2*Hk) * Dh
 	kvw := Hk * Dh

@@ -12,6 +12,8 @@ type simdKernels interface {
 	gemv(w *tensor, row, rows int, x, out []float32)
 	// f32 sets out[t*ldo+i] = w[i] · x[t] for w (rows, K), x (T, K).
 	f32(w, x, out []float32, rows, K, T, ldo int)
+	// attn is a.run(worker, lo, hi) (Dh a multiple of 4).
+	attn(a *attnTask, worker, lo, hi int)
 	has(d loader.DType) bool
 }
 

@@ -116,3 +116,95 @@ func BenchmarkSIMDMatMul(b *testing.B) {
 		}
 	}
 }
+
+// TestSIMDAttention: the SIMD attention (scores, Go's exp, the weighted
+// sum of V) gives the Go loop's bits, with and without a sliding window,
+// for GQA and plain heads; and its exp is math.Exp's, special cases too
+// (below float64's normal range, where the kernel's float32 is zero as
+// math.Exp's is, it does not round as Ldexp does).
+func TestSIMDAttention(t *testing.T) {
+	if simd == nil {
+		t.Fatal("no SIMD kernels")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []struct{ T, H, Hk, Dh, window, start int }{{1, 8, 2, 8, 0, 40}, {5, 4, 4, 16, 0, 3}, {3, 6, 2, 64, 7, 20}, {2, 2, 1, 4, 0, 0}} {
+		C := (c.H + 2*c.Hk) * c.Dh
+		capacity := c.start + c.T + 1
+		qkv := make([]float32, c.T*C)
+		kc := make([]float32, capacity*c.Hk*c.Dh)
+		vc := make([]float32, len(kc))
+		for _, s := range [][]float32{qkv, kc, vc} {
+			for i := range s {
+				s[i] = float32(rng.NormFloat64() * 2)
+			}
+		}
+		pos := make([]int32, c.T)
+		for i := range pos {
+			pos[i] = int32(c.start + i)
+		}
+		run := func() []float32 {
+			a := &attnTask{out: make([]float32, c.T*c.H*c.Dh), qkv: qkv, pos: pos, kc: kc, vc: vc, H: c.H, Hk: c.Hk, Dh: c.Dh, window: c.window, scores: [][]float32{make([]float32, capacity)}}
+			a.run(0, 0, c.T*c.H)
+			return a.out
+		}
+		got := run()
+		saved := simd
+		simd = nil
+		want := run()
+		simd = saved
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v [%d]: SIMD %v, Go %v", c, i, got[i], want[i])
+			}
+		}
+	}
+	k := simd.(*jsSIMD)
+	xs := []float64{0, -0.0, 1e-9, -1e-9, -0.5, -1, -3.7, -20, -87.3, -103.9, -700, -745.1, -746, 1, 5.5, 709, 710, math.Inf(-1), math.Inf(1), math.NaN()}
+	for range 2000 {
+		xs = append(xs, -rng.ExpFloat64()*10, rng.NormFloat64())
+	}
+	for _, x := range xs {
+		got, want := k.exp.Invoke(x).Float(), math.Exp(x)
+		if want < 0x1p-1022 {
+			// A subnormal float64: the kernel keeps only its float32,
+			// which is zero.
+			got, want = float64(float32(got)), float64(float32(want))
+		}
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("exp(%v): SIMD module %v, math.Exp %v", x, got, want)
+		}
+	}
+}
+
+// BenchmarkSIMDAttention: 128 prompt tokens over 512 cached positions
+// (32 heads on 8 KV heads of 64), on the SIMD kernel and on the Go loop.
+func BenchmarkSIMDAttention(b *testing.B) {
+	const T, H, Hk, Dh, start = 128, 32, 8, 64, 384
+	C := (H + 2*Hk) * Dh
+	rng := rand.New(rand.NewPCG(15, 16))
+	qkv := make([]float32, T*C)
+	kc := make([]float32, (start+T)*Hk*Dh)
+	vc := make([]float32, len(kc))
+	for _, s := range [][]float32{qkv, kc, vc} {
+		for i := range s {
+			s[i] = float32(rng.NormFloat64())
+		}
+	}
+	pos := make([]int32, T)
+	for i := range pos {
+		pos[i] = int32(start + i)
+	}
+	a := &attnTask{out: make([]float32, T*H*Dh), qkv: qkv, pos: pos, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, scores: [][]float32{make([]float32, start+T)}}
+	for _, on := range []bool{true, false} {
+		b.Run(map[bool]string{true: "simd", false: "go"}[on], func(b *testing.B) {
+			saved := simd
+			if !on {
+				simd = nil
+			}
+			for range b.N {
+				a.run(0, 0, T*H)
+			}
+			simd = saved
+		})
+	}
+}

@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"math"
 	"runtime"
 	"syscall/js"
 	"unsafe"
@@ -28,13 +29,13 @@ func init() {
 	imports := map[string]any{"env": map[string]any{"mem": mem}}
 	ex := wa.Get("Instance").New(mod, imports).Get("exports")
 	k := &jsSIMD{}
-	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4} {
+	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp} {
 		*dst = ex.Get(name)
 	}
 	simd = k
 }
 
-type jsSIMD struct{ f32k, q80, q40, q8, q4 js.Value }
+type jsSIMD struct{ f32k, q80, q40, q8, q4, attnk, exp js.Value }
 
 func ptr[T any](s []T) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(s)))) }
 
@@ -69,4 +70,16 @@ func (k *jsSIMD) f32(w, x, out []float32, rows, K, T, ldo int) {
 	runtime.KeepAlive(w)
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(out)
+}
+
+func (k *jsSIMD) attn(a *attnTask, worker, lo, hi int) {
+	s := a.scores[worker]
+	scale := float32(1 / math.Sqrt(float64(a.Dh)))
+	k.attnk.Invoke(ptr(a.qkv), ptr(a.kc), ptr(a.vc), ptr(a.out), ptr(s), ptr(a.pos), lo, hi, a.H, a.Hk, a.Dh, a.window, int(math.Float32bits(scale)))
+	runtime.KeepAlive(a.qkv)
+	runtime.KeepAlive(a.kc)
+	runtime.KeepAlive(a.vc)
+	runtime.KeepAlive(a.out)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(a.pos)
 }

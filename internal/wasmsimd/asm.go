@@ -4,29 +4,50 @@
 // bytes are built at start-up (Module). The module imports the Go
 // instance's memory (env.mem), so a kernel reads weights and activations
 // where Go keeps them and writes its results back there; one call covers
-// a whole matrix. Each kernel computes what the plain-Go loop of the same
-// name in package cpu computes, in the same order (bit for bit).
+// a whole matrix, or the attention of every (token, head) in a range.
+// Each kernel computes what its plain-Go twin in package cpu computes, in
+// the same order, bit for bit: F32 is gemmF32, Q8_0 dotQ8_0, Q4_0
+// dotQ4_0, Q8 dotQ8, Q4 dotQ4, Attn attnTask.run (with Go's math.Exp).
 package wasmsimd
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // Value types.
 const (
 	i32  = 0x7f
+	i64  = 0x7e
+	f32  = 0x7d
+	f64  = 0x7c
 	v128 = 0x7b
 )
 
 // fn is one function's code under construction.
 type fn struct {
-	params int    // i32 parameters
-	locals []byte // types of the locals after the parameters
-	code   []byte // the body
-	name   string // export name
+	params  int    // i32 parameters (when ptypes is nil)
+	ptypes  []byte // the parameters' types, when not all i32
+	results []byte
+	locals  []byte // types of the locals after the parameters
+	code    []byte // the body
+	name    string // export name ("": not exported)
+}
+
+func (f *fn) paramTypes() []byte {
+	if f.ptypes != nil {
+		return f.ptypes
+	}
+	p := make([]byte, f.params)
+	for i := range p {
+		p[i] = i32
+	}
+	return p
 }
 
 func (f *fn) local(t byte) uint32 {
 	f.locals = append(f.locals, t)
-	return uint32(f.params + len(f.locals) - 1)
+	return uint32(len(f.paramTypes()) + len(f.locals) - 1)
 }
 
 func (f *fn) op(b ...byte) *fn { f.code = append(f.code, b...); return f }
@@ -70,20 +91,57 @@ func (f *fn) load16U(off uint32) *fn { return f.op(0x2f, 0).u32(off) }
 func (f *fn) f32Store(off uint32) *fn {
 	return f.op(0x38, 0).u32(off)
 }
-func (f *fn) f32Add() *fn           { return f.op(0x92) }
-func (f *fn) f32Mul() *fn           { return f.op(0x94) }
-func (f *fn) f32FromI32U() *fn      { return f.op(0xb3) }
-func (f *fn) f32AsI32() *fn         { return f.op(0xbc) }
-func (f *fn) i32AsF32() *fn         { return f.op(0xbe) }
-func (f *fn) loop() *fn             { return f.op(0x03, 0x40) }
-func (f *fn) block() *fn            { return f.op(0x02, 0x40) }
-func (f *fn) end() *fn              { return f.op(0x0b) }
-func (f *fn) brIf(depth uint32) *fn { return f.op(0x0d).u32(depth) }
+func (f *fn) f64c(v float64) *fn {
+	f.op(0x44)
+	f.code = binary.LittleEndian.AppendUint64(f.code, math.Float64bits(v))
+	return f
+}
+func (f *fn) i64c(v int64) *fn       { return f.op(0x42).s64(v) }
+func (f *fn) s64(v int64) *fn        { f.code = appendSLEB(f.code, v); return f }
+func (f *fn) f32Load(off uint32) *fn { return f.op(0x2a, 0).u32(off) }
+func (f *fn) i32Load(off uint32) *fn { return f.op(0x28, 0).u32(off) }
+func (f *fn) divU() *fn              { return f.op(0x6e) }
+func (f *fn) remU() *fn              { return f.op(0x70) }
+func (f *fn) gtS() *fn               { return f.op(0x4a) }
+func (f *fn) geS() *fn               { return f.op(0x4e) }
+func (f *fn) eqz() *fn               { return f.op(0x45) }
+func (f *fn) f32Sub() *fn            { return f.op(0x93) }
+func (f *fn) f32Div() *fn            { return f.op(0x95) }
+func (f *fn) f32Max() *fn            { return f.op(0x97) }
+func (f *fn) f64Add() *fn            { return f.op(0xa0) }
+func (f *fn) f64Sub() *fn            { return f.op(0xa1) }
+func (f *fn) f64Mul() *fn            { return f.op(0xa2) }
+func (f *fn) f64Div() *fn            { return f.op(0xa3) }
+func (f *fn) f64Ne() *fn             { return f.op(0x62) }
+func (f *fn) f64Lt() *fn             { return f.op(0x63) }
+func (f *fn) f64Gt() *fn             { return f.op(0x64) }
+func (f *fn) f64FromF32() *fn        { return f.op(0xbb) }
+func (f *fn) f32FromF64() *fn        { return f.op(0xb6) }
+func (f *fn) f64FromI32() *fn        { return f.op(0xb7) }
+func (f *fn) i32FromF64() *fn        { return f.op(0xaa) } // trunc, signed
+func (f *fn) i64FromI32() *fn        { return f.op(0xac) }
+func (f *fn) i64Shl() *fn            { return f.op(0x86) }
+func (f *fn) i64Add() *fn            { return f.op(0x7c) }
+func (f *fn) f64FromBits() *fn       { return f.op(0xbf) }
+func (f *fn) call(i uint32) *fn      { return f.op(0x10).u32(i) }
+func (f *fn) ret() *fn               { return f.op(0x0f) }
+func (f *fn) br(depth uint32) *fn    { return f.op(0x0c).u32(depth) }
+func (f *fn) ifElse() *fn            { return f.op(0x04, 0x40) }
+func (f *fn) f32Add() *fn            { return f.op(0x92) }
+func (f *fn) f32Mul() *fn            { return f.op(0x94) }
+func (f *fn) f32FromI32U() *fn       { return f.op(0xb3) }
+func (f *fn) f32AsI32() *fn          { return f.op(0xbc) }
+func (f *fn) i32AsF32() *fn          { return f.op(0xbe) }
+func (f *fn) loop() *fn              { return f.op(0x03, 0x40) }
+func (f *fn) block() *fn             { return f.op(0x02, 0x40) }
+func (f *fn) end() *fn               { return f.op(0x0b) }
+func (f *fn) brIf(depth uint32) *fn  { return f.op(0x0d).u32(depth) }
 
 // SIMD instructions (prefix 0xfd, then the opcode as a LEB128 u32).
 func (f *fn) simd(op uint32) *fn { return f.op(0xfd).u32(op) }
 
 func (f *fn) vLoad(off uint32) *fn     { return f.simd(0x00).u32(0).u32(off) }
+func (f *fn) vStore(off uint32) *fn    { return f.simd(0x0b).u32(0).u32(off) }
 func (f *fn) vLoad8x8S(off uint32) *fn { return f.simd(0x01).u32(0).u32(off) }
 func (f *fn) i8Splat() *fn             { return f.simd(0x0f) }
 func (f *fn) f32Splat() *fn            { return f.simd(0x13) }
@@ -100,8 +158,8 @@ func (f *fn) f32x4Mul() *fn            { return f.simd(0xe6) }
 func (f *fn) f32x4FromI32() *fn        { return f.simd(0xfa) }
 func (f *fn) vZero() *fn               { return f.f32c(0).f32Splat() }
 
-// module assembles the functions, each of type (i32 × params) -> (), into
-// a module importing its memory as env.mem.
+// module assembles the functions into a module importing its memory as
+// env.mem; a function's index is its place in fns.
 func module(fns []*fn) []byte {
 	out := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
 	section := func(id byte, body []byte) {
@@ -117,11 +175,11 @@ func module(fns []*fn) []byte {
 	types = vec(types, len(fns))
 	for _, f := range fns {
 		types = append(types, 0x60)
-		types = vec(types, f.params)
-		for range f.params {
-			types = append(types, i32)
-		}
-		types = vec(types, 0)
+		pt := f.paramTypes()
+		types = vec(types, len(pt))
+		types = append(types, pt...)
+		types = vec(types, len(f.results))
+		types = append(types, f.results...)
 	}
 	section(1, types)
 
@@ -140,8 +198,17 @@ func module(fns []*fn) []byte {
 	section(3, funcs)
 
 	var exports []byte
-	exports = vec(exports, len(fns))
+	n := 0
+	for _, f := range fns {
+		if f.name != "" {
+			n++
+		}
+	}
+	exports = vec(exports, n)
 	for i, f := range fns {
+		if f.name == "" {
+			continue
+		}
 		exports = str(exports, f.name)
 		exports = append(exports, 0x00)
 		exports = vec(exports, i)
