@@ -28,20 +28,7 @@ func TestSIMDInBrowser(t *testing.T) {
 			for i := range wf {
 				wf[i] = float32(rng.NormFloat64())
 			}
-			block, planar := map[loader.DType]loader.DType{loader.Q8: loader.Q8_0, loader.Q4: loader.Q4_0}[dt]
-			if !planar {
-				block = dt
-			}
-			data, err := loader.Quantize(block, wf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lt := &loader.Tensor{Name: "w", Shape: []int{N, K}, DType: block, Data: data}
-			if planar {
-				if lt, err = loader.ToPlanar(lt); err != nil {
-					t.Fatal(err)
-				}
-			}
+			lt := simdWeight(t, dt, N, K, wf)
 			w, err := b.Upload(lt)
 			if err != nil {
 				t.Fatal(err)
@@ -61,16 +48,7 @@ func TestSIMDInBrowser(t *testing.T) {
 				}
 				return v
 			}
-			got := run()
-			saved := simd
-			simd = nil
-			want := run()
-			simd = saved
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v T=%d N=%d K=%d [%d]: SIMD %v, Go %v", dt, T, N, K, i, got[i], want[i])
-				}
-			}
+			sameBits(t, label(fmt.Sprintf("%v T=%d N=%d K=%d", dt, T, N, K)), run)
 		}
 	}
 }
@@ -147,16 +125,7 @@ func TestSIMDAttention(t *testing.T) {
 			a.run(0, 0, c.T*c.H)
 			return a.out
 		}
-		got := run()
-		saved := simd
-		simd = nil
-		want := run()
-		simd = saved
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%+v [%d]: SIMD %v, Go %v", c, i, got[i], want[i])
-			}
-		}
+		sameBits(t, label(fmt.Sprintf("%+v", c)), run)
 	}
 	k := simd.(*jsSIMD)
 	xs := []float64{0, -0.0, 1e-9, -1e-9, -0.5, -1, -3.7, -20, -87.3, -103.9, -700, -745.1, -746, 1, 5.5, 709, 710, math.Inf(-1), math.Inf(1), math.NaN()}

@@ -54,20 +54,7 @@ func TestSIMDKernels(t *testing.T) {
 		wf[3] = 1e-6 // a subnormal f16 scale somewhere
 		lt := &loader.Tensor{Name: "w", Shape: []int{rows, K}, DType: loader.F32, Data: f32Bytes(wf)}
 		if dt != loader.F32 {
-			block, planar := map[loader.DType]loader.DType{loader.Q8: loader.Q8_0, loader.Q4: loader.Q4_0}[dt]
-			if !planar {
-				block = dt
-			}
-			q, err := loader.Quantize(block, wf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lt = &loader.Tensor{Name: "w", Shape: []int{rows, K}, DType: block, Data: q}
-			if planar {
-				if lt, err = loader.ToPlanar(lt); err != nil {
-					t.Fatal(err)
-				}
-			}
+			lt = simdWeight(t, dt, rows, K, wf)
 		}
 		w, err := upload(lt)
 		if err != nil {
