@@ -23,13 +23,9 @@ func (m *moeTask) run(worker, lo, hi int) {
 		clear(o)
 		for a := 0; a < A; a++ {
 			e := int(m.ids[tk*A+a])
-			for n := range gu {
-				gu[n] = m.gateUp.dot(e*2*F+n, x)
-			}
+			gemvRows(m.gateUp, e*2*F, x, gu)
 			SiluMul(act, gu, 1, F)
-			for n := range y {
-				y[n] = m.down.dot(e*D+n, act)
-			}
+			gemvRows(m.down, e*D, act, y)
 			w := m.weights[tk*A+a]
 			for i := range o {
 				o[i] += w * y[i]

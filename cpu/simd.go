@@ -52,6 +52,23 @@ func (m *matmulTask) matmulSIMD(worker, lo, hi, K int) bool {
 	return true
 }
 
+// gemvRows sets out[i] = w[row+i] · x for i < len(out): one SIMD call
+// where the kernels have w's type, else the Go dot per row (the same
+// bits either way).
+func gemvRows(w *tensor, row int, x, out []float32) {
+	K := len(x)
+	switch {
+	case simd != nil && w.dtype == loader.F32 && K%4 == 0:
+		simd.f32(w.f[row*K:(row+len(out))*K], x, out, len(out), K, 1, len(out))
+	case simd != nil && simd.has(w.dtype) && K%32 == 0:
+		simd.gemv(w, row, len(out), x, out)
+	default:
+		for n := range out {
+			out[n] = w.dot(row+n, x)
+		}
+	}
+}
+
 // SIMD reports whether the matmuls run on the wasm SIMD128 kernels (js
 // builds whose page handed the memory over) rather than the Go loops.
 func SIMD() bool { return simd != nil }

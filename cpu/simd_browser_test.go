@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // TestSIMDInBrowser: the page handed its memory over, the SIMD module
@@ -174,6 +175,46 @@ func BenchmarkSIMDAttention(b *testing.B) {
 				a.run(0, 0, T*H)
 			}
 			simd = saved
+		})
+	}
+}
+
+// TestSIMDMoE: a prompt's experts (several tokens, each expert a GEMV on
+// the SIMD kernels) give the Go loops' bits, for quantised and f32
+// experts.
+func TestSIMDMoE(t *testing.T) {
+	if simd == nil {
+		t.Fatal("no SIMD kernels")
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	const T, D, E, F, A = 3, 64, 8, 32, 2
+	random := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	b := New(1)
+	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0} {
+		up := func(dt loader.DType, N, K int) model.Tensor {
+			w, err := b.Upload(simdWeight(t, dt, N, K, random(N*K)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}
+		router, gateUp, down := up(loader.F32, E, D), up(dt, E*2*F, D), up(dt, E*D, F)
+		x := b.NewF32(T, D)
+		b.WriteF32(x, random(T*D))
+		sameBits(t, label(dt.String()), func() []float32 {
+			out := b.NewF32(T, D)
+			b.MoE(out, x, router, gateUp, down, A, true)
+			v := make([]float32, T*D)
+			if err := b.ReadF32(out, v); err != nil {
+				t.Fatal(err)
+			}
+			return v
 		})
 	}
 }
