@@ -46,7 +46,7 @@ test-extended: testdata
 size:
 	./scripts/size.sh
 
-# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so.
+# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden, the CPU engine's SIMD128 kernels) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so.
 test-browser: $(BUILD)/wasmexec
 	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/jstest/ ./sampler/
 	@if [ -x "$${WASMLLM_FIREFOX:-/usr/bin/firefox-esr}" ] || command -v firefox-esr >/dev/null || command -v firefox >/dev/null; then \
