@@ -189,32 +189,31 @@ type matmulTask struct {
 
 func (m *matmulTask) run(worker, lo, hi int) {
 	K := len(m.x) / m.T
-	if m.matmulSIMD(worker, lo, hi, K) {
-		return
-	}
 	w := m.w
 	switch {
 	case w.dtype == loader.F32:
-		gemmF32(w.f[(m.off+lo)*K:(m.off+hi)*K], m.x, m.out[lo:], hi-lo, K, m.T, m.N)
-	case m.T < 4 || len(m.buf[worker]) < simdTile*K:
-		for n := lo; n < hi; n++ {
-			for r := 0; r < m.T; r++ {
-				m.out[r*m.N+n] = w.dot(m.off+n, m.x[r*K:(r+1)*K])
-			}
+		gemm(w.f[(m.off+lo)*K:(m.off+hi)*K], m.x, m.out[lo:], hi-lo, K, m.T, m.N)
+	case m.T < 4 || len(m.buf[worker]) < prefillTile*K:
+		for r := range m.T {
+			gemvRows(w, m.off+lo, m.x[r*K:(r+1)*K], m.out[r*m.N+lo:r*m.N+hi])
 		}
 	default:
-		// Prefill: simdTile rows dequantised at a time, then every token
-		// against them.
-		tile := m.buf[worker][:simdTile*K]
-		for n := lo; n < hi; n += simdTile {
-			rows := min(simdTile, hi-n)
+		// Prefill: prefillTile rows dequantised at a time, then every
+		// token against them.
+		tile := m.buf[worker][:prefillTile*K]
+		for n := lo; n < hi; n += prefillTile {
+			rows := min(prefillTile, hi-n)
 			for i := range rows {
 				w.row(m.off+n+i, tile[i*K:(i+1)*K])
 			}
-			gemmF32(tile[:rows*K], m.x, m.out[n:], rows, K, m.T, m.N)
+			gemm(tile[:rows*K], m.x, m.out[n:], rows, K, m.T, m.N)
 		}
 	}
 }
+
+// prefillTile is the rows of a quantised weight dequantised at a time in
+// prefill.
+const prefillTile = 16
 
 // gemmF32 sets out[t*ldo+r] = w[r] · x[t] for w (rows, K) and x (T, K),
 // each in dotF32's order: the plain-Go twin of the SIMD f32 kernel. Four
@@ -277,7 +276,7 @@ func rowGrain(T, K int) int { return max(16, minWork/max(1, T*K)) }
 func (b *Backend) MatMul(out, x, w model.Tensor) {
 	o, xt, wt := t(out), t(x), t(w)
 	T, N := o.shape[0], o.cols()
-	b.workerBufs(&b.mm.buf, simdTile*xt.cols())
+	b.workerBufs(&b.mm.buf, prefillTile*xt.cols())
 	b.mm = matmulTask{out: o.f, x: xt.f, w: wt, T: T, N: N, buf: b.mm.buf}
 	b.pool.Run(&b.mm, N, rowGrain(T, xt.cols()))
 }

@@ -19,37 +19,13 @@ type simdKernels interface {
 
 var simd simdKernels
 
-// simdTile is the rows of a quantised weight dequantised at a time for
-// the SIMD f32 kernel in prefill.
-const simdTile = 16
-
-// matmulSIMD runs rows [lo, hi) of m on the SIMD kernels, reporting
-// whether it could.
-func (m *matmulTask) matmulSIMD(worker, lo, hi, K int) bool {
-	w := m.w
-	if simd == nil || K%32 != 0 && w.dtype != loader.F32 || K%4 != 0 {
-		return false
+// gemm is gemmF32, on the SIMD kernel when there is one.
+func gemm(w, x, out []float32, rows, K, T, ldo int) {
+	if simd != nil && K%4 == 0 {
+		simd.f32(w, x, out, rows, K, T, ldo)
+		return
 	}
-	switch {
-	case w.dtype == loader.F32:
-		simd.f32(w.f[(m.off+lo)*K:(m.off+hi)*K], m.x, m.out[lo:], hi-lo, K, m.T, m.N)
-	case m.T < 4 && simd.has(w.dtype):
-		for r := range m.T {
-			simd.gemv(w, m.off+lo, hi-lo, m.x[r*K:(r+1)*K], m.out[r*m.N+lo:r*m.N+hi])
-		}
-	case m.T >= 4 && len(m.buf[worker]) >= simdTile*K:
-		tile := m.buf[worker][:simdTile*K]
-		for n := lo; n < hi; n += simdTile {
-			rows := min(simdTile, hi-n)
-			for i := range rows {
-				w.row(m.off+n+i, tile[i*K:(i+1)*K])
-			}
-			simd.f32(tile[:rows*K], m.x, m.out[n:], rows, K, m.T, m.N)
-		}
-	default:
-		return false
-	}
-	return true
+	gemmF32(w, x, out, rows, K, T, ldo)
 }
 
 // gemvRows sets out[i] = w[row+i] · x for i < len(out): one SIMD call
@@ -58,8 +34,8 @@ func (m *matmulTask) matmulSIMD(worker, lo, hi, K int) bool {
 func gemvRows(w *tensor, row int, x, out []float32) {
 	K := len(x)
 	switch {
-	case simd != nil && w.dtype == loader.F32 && K%4 == 0:
-		simd.f32(w.f[row*K:(row+len(out))*K], x, out, len(out), K, 1, len(out))
+	case w.dtype == loader.F32:
+		gemm(w.f[row*K:(row+len(out))*K], x, out, len(out), K, 1, len(out))
 	case simd != nil && simd.has(w.dtype) && K%32 == 0:
 		simd.gemv(w, row, len(out), x, out)
 	default:
