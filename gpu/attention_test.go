@@ -30,6 +30,7 @@ type attnRef struct {
 	pos        model.Tensor
 	lastT      int
 	gotW, want []float32
+	window     int // sliding window of the steps (0: every key)
 	// recorded, when set, runs after Attention has recorded its commands
 	// and before they are submitted.
 	recorded func()
@@ -43,6 +44,16 @@ func (a *attnRef) setSplits(ns int) {
 		ns = a.b.decodeSplits(c.capacity)
 	}
 	c.splits = ns
+}
+
+// setLanes fixes the decode kernel's LANES for this cache (0: the
+// backend's choice for its adapter).
+func (a *attnRef) setLanes(l int) {
+	c := a.cache.(*kvCache)
+	if l == 0 {
+		l = a.b.decodeLanes(c.headDim)
+	}
+	c.lanes = l
 }
 
 func newAttnRef(t testing.TB, b *Backend, dt loader.DType, H, Hk, Dh, S int, seed uint64) *attnRef {
@@ -88,7 +99,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	}
 	b.WriteF32(q, qv)
 	b.WriteI32(p, pos)
-	b.Attention(out, q, p, a.cache, 1, 0)
+	b.Attention(out, q, p, a.cache, 1, a.window)
 	if a.recorded != nil {
 		a.recorded()
 	}
@@ -98,7 +109,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	}
 
 	exact = make([]float32, len(got))
-	cpu.Attention(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, 0)
+	cpu.Attention(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, a.window)
 	stored := append([]float32(nil), qv...)
 	if a.dt == loader.F16 {
 		for r := 0; r < T; r++ {
@@ -106,7 +117,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 		}
 	}
 	want = make([]float32, len(got))
-	cpu.Attention(want, stored, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, 0)
+	cpu.Attention(want, stored, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, a.window)
 	return got, want, exact
 }
 
@@ -216,6 +227,51 @@ func TestAttentionLongContext(t *testing.T) {
 				got, want, _ := a.step(t, st[0], st[1], false)
 				checkClose(t, fmt.Sprintf("%s H=%d Hk=%d Dh=%d T=%d at %d, NS=%d", c.dt, c.H, c.Hk, c.Dh, st[1], st[0], a.cache.(*kvCache).splits), got, want, attnTol)
 			}
+		}
+	}
+}
+
+// TestAttentionDecodeLanes runs the decode kernel with Dh/16 threads a key
+// (the GPU layout; a CPU adapter takes one) at every head dim that has
+// it, in f32 and f16, for G = 1, 4 and 8 (two batches of four query heads:
+// a lane's registers hold four), past many chunks with 1, 3 and 32 splits,
+// at chunk boundaries, and with a sliding window that starts inside a
+// chunk. On a CPU adapter the backend picks one lane.
+func TestAttentionDecodeLanes(t *testing.T) {
+	b := newTestBackend(t, webgpu.Options{})
+	if got, want := b.decodeLanes(128), map[bool]int{true: 1, false: 8}[b.d.AdapterInfo.Fallback]; got != want {
+		t.Errorf("decodeLanes(128) = %d on an adapter with fallback %v; want %d", got, b.d.AdapterInfo.Fallback, want)
+	}
+	for _, c := range []struct{ want, Dh int }{{2, 32}, {4, 64}, {8, 128}, {16, 256}, {1, 16}, {1, 48}, {1, 96}} {
+		if got := laneCount(c.Dh); got != c.want {
+			t.Errorf("laneCount(%d) = %d; want %d", c.Dh, got, c.want)
+		}
+	}
+	seed := uint64(40)
+	for _, dt := range []loader.DType{loader.F32, loader.F16} {
+		for _, sh := range [][3]int{{2, 2, 32}, {8, 2, 64}, {16, 2, 128}, {8, 1, 256}, {4, 1, 128}} {
+			H, Hk, Dh := sh[0], sh[1], sh[2]
+			seed++
+			a := newAttnRef(t, b, dt, H, Hk, Dh, 700, seed)
+			a.setLanes(laneCount(Dh))
+			tol := attnTol
+			what := fmt.Sprintf("%s H=%d Hk=%d Dh=%d lanes=%d", dt, H, Hk, Dh, laneCount(Dh))
+			a.fill(t, 640)
+			for _, st := range [][2]int{{640, 1}, {641, 2}, {643, 1}} {
+				for _, ns := range []int{1, 3, 32} {
+					a.setSplits(ns)
+					got, want, _ := a.step(t, st[0], st[1], false)
+					checkClose(t, fmt.Sprintf("%s T=%d at %d NS=%d", what, st[1], st[0], ns), got, want, tol)
+				}
+			}
+			a.setSplits(0)
+			for p := 644; p < 650; p++ {
+				got, want, _ := a.step(t, p, 1, true)
+				checkClose(t, fmt.Sprintf("%s at %d", what, p), got, want, tol)
+			}
+			a.window = 77 // keys 573..649 at position 649: the window starts inside a chunk
+			got, want, _ := a.step(t, 650, 1, false)
+			checkClose(t, what+" window 77 at 650", got, want, tol)
 		}
 	}
 }
@@ -519,7 +575,7 @@ func BenchmarkAttentionDecode(bm *testing.B) {
 	for _, ctx := range []int{1024, 4096} {
 		for _, dt := range []loader.DType{loader.F32, loader.F16} {
 			bm.Run(fmt.Sprintf("%s/ctx=%d", dt, ctx), func(bm *testing.B) {
-				benchDecode(bm, dt, ctx-1, ctx, 0, H, Hk, Dh)
+				benchDecode(bm, dt, ctx-1, ctx, 0, 0, H, Hk, Dh)
 			})
 		}
 		bm.Run(fmt.Sprintf("add/ctx=%d", ctx), func(bm *testing.B) {
@@ -528,7 +584,17 @@ func BenchmarkAttentionDecode(bm *testing.B) {
 		// Llama-3.2-1B's heads (Dh=64), the shape of make bench's table.
 		for _, dt := range []loader.DType{loader.F32, loader.F16} {
 			bm.Run(fmt.Sprintf("%s/Dh=64/ctx=%d", dt, ctx), func(bm *testing.B) {
-				benchDecode(bm, dt, ctx-1, ctx, 0, H, Hk, 64)
+				benchDecode(bm, dt, ctx-1, ctx, 0, 0, H, Hk, 64)
+			})
+		}
+		// The other score layout than the adapter's: one thread a key
+		// against Dh/16 lanes a key with the queries in registers.
+		for _, Dh := range []int{64, 128} {
+			bm.Run(fmt.Sprintf("F32/Dh=%d/ctx=%d/lanes=1", Dh, ctx), func(bm *testing.B) {
+				benchDecode(bm, loader.F32, ctx-1, ctx, 0, 1, H, Hk, Dh)
+			})
+			bm.Run(fmt.Sprintf("F32/Dh=%d/ctx=%d/lanes=%d", Dh, ctx, laneCount(Dh)), func(bm *testing.B) {
+				benchDecode(bm, loader.F32, ctx-1, ctx, 0, laneCount(Dh), H, Hk, Dh)
 			})
 		}
 	}
@@ -538,7 +604,7 @@ func BenchmarkAttentionDecode(bm *testing.B) {
 				continue
 			}
 			bm.Run(fmt.Sprintf("F32/pos=%d/cap=%d", pos, capacity), func(bm *testing.B) {
-				benchDecode(bm, loader.F32, pos, capacity, 0, H, Hk, Dh)
+				benchDecode(bm, loader.F32, pos, capacity, 0, 0, H, Hk, Dh)
 			})
 		}
 	}
@@ -551,7 +617,7 @@ func BenchmarkAttentionDecodeSplits(bm *testing.B) {
 	for _, pos := range []int{10, 1000, 4000} {
 		for _, ns := range []int{1, 2, 4, 8, 16, 32} {
 			bm.Run(fmt.Sprintf("pos=%d/ns=%d", pos, ns), func(bm *testing.B) {
-				benchDecode(bm, loader.F32, pos, 4096, ns, 32, 8, 128)
+				benchDecode(bm, loader.F32, pos, 4096, ns, 0, 32, 8, 128)
 			})
 		}
 	}
@@ -560,7 +626,9 @@ func BenchmarkAttentionDecodeSplits(bm *testing.B) {
 // benchDecode times one-token decode steps at position pos of a cache of
 // capacity ctx whose positions [0, pos] hold keys and values, in splits
 // workgroups per kv head batch (0: the backend's choice).
-func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, H, Hk, Dh int) {
+// benchDecode times one decode step at pos in a cache of ctx positions;
+// splits and lanes of 0 are the backend's choice.
+func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, lanes, H, Hk, Dh int) {
 	d := device(bm)
 	b, err := NewBackend(d, BackendOptions{})
 	if err != nil {
@@ -573,6 +641,9 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, H, Hk, Dh int
 	defer b.FreeKVCache(cache)
 	if splits > 0 {
 		cache.(*kvCache).splits = splits
+	}
+	if lanes > 0 {
+		cache.(*kvCache).lanes = lanes
 	}
 	C := (H + 2*Hk) * Dh
 	r := rand.New(rand.NewPCG(1, 2))

@@ -26,6 +26,7 @@ type kvCache struct {
 	dtype                     loader.DType
 	k, v                      []*webgpu.Buffer
 	splits                    int              // NS of the decode kernel, fixed at creation
+	lanes                     int              // LANES of the decode kernel, fixed at creation
 	part                      *webgpu.Buffer   // flash-decoding partials, grown on demand
 	old                       []*webgpu.Buffer // outgrown partials, still bound by cached programs
 	freed                     bool
@@ -87,7 +88,7 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 		return nil, fail(name, per, lim, nil)
 	}
 	c := &kvCache{b: b, layers: layers, capacity: capacity, kvHeads: kvHeads, headDim: headDim, dtype: dt,
-		splits: b.decodeSplits(capacity)}
+		splits: b.decodeSplits(capacity), lanes: b.decodeLanes(headDim)}
 	var done uint64
 	for l := 0; l < layers; l++ {
 		for _, kv := range []struct {
@@ -278,11 +279,38 @@ func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
 		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
 }
 
+// decodeLanes is LANES of attention_decode.wgsl for a head dim: on a GPU
+// Dh/16 threads share each key's scores, so that neighbouring threads
+// load neighbouring 16-byte units of a key row and keep their share of the
+// queries in registers; on a CPU adapter, which runs a workgroup's threads
+// in turn, one thread a key (the lanes' extra barriers and sums cost more
+// there than they save).
+func (b *Backend) decodeLanes(Dh int) int {
+	if b.d.AdapterInfo.Fallback {
+		return 1
+	}
+	return laneCount(Dh)
+}
+
+// laneCount is Dh/16 where the kernel can use it: Dh a multiple of 16 and
+// Dh/16 (at least 2) dividing the 64-key chunk; 1 otherwise.
+func laneCount(Dh int) int {
+	if l := Dh / 16; Dh%16 == 0 && l >= 2 && decodeChunk%l == 0 {
+		return l
+	}
+	return 1
+}
+
 // decodeBatch is QB: the largest divisor of G of at most 8 (and at most
-// 1024/Dh, which bounds the kernel's workgroup memory), the query heads one
-// decode workgroup scores against each key it loads.
-func decodeBatch(G, Dh int) int {
-	for qb := min(G, 8, max(1, 1024/Dh)); qb > 1; qb-- {
+// 1024/Dh, which bounds the kernel's workgroup memory; at most 4 when
+// lanes share a key, whose registers hold four queries), the query heads
+// one decode workgroup scores against each key it loads.
+func decodeBatch(G, Dh, lanes int) int {
+	most := 8
+	if lanes > 1 {
+		most = 4
+	}
+	for qb := min(G, most, max(1, 1024/Dh)); qb > 1; qb-- {
 		if G%qb == 0 {
 			return qb
 		}
@@ -306,7 +334,7 @@ func decodeSlices(Dh int, f16 bool) int {
 func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) bool {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
-	qb := decodeBatch(G, Dh)
+	qb := decodeBatch(G, Dh, c.lanes)
 	ns := c.splits
 	if ns > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
 		return false
@@ -328,7 +356,7 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 		}
 		c.part = buf
 	}
-	kp, err := use(b, kDecodePartial, constant{"DH", float64(Dh)}, constant{"QB", float64(qb)}, constant{"KV_F16", c.f16()})
+	kp, err := use(b, kDecodePartial, constant{"DH", float64(Dh)}, constant{"QB", float64(qb)}, constant{"KV_F16", c.f16()}, constant{"LANES", float64(c.lanes)})
 	if err != nil {
 		b.fail(err)
 		return true

@@ -14,8 +14,12 @@
 // partials of the splits that held keys.
 //
 // Every K and V value of a chunk is loaded once for all QB query heads of
-// the GQA group: for the scores a thread takes one key, for the values
-// one unit of the head over a slice of the chunk's keys. Queries go in
+// the GQA group: for the scores a thread takes one key (LANES = 1), or
+// LANES threads share a key (on a GPU: neighbouring threads then read
+// neighbouring 16-byte units of one key row, so the loads coalesce, and
+// each keeps its quarter of every query in registers instead of reading
+// it from workgroup memory per key); for the values a thread takes one
+// unit of the head over a slice of the chunk's keys. Queries go in
 // blocks of four, so that scores, maxima, weights and their rescaling are
 // vec4 operations and every register a thread keeps is a named vector
 // (SwiftShader pays dearly for indexing a local array).
@@ -48,6 +52,10 @@ struct Params {
 override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16), at most 256
 override QB: u32 = 1u;           // query heads per workgroup, at most 8; QB*Dh at most 1024
 override KV_F16: bool = false;
+// LANES: threads per key for the scores, 1 or Dh/16 (Dh a multiple of 16
+// with Dh/16 dividing 64, and QB at most 4): a lane holds four vec4 of
+// each query in registers (the 16-byte key units lane, lane + LANES, ...).
+override LANES: u32 = 1u;
 
 const CH: u32 = 64u;             // keys per chunk = threads per workgroup
 override DH4: u32 = DH / 4u;
@@ -56,9 +64,14 @@ override QB4: u32 = select(1u, 2u, HI);
 const NEG: f32 = -3.0e38;
 const NEG4 = vec4<f32>(NEG);
 
-var<workgroup> qs: array<vec4<f32>, QB4 * 4u * DH4>; // (QB4*4, Dh/4) the queries, zero past QB
-var<workgroup> sc: array<vec4<f32>, 2u * CH>;        // (QB4, CH): scores, then exp(s - m)
-var<workgroup> red: array<vec4<f32>, 16>;            // (QB4, 8) maxima of eight keys each
+override LANED: bool = LANES > 1u;
+override QS: u32 = select(QB4 * 4u * DH4, 1u, LANED);
+override LP: u32 = select(1u, 2u * CH, LANED);
+
+var<workgroup> qs: array<vec4<f32>, QS>;      // (QB4*4, Dh/4) the queries, zero past QB; unused when LANED
+var<workgroup> sc: array<vec4<f32>, 2u * CH>; // (QB4, CH): scores, then exp(s - m)
+var<workgroup> red: array<vec4<f32>, 16>;     // (QB4, 8) maxima of eight keys each
+var<workgroup> lp: array<vec4<f32>, LP>;      // (2, CH/LANES, LANES) the lanes' partial scores, two passes; when LANED
 
 fn units() -> u32 {
     return select(DH4, DH4 / 2u, KV_F16);
@@ -83,6 +96,21 @@ fn first_key(last: u32) -> u32 {
 fn score4(g0: u32, d: u32, k: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(dot(qs[g0 * DH4 + d], k), dot(qs[(g0 + 1u) * DH4 + d], k),
         dot(qs[(g0 + 2u) * DH4 + d], k), dot(qs[(g0 + 3u) * DH4 + d], k));
+}
+
+// lane_q is the vec4 of a query (within its head) that register i of
+// lane holds: the lane's key units are lane, lane + LANES, ..., each one
+// vec4 of the head in f32 or two in f16.
+fn lane_q(lane: u32, i: u32) -> u32 {
+    if (KV_F16) {
+        return 2u * (lane + LANES * (i / 2u)) + i % 2u;
+    }
+    return lane + LANES * i;
+}
+
+// lane_score is queries 0-3's dot products with k, their register i.
+fn lane_score(i: u32, k: vec4<f32>, qr: array<vec4<f32>, 16>) -> vec4<f32> {
+    return vec4<f32>(dot(qr[i], k), dot(qr[4u + i], k), dot(qr[8u + i], k), dot(qr[12u + i], k));
 }
 
 fn lo_half(w: vec4<u32>) -> vec4<f32> {
@@ -132,8 +160,19 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     let UH = units();
     let per = select(1u, 2u, KV_F16); // vec4 of values per unit
     let qb = t * p.row4 + h0 * DH4;
-    for (var i = tid; i < QB4 * 4u * DH4; i += CH) {
-        qs[i] = select(vec4<f32>(0.0), qkv[qb + min(i, QB * DH4 - 1u)], i < QB * DH4);
+    // The lane's registers: query g's vec4 i at qr[4g + i], zero past QB.
+    let lane = tid % LANES;
+    var qr: array<vec4<f32>, 16>;
+    if (LANED) {
+        for (var g = 0u; g < 4u; g++) {
+            for (var i = 0u; i < 4u; i++) {
+                qr[4u * g + i] = select(vec4<f32>(0.0), qkv[qb + min(g, QB - 1u) * DH4 + lane_q(lane, i)], g < QB);
+            }
+        }
+    } else {
+        for (var i = tid; i < QB4 * 4u * DH4; i += CH) {
+            qs[i] = select(vec4<f32>(0.0), qkv[qb + min(i, QB * DH4 - 1u)], i < QB * DH4);
+        }
     }
     let slices = p.slices; // CH / UH, UH <= 64
     let u = tid % UH;
@@ -163,7 +202,41 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         // Scores: key tid against queries 0-3 in s0, 4-7 in s1.
         var s0 = vec4<f32>(0.0);
         var s1 = vec4<f32>(0.0);
-        if (tid < n) {
+        let ok = tid < n && tid >= skip;
+        if (LANED) {
+            // Pass r: the lanes of slot tid / LANES take key r*KS + slot,
+            // the slot's first lane sums their partials into sc (masked and
+            // scaled). Two buffers of partials, so one barrier a pass.
+            let ks = CH / LANES;
+            let slot = tid / LANES;
+            for (var r = 0u; r < LANES; r++) {
+                let key = r * ks + slot;
+                var d = vec4<f32>(0.0);
+                if (key < n) {
+                    let base = (kh * p.cap + j0 + key) * UH;
+                    for (var j = 0u; j < UH / LANES; j++) {
+                        let kw = kc[base + lane + LANES * j];
+                        if (KV_F16) {
+                            d += lane_score(2u * j, lo_half(kw), qr) + lane_score(2u * j + 1u, hi_half(kw), qr);
+                        } else {
+                            d += lane_score(j, bitcast<vec4<f32>>(kw), qr);
+                        }
+                    }
+                }
+                let half = (r % 2u) * CH;
+                lp[half + tid] = d;
+                workgroupBarrier();
+                if (lane == 0u) {
+                    var sum = vec4<f32>(0.0);
+                    for (var i = 0u; i < LANES; i++) {
+                        sum += lp[half + tid + i];
+                    }
+                    sc[key] = select(NEG4, sum * p.scale, key < n && key >= skip);
+                }
+            }
+            workgroupBarrier();
+            s0 = sc[tid];
+        } else if (tid < n) {
             let base = (kh * p.cap + j0 + tid) * UH;
             for (var e = 0u; e < UH; e++) {
                 let kw = kc[base + e];
@@ -183,9 +256,10 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
                 }
             }
         }
-        let ok = tid < n && tid >= skip;
-        s0 = select(NEG4, s0 * p.scale, ok);
-        s1 = select(NEG4, s1 * p.scale, ok);
+        if (!LANED) {
+            s0 = select(NEG4, s0 * p.scale, ok);
+            s1 = select(NEG4, s1 * p.scale, ok);
+        }
         sc[tid] = s0;
         if (HI) {
             sc[CH + tid] = s1;
