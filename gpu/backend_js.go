@@ -44,6 +44,10 @@ type Backend struct {
 	d       *webgpu.Device
 	opts    BackendOptions
 	f16math bool // the prefill GEMM in f16 (PrefillMath)
+	// wideLoads: the prefill GEMM loads activations as vec4 (WIDE of
+	// matmul_gemm.wgsl); on hardware adapters, where the vector load is the
+	// cheaper, not on software ones, where it measured slower
+	wideLoads bool
 
 	modules map[string]*module
 	kernels map[kernelKey]*kernel
@@ -117,11 +121,12 @@ func NewBackend(d *webgpu.Device, opts BackendOptions) (*Backend, error) {
 	}
 	b := &Backend{
 		d: d, opts: opts,
-		modules: map[string]*module{},
-		kernels: map[kernelKey]*kernel{},
-		groups:  map[groupKey]*webgpu.BindGroup{},
-		params:  map[Params]*webgpu.Buffer{},
-		progs:   map[uint64][]*cachedProg{},
+		modules:   map[string]*module{},
+		kernels:   map[kernelKey]*kernel{},
+		groups:    map[groupKey]*webgpu.BindGroup{},
+		params:    map[Params]*webgpu.Buffer{},
+		progs:     map[uint64][]*cachedProg{},
+		wideLoads: !d.AdapterInfo.Fallback,
 	}
 	switch opts.PrefillMath {
 	case MathAuto:

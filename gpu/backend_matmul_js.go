@@ -168,7 +168,11 @@ func (b *Backend) gemm(o, xt, wt *tensor, T, N, K int) { b.gemmAcc(o, xt, wt, T,
 
 // gemmAcc is gemm, adding to out when acc is set.
 func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
-	k, err := use(b, kGemm, constant{"WTYPE", float64(wtype(wt.dtype))})
+	wide := 0.0
+	if b.wideLoads {
+		wide = 1
+	}
+	k, err := use(b, kGemm, constant{"WTYPE", float64(wtype(wt.dtype))}, constant{"WIDE", wide})
 	if err != nil {
 		b.fail(err)
 		return
@@ -180,7 +184,7 @@ func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
 	for _, p := range wt.parts {
 		k.dispatch(b, gemmAccParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
 			(p.rows+gemmBN-1)/gemmBN, (T+gemmBM-1)/gemmBM, 1,
-			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole())
+			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole(), xt.whole())
 	}
 }
 

@@ -139,7 +139,8 @@ const matmulLimit = 32 << 10
 
 var matmulTypes = []loader.DType{loader.F32, loader.F16, loader.Q8, loader.Q4, loader.Q8_0, loader.Q4_0}
 
-// TestMatMulShapes runs both kernels, and MatMul's own choice, at awkward
+// TestMatMulShapes runs both kernels (the GEMM with activation loads of
+// either width), and MatMul's own choice, at awkward
 // shapes for every weight dtype with the binding limit lowered so weights are
 // split into row-parts; then a few of them again without subgroups.
 func TestMatMulShapes(t *testing.T) {
@@ -175,7 +176,7 @@ func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types 
 				split[dt] = true
 			}
 			want := matmulRef(xv, wf, T, N, K)
-			for _, path := range []string{"MatMul", "gemm", "gemv-gpu", "gemv-cpu"} {
+			for _, path := range []string{"MatMul", "gemm", "gemm-wide", "gemm-narrow", "gemv-gpu", "gemv-cpu"} {
 				if strings.HasPrefix(path, "gemv") && T > 17 {
 					continue
 				}
@@ -185,6 +186,11 @@ func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types 
 					b.MatMul(o, x, w)
 				case "gemm":
 					b.gemm(o, tt(x), tt(w), T, N, K)
+				case "gemm-wide", "gemm-narrow": // the other adapter kind's activation loads
+					own := b.wideLoads
+					b.wideLoads = path == "gemm-wide"
+					b.gemm(o, tt(x), tt(w), T, N, K)
+					b.wideLoads = own
 				case "gemv-gpu", "gemv-cpu":
 					b.gemvWith(o, tt(x), tt(w), T, N, K, b.gemvShapeFor(tt(w).dtype, T, K, path == "gemv-cpu"))
 				}
@@ -483,7 +489,7 @@ func BenchmarkMatMulQ4GEMV(b *testing.B) {
 
 // BenchmarkMatMulGEMM measures the prefill GEMM at T=128 in GFLOP/s.
 func BenchmarkMatMulGEMM(b *testing.B) {
-	for _, dt := range []loader.DType{loader.Q4, loader.F32} {
+	for _, dt := range []loader.DType{loader.Q4, loader.Q8, loader.F16, loader.F32} {
 		b.Run(fmt.Sprintf("%s,T=128,N=2048,K=2048", dt), func(b *testing.B) {
 			be := benchBackend(b)
 			const T, N, K = 128, 2048, 2048

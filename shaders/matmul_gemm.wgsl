@@ -4,10 +4,16 @@
 // (see common.wgsl); quantised weights are dequantised as they are staged,
 // once per tile: BK = 32 is one quantisation group. Rows past the part and
 // tokens past T are clamped on load and skipped on store; f32/f16 rows
-// whose K is not a multiple of BK are zero-padded on load.
+// whose K is not a multiple of BK are zero-padded on load. With WIDE (on
+// a GPU) activations are loaded four to a load where K is a multiple of 4,
+// through x4, a vec4 view of the buffer of x (whole vec4 when K is);
+// q8 and q4 weights give four and eight values a 4-byte word. SwiftShader
+// runs the vec4 loads 1.15x slower (BenchmarkMatMulGEMM), so CPU adapters
+// load x element by element.
 
 //#define GEMM_TILE
 override WTYPE: u32 = 3u;
+override WIDE: bool = false;
 
 struct Params {
     n: u32,    // N: columns of out, over all parts
@@ -22,7 +28,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> scales: array<u32>;      // (rows, K/32) f16 pairs (q8, q4)
 @group(0) @binding(2) var<storage, read> x: array<f32>;           // (T, K) f32
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;   // (T, N) f32
-@group(0) @binding(4) var<uniform> p: Params;
+@group(0) @binding(4) var<storage, read> x4: array<vec4<f32>>;    // (T, K/4) x's buffer as vec4 (when WIDE)
+@group(0) @binding(5) var<uniform> p: Params;
 
 fn gemm_scale(s: u32) -> f32 {
     return half_of(scales[s >> 1u], s);
@@ -61,6 +68,9 @@ fn gemm_x(t: u32, k: u32) -> vec4<f32> {
     let K = p.k;
     let base = t * K;
     if (K % 4u == 0u && k < K) {
+        if (WIDE) {
+            return x4[(base + k) / 4u];
+        }
         return vec4<f32>(x[base + k], x[base + k + 1u], x[base + k + 2u], x[base + k + 3u]);
     }
     var v: vec4<f32>;
