@@ -17,6 +17,12 @@ type Backend struct {
 	moe  moeTask
 	// fused holds the scratch of the fused ops (fused.go).
 	fused fusedBufs
+	// peers, when set, are the other ranks (ranks.go); nextShard numbers
+	// the weights split across them; err is the first op failure.
+	peers     peers
+	minShard  int
+	nextShard int
+	err       error
 }
 
 // New returns a Backend using threads goroutines (0: GOMAXPROCS).
@@ -31,7 +37,12 @@ func t(x model.Tensor) *tensor { return x.(*tensor) }
 // Upload implements model.Backend. Q8_0, Q4_0, the planar Q8/Q4 layouts and
 // the K-quants (Q2_K..Q6_K, ggml's blocks) stay quantised; everything else
 // is widened to f32.
-func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) { return upload(w) }
+func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) {
+	if b.peers != nil && shardable(w, b.peers.ranks(), b.minShard) {
+		return b.uploadSharded(w)
+	}
+	return upload(w)
+}
 
 // NewF32 implements model.Backend.
 func (b *Backend) NewF32(shape ...int) model.Tensor {
@@ -58,6 +69,9 @@ func (b *Backend) WriteF32(x model.Tensor, v []float32) { copy(t(x).f, v) }
 
 // ReadF32 implements model.Backend.
 func (b *Backend) ReadF32(x model.Tensor, dst []float32) error {
+	if b.err != nil {
+		return b.err
+	}
 	if len(dst) != len(t(x).f) {
 		return fmt.Errorf("cpu: ReadF32 of %d values into %d", len(t(x).f), len(dst))
 	}
@@ -67,6 +81,9 @@ func (b *Backend) ReadF32(x model.Tensor, dst []float32) error {
 
 // ReadI32 implements model.Backend.
 func (b *Backend) ReadI32(x model.Tensor, dst []int32) error {
+	if b.err != nil {
+		return b.err
+	}
 	if len(dst) != len(t(x).i) {
 		return fmt.Errorf("cpu: ReadI32 of %d values into %d", len(t(x).i), len(dst))
 	}
@@ -111,6 +128,10 @@ func (b *Backend) NewKVCache(layers, capacity, kvHeads, headDim int) (model.KVCa
 func (b *Backend) Embed(out, table, ids model.Tensor) {
 	o, tb := t(out), t(table)
 	D := tb.cols()
+	if tb.shard != nil {
+		b.embedSharded(o, tb, t(ids).i)
+		return
+	}
 	for r, id := range t(ids).i {
 		dst := o.f[r*D : (r+1)*D]
 		if tb.dtype == loader.F32 {
@@ -275,10 +296,19 @@ func rowGrain(T, K int) int { return max(16, minWork/max(1, T*K)) }
 // MatMul implements model.Backend.
 func (b *Backend) MatMul(out, x, w model.Tensor) {
 	o, xt, wt := t(out), t(x), t(w)
-	T, N := o.shape[0], o.cols()
-	b.workerBufs(&b.mm.buf, prefillTile*xt.cols())
-	b.mm = matmulTask{out: o.f, x: xt.f, w: wt, T: T, N: N, buf: b.mm.buf}
-	b.pool.Run(&b.mm, N, rowGrain(T, xt.cols()))
+	b.matmul(o.f, xt.f, wt, o.shape[0], o.cols(), xt.cols())
+}
+
+// matmul sets out (T, N) = x (T, K) · wᵀ, across the ranks for a weight
+// split across them.
+func (b *Backend) matmul(out, x []float32, w *tensor, T, N, K int) {
+	if w.shard != nil {
+		b.matmulSharded(out, x, w, T, N, K)
+		return
+	}
+	b.workerBufs(&b.mm.buf, prefillTile*K)
+	b.mm = matmulTask{out: out, x: x, w: w, T: T, N: N, buf: b.mm.buf}
+	b.pool.Run(&b.mm, N, rowGrain(T, K))
 }
 
 // attnTask runs attention for (token, head) pairs [lo, hi).

@@ -49,9 +49,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 		m.logits = make([]float32, T*E)
 	}
 	ids, weights, logits := m.ids[:T*topK], m.weights[:T*topK], m.logits[:T*E]
-	b.workerBufs(&b.mm.buf, D)
-	b.mm = matmulTask{out: logits, x: xt.f, w: rt, T: T, N: E, buf: b.mm.buf}
-	b.pool.Run(&b.mm, E, rowGrain(T, D))
+	b.matmul(logits, xt.f, rt, T, E, D)
 	if cap(m.probBuf) < E {
 		m.probBuf = make([]float32, E)
 	}

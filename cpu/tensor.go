@@ -17,6 +17,9 @@ type tensor struct {
 	q     []byte
 	// planar layouts: offset of the scale plane in q.
 	scales int
+	// shard, for a weight split across ranks: q or f holds rows
+	// [0, shard.bounds[1]) only, shape is the whole matrix's.
+	shard *shard
 }
 
 func (t *tensor) Shape() []int { return t.shape }

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -95,6 +96,24 @@ func TestGoldenCPU(t *testing.T) {
 			}
 			checkGolden(t, m, g, g.Tolerance)
 		})
+	}
+}
+
+// TestGoldenCPURanks runs every exact golden with every weight matrix split
+// across 2 and 3 ranks (goroutines standing in for the browser's workers):
+// each output value is computed whole by one rank, so the logits and the
+// greedy ids are one rank's.
+func TestGoldenCPURanks(t *testing.T) {
+	for _, g := range golden.Files(t, "../testdata/golden", "exact", true, false) {
+		for _, n := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/ranks=%d", g.Name, n), func(t *testing.T) {
+				m, err := model.Build(cpu.NewLocalRanks(cpu.RankOptions{Ranks: n, MinShardBytes: 1}), loadWeights(t, g.ModelPath()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkGolden(t, m, g, g.Tolerance)
+			})
+		}
 	}
 }
 
