@@ -181,10 +181,14 @@ func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
 	if acc {
 		a = 1
 	}
+	x4 := xt.whole() // read as vec4 only when K is a multiple of 4
+	if K%4 != 0 {
+		x4 = bind{buf: b.dummy}
+	}
 	for _, p := range wt.parts {
 		k.dispatch(b, gemmAccParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
 			(p.rows+gemmBN-1)/gemmBN, (T+gemmBM-1)/gemmBM, 1,
-			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole(), xt.whole())
+			bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), o.whole(), x4)
 	}
 }
 
