@@ -3,6 +3,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"wasmllm/loader"
 )
@@ -79,6 +80,10 @@ type RankOptions struct {
 	// MinShardBytes is the smallest weight split across the ranks (0:
 	// DefaultMinShardBytes); tests lower it to 1 to split every matrix.
 	MinShardBytes int
+	// Timeout fails a job a peer has not answered in this long (browser
+	// ranks; 0: a minute). StartTimeout bounds the workers' start (0: a
+	// minute).
+	Timeout, StartTimeout time.Duration
 }
 
 // DefaultMinShardBytes is the smallest weight split by default: below it
@@ -190,6 +195,22 @@ func (b *Backend) fail(err error) {
 	if b.err == nil {
 		b.err = err
 	}
+}
+
+// Close ends the backend's peer ranks (their workers, in a browser).
+func (b *Backend) Close() {
+	if b.peers != nil {
+		b.peers.close()
+		b.peers = nil
+	}
+}
+
+// Ranks is N, the ranks the weights are split across (1 without peers).
+func (b *Backend) Ranks() int {
+	if b.peers == nil {
+		return 1
+	}
+	return b.peers.ranks()
 }
 
 // Err is the first failure of an op since the backend was made (a rank

@@ -16,6 +16,15 @@ import (
 // Go instance's memory over as globalThis.wasmllmGoMemory; without it, or
 // without SIMD128 in the browser, the plain-Go loops run.
 func init() {
+	loadSIMD()
+	// In a rank's worker (web/rank.js) the program is a peer of the CPU
+	// engine's tensor parallelism: it serves jobs and never returns.
+	if r := js.Global().Get("__wasmllmRank"); r.Truthy() {
+		serveRank(r)
+	}
+}
+
+func loadSIMD() {
 	defer func() { _ = recover() }() // a browser without SIMD128: no kernels
 	mem := js.Global().Get("wasmllmGoMemory")
 	if !mem.Truthy() {

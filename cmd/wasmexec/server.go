@@ -83,6 +83,10 @@ func (s *server) listen() (string, func(), error) {
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	// Cross-origin isolated, as the engine's pages are (server/handler.go),
+	// so programs can share memory with workers (cpu/ranks_js.go).
+	w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
+	w.Header().Set("Cross-Origin-Embedder-Policy", "require-corp")
 	if idx, ok := strings.CutPrefix(r.URL.Path, "/write/"); ok && r.Method == http.MethodPost {
 		s.serveWrite(w, r, idx)
 		return
@@ -131,7 +135,11 @@ func (s *server) serveRepo(w http.ResponseWriter, r *http.Request, name string) 
 		http.NotFound(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
+	ctype := "application/octet-stream"
+	if strings.HasSuffix(name, ".js") { // a worker script must be served as one
+		ctype = "text/javascript"
+	}
+	w.Header().Set("Content-Type", ctype)
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 

@@ -1,0 +1,111 @@
+//go:build js
+
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"wasmllm/loader"
+)
+
+// TestRanksInWorkers splits weights across 2 and 3 ranks in Web Workers
+// (each its own instance of this test binary) and checks the matmul and
+// the lookup against one rank, bit for bit, on the SIMD kernels where the
+// page has them.
+func TestRanksInWorkers(t *testing.T) {
+	if ok, why := RanksAvailable(); !ok {
+		t.Fatal(why)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, ranks := range []int{2, 3} {
+		b, err := NewRanks(RankOptions{Ranks: ranks, MinShardBytes: 1, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4, loader.Q4_K, loader.Q6_K} {
+			for _, sh := range [][2]int{{100, 256}, {1000, 512}} {
+				N, K := sh[0], sh[1]
+				lw := rankWeight(t, r, dt, N, K)
+				one := New(1)
+				w1, err := one.Upload(lw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wn, err := b.Upload(lw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("%s N=%d K=%d ranks=%d", dt, N, K, ranks)
+				if tt(wn).shard == nil {
+					t.Fatalf("%s: not split", what)
+				}
+				for _, T := range []int{1, 17} {
+					xv := make([]float32, T*K)
+					for i := range xv {
+						xv[i] = float32(r.NormFloat64())
+					}
+					x := b.NewF32(T, K)
+					b.WriteF32(x, xv)
+					got, want := b.NewF32(T, N), one.NewF32(T, N)
+					b.MatMul(got, x, wn)
+					one.MatMul(want, x, w1)
+					sameRows(t, fmt.Sprintf("%s matmul T=%d", what, T), b, got, one, want)
+				}
+				ids := []int32{0, int32(N - 1), int32(N / 2), 3}
+				idt := b.NewI32(len(ids))
+				b.WriteI32(idt, ids)
+				got, want := b.NewF32(len(ids), K), one.NewF32(len(ids), K)
+				b.Embed(got, wn, idt)
+				one.Embed(want, w1, idt)
+				sameRows(t, what+" embed", b, got, one, want)
+			}
+		}
+		b.Close()
+	}
+}
+
+// TestRanksWorkerDies marks a rank dead as rank.js does when its program
+// ends or throws, and checks that the next matmul fails with a RankError
+// naming it at once, not after the timeout; and that a rank that stops
+// answering (told to quit, unmarked) fails it after the timeout.
+func TestRanksWorkerDies(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, how := range []string{"dead", "silent"} {
+		b, err := NewRanks(RankOptions{Ranks: 3, MinShardBytes: 1, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := b.Upload(rankWeight(t, r, loader.Q8_0, 96, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := b.peers.(*exchange)
+		if how == "dead" {
+			// What rank.js does when the rank's program ends or throws.
+			rankJS.Call("mark", e.ctrl, e.word(2, rDead), 1)
+		} else {
+			e.quit(2) // rank 2 stops answering, unmarked
+			if err := e.await("quit"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		x, out := b.NewF32(1, 64), b.NewF32(1, 96)
+		t0 := time.Now()
+		b.MatMul(out, x, w)
+		err = b.ReadF32(out, make([]float32, 96))
+		var re *RankError
+		if !errors.As(err, &re) || re.Rank != 2 {
+			t.Fatalf("%s: read after rank 2 ended: %v, want a RankError of rank 2", how, err)
+		}
+		if el := time.Since(t0); how == "dead" && el > time.Second || how == "silent" && el < 2*time.Second {
+			t.Errorf("%s: the failure took %v (timeout 2s)", how, el)
+		}
+		t.Logf("%s: %v", how, err)
+		b.Close()
+	}
+}
+
