@@ -21,7 +21,7 @@ func TestRanksInWorkers(t *testing.T) {
 		t.Fatal(why)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, ranks := range []int{2, 3} {
+	for _, ranks := range []int{2, 3, 4} {
 		b, err := NewRanks(RankOptions{Ranks: ranks, MinShardBytes: 1, Timeout: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -109,3 +109,42 @@ func TestRanksWorkerDies(t *testing.T) {
 	}
 }
 
+// BenchmarkRanksMatMul times a decode GEMV (T=1) and a prefill block
+// (T=16) of a q4 weight of 32768×2048 (an lm_head's share) on 1, 2 and 3
+// ranks: the exchange's cost against the rows it shares out.
+func BenchmarkRanksMatMul(bm *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const N, K = 32768, 2048
+	wf := make([]float32, N*K)
+	for i := range wf {
+		wf[i] = float32(r.NormFloat64())
+	}
+	var lw *loader.Tensor
+	for _, ranks := range []int{1, 2, 3} {
+		b, err := NewRanks(RankOptions{Ranks: ranks})
+		if err != nil {
+			bm.Fatal(err)
+		}
+		if lw == nil {
+			lw = simdWeight(&testing.T{}, loader.Q4, N, K, wf)
+		}
+		w, err := b.Upload(lw)
+		if err != nil {
+			bm.Fatal(err)
+		}
+		for _, T := range []int{1, 16} {
+			bm.Run(fmt.Sprintf("ranks=%d/T=%d", ranks, T), func(bm *testing.B) {
+				x, out := b.NewF32(T, K), b.NewF32(T, N)
+				dst := make([]float32, T*N)
+				bm.SetBytes(int64(N * K / 2))
+				for i := 0; i < bm.N; i++ {
+					b.MatMul(out, x, w)
+					if err := b.ReadF32(out, dst); err != nil {
+						bm.Fatal(err)
+					}
+				}
+			})
+		}
+		b.Close()
+	}
+}

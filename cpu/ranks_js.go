@@ -16,8 +16,11 @@ import (
 // The ranks of the browser's CPU engine: rank 0 is the engine's own
 // instance; ranks 1..N-1 are Web Workers (web/rank.js), each running its own
 // instance of the same compiled WebAssembly.Module, which the page hands
-// over as __wasmllmModule, and started by __wasmllmRankWorker(rank), which
-// returns a Worker. Go's memory cannot be shared, so jobs and results pass
+// over as __wasmllmModule, and started by __wasmllmRankWorker(rank, init),
+// which returns the Worker or a handle with its terminate. The engine's
+// worker has the page start them (web/worker.js): Firefox stalls workers
+// nested in a worker that blocks in Atomics.wait (3 ranks hung after 21
+// loads there, 4 at the first). Go's memory cannot be shared, so jobs and results pass
 // through two SharedArrayBuffers (the page must be cross-origin isolated):
 //
 //   ctrl, Int32Array: [0] the job's sequence number, [1..15] its header
@@ -195,14 +198,13 @@ func startRanks(o RankOptions) (*exchange, error) {
 	mod := js.Global().Get("__wasmllmModule")
 	execURL := js.Global().Get("__wasmllmExecURL")
 	for r := 1; r < n; r++ {
-		w, err := spawn(r)
+		w, err := spawn(r, map[string]any{"module": mod, "ctrl": e.ctrlBuf, "data": e.dataBuf, "rank": r, "ranks": n,
+			"xBytes": xBytes, "outBytes": outBytes, "wasmExec": execURL})
 		if err != nil {
 			e.close()
 			return nil, err
 		}
 		e.workers = append(e.workers, w)
-		w.Call("postMessage", map[string]any{"module": mod, "ctrl": e.ctrlBuf, "data": e.dataBuf, "rank": r, "ranks": n,
-			"xBytes": xBytes, "outBytes": outBytes, "wasmExec": execURL})
 	}
 	// The workers start while this side sleeps (a blocked thread would
 	// keep them from starting).
@@ -226,14 +228,15 @@ func startRanks(o RankOptions) (*exchange, error) {
 	return e, nil
 }
 
-// spawn asks the page for rank r's worker.
-func spawn(r int) (w js.Value, err error) {
+// spawn asks the page to start rank r's worker (web/rank.js) with init; it
+// returns the worker, or a handle with its terminate.
+func spawn(r int, init map[string]any) (w js.Value, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &RankError{Rank: r, Op: "start", Reason: fmt.Sprint("the page's rank worker threw: ", p)}
 		}
 	}()
-	w = js.Global().Call("__wasmllmRankWorker", r)
+	w = js.Global().Call("__wasmllmRankWorker", r, init)
 	if !w.Truthy() {
 		return w, &RankError{Rank: r, Op: "start", Reason: "the page gave no worker"}
 	}
@@ -353,8 +356,12 @@ func (e *exchange) wait(got func(rank int, res []float32)) error {
 // is blocked in Atomics.wait), and the worker is terminated.
 func (e *exchange) close() {
 	if len(e.workers) > 0 {
+		// A rank that stopped answering must not hold up an unload.
+		saved := e.timeoutMs
+		e.timeoutMs = min(saved, 2000)
 		e.quit(0)
 		_ = e.await("quit")
+		e.timeoutMs = saved
 	}
 	for _, w := range e.workers {
 		w.Call("terminate")

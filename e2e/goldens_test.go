@@ -15,6 +15,8 @@ import (
 // goldenRun is one golden's request through the JS API.
 type goldenRun struct {
 	Backend, KV string
+	Ranks       int
+	Note        string
 	Text        string
 	Logprobs    []float64
 	Tokens      int
@@ -63,13 +65,25 @@ func goldenModels(t *testing.T) ([]*golden.File, string) {
 func jsAPIGoldens(t *testing.T, b *browsertest.Browser, url string, files []*golden.File, models string) {
 	b.Open(url + "/test.html")
 	b.MustRun(pageHelpers, nil)
-	for _, mode := range []struct{ backend, kv string }{{"webgpu", "f32"}, {"webgpu", "f16"}, {"cpu", ""}} {
+	// The CPU engine runs on 1, 2 and 3 ranks (Web Workers), every weight
+	// matrix split across them.
+	for _, mode := range []struct {
+		backend, kv string
+		ranks       int
+	}{{"webgpu", "f32", 0}, {"webgpu", "f16", 0}, {"cpu", "", 1}, {"cpu", "", 2}, {"cpu", "", 3}} {
 		for _, g := range files {
 			name := modelName(g)
-			t.Run(mode.backend+mode.kv+"/"+name, func(t *testing.T) {
+			label := mode.backend + mode.kv
+			if mode.ranks > 0 {
+				label += fmt.Sprintf("-ranks%d", mode.ranks)
+			}
+			t.Run(label+"/"+name, func(t *testing.T) {
 				opts := fmt.Sprintf(`{model: "/models/%s/", backend: %q}`, name, mode.backend)
 				if mode.kv != "" {
 					opts = fmt.Sprintf(`{model: "/models/%s/", backend: %q, kvCacheDtype: %q}`, name, mode.backend, mode.kv)
+				}
+				if mode.ranks > 0 {
+					opts = fmt.Sprintf(`{model: "/models/%s/", backend: %q, cpuRanks: %d, cpuMinShardBytes: 1}`, name, mode.backend, mode.ranks)
 				}
 				var got goldenRun
 				b.MustRun(`(async () => {
@@ -78,9 +92,12 @@ func jsAPIGoldens(t *testing.T, b *browsertest.Browser, url string, files []*gol
 					const r = await engine.completions.create({prompt: `+jsonIDs(g.Tokens)+`, max_tokens: `+fmt.Sprint(len(g.Greedy))+`,
 						temperature: 0, ignore_eos: true, logprobs: 1});
 					const c = r.choices[0];
-					return {Backend: engine.info.backend, KV: engine.info.kv_cache_dtype || "", Text: c.text,
+					return {Backend: engine.info.backend, KV: engine.info.kv_cache_dtype || "", Ranks: engine.info.cpu_ranks, Note: engine.info.cpu_ranks_note, Text: c.text,
 						Logprobs: c.logprobs.token_logprobs, Tokens: r.usage.completion_tokens, Finish: c.finish_reason};
 				})()`, &got)
+				if mode.ranks > 0 && got.Ranks != mode.ranks {
+					t.Fatalf("engine on %d CPU ranks (%q), want %d", got.Ranks, got.Note, mode.ranks)
+				}
 				checkGoldenRun(t, g, models, mode.backend, mode.kv, got)
 			})
 		}

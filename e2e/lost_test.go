@@ -94,3 +94,56 @@ func waitEntry(t *testing.T, b *browsertest.Browser, n int) reply {
 	}
 	return r
 }
+
+// TestCPURankDies loads the CPU engine on 3 ranks (every weight split),
+// then ends rank 2 as a crash does (its worker gone, marked dead): the next
+// request fails with cpu_rank_failed naming rank 2, so does the one after
+// (the model was unloaded), and after engine.reload() the same request
+// gives the same greedy text as before, on 3 ranks again. Both browsers.
+func TestCPURankDies(t *testing.T) {
+	skipShort(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: modelsDir(t)})
+	for _, br := range []string{"chromium", "firefox"} {
+		t.Run(br, func(t *testing.T) {
+			b := browsertest.NewBrowser(t)
+			if br == "firefox" {
+				b = browsertest.NewFirefox(t)
+			}
+			b.Open(srv.URL + "/test.html")
+			b.MustRun(pageHelpers, nil)
+			loadEngine(t, b, `{model: "/models/stories260K/", backend: "cpu", cpuRanks: 3, cpuMinShardBytes: 1}`)
+			type reply struct {
+				Text, Code string
+				Rank       int
+			}
+			ask := func() (r reply) {
+				b.MustRun(`engine.completions.create({prompt: "Once upon a time", max_tokens: 8, temperature: 0, ignore_eos: true})
+					.then((r) => ({Text: r.choices[0].text}), (e) => ({Code: e.code, Rank: e.details && e.details.rank || 0}))`, &r)
+				return r
+			}
+			var ranks int
+			b.MustRun(`engine.info.cpu_ranks`, &ranks)
+			want := ask()
+			if ranks != 3 || want.Code != "" || want.Text == "" {
+				t.Fatalf("on %d ranks: %+v", ranks, want)
+			}
+			b.MustRun(`(() => {
+				const ranks = [...engine._conn.ranks.values()];
+				const r = ranks.find((s) => s.init.rank === 2);
+				const ctrl = new Int32Array(r.init.ctrl);
+				r.worker.terminate();
+				Atomics.store(ctrl, 64 + 8 * 2 + 3, 1); // what rank.js does when its program ends
+				return ranks.length;
+			})()`, nil)
+			for i := 0; i < 2; i++ {
+				if got := ask(); got.Code != "cpu_rank_failed" || i == 0 && got.Rank != 2 {
+					t.Fatalf("request %d after rank 2 died: %+v, want cpu_rank_failed of rank 2", i+1, got)
+				}
+			}
+			b.MustRun(`engine.reload().then((i) => i.cpu_ranks)`, &ranks)
+			if got := ask(); ranks != 3 || got != want {
+				t.Fatalf("after reload on %d ranks: %+v, want %+v", ranks, got, want)
+			}
+		})
+	}
+}

@@ -31,6 +31,12 @@ type loadOptions struct {
 	Concurrency int    `json:"concurrency"`
 	MaxRetries  int    `json:"max_retries"`
 	Cache       *bool  `json:"cache"`
+	// CPURanks is the CPU engine's rank count (createEngine's cpuRanks):
+	// 0 for the default (the cores, at most maxDefaultRanks), 1 for one.
+	CPURanks int `json:"cpu_ranks"`
+	// CPUMinShardBytes is the smallest weight split across the ranks (0:
+	// cpu.DefaultMinShardBytes).
+	CPUMinShardBytes int `json:"cpu_min_shard_bytes"`
 	// KVCacheDtype is "", "f32" or "f16" (createEngine's kvCacheDtype). The
 	// CPU backend keeps f32; the load info reports the type used.
 	KVCacheDtype string `json:"kv_cache_dtype"`
@@ -53,7 +59,8 @@ type loadOptions struct {
 // loadedModel is a model ready for requests.
 type loadedModel struct {
 	runner *api.Runner
-	dev    *gpu.Device // nil on the CPU backend
+	dev    *gpu.Device  // nil on the CPU backend
+	cpu    *cpu.Backend // nil on WebGPU; its ranks end with the model
 	info   map[string]any
 }
 
@@ -75,6 +82,9 @@ func (w *worker) unload() {
 	}
 	if w.loaded.dev != nil {
 		w.loaded.dev.Close()
+	}
+	if w.loaded.cpu != nil {
+		w.loaded.cpu.Close()
 	}
 	w.loaded = nil
 	runtime.GC()
@@ -138,6 +148,9 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 		if !ok && r.be.dev != nil {
 			r.be.dev.Close()
 		}
+		if !ok && r.be.cpu != nil {
+			r.be.cpu.Close()
+		}
 	}()
 	r.phase("backend")
 	for _, p := range []struct {
@@ -163,7 +176,7 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	}
 	ok = true
 	info := r.info()
-	w.loaded = &loadedModel{runner: &api.Runner{Engine: r.eng, Model: r.m.Name}, dev: r.be.dev, info: info}
+	w.loaded = &loadedModel{runner: &api.Runner{Engine: r.eng, Model: r.m.Name}, dev: r.be.dev, cpu: r.be.cpu, info: info}
 	w.src = &loadSource{opts: o, manifestText: r.manifestText, m: r.m, tok: r.tok}
 	w.lost = nil
 	return info, nil
@@ -344,6 +357,8 @@ func (r *loadRun) info() map[string]any {
 		"context_length": r.eng.Context(),
 		"kv_cache_dtype": kvDTypeName(r.eng.KVDType()),
 		"cpu_simd":       cpu.SIMD(),
+		"cpu_ranks":      r.be.ranks,
+		"cpu_ranks_note": r.be.ranksNote,
 		"model": map[string]any{
 			"name": m.Name, "url": r.o.Model, "arch": m.Arch, "quant": m.Quant, "config": m.Config,
 			"bytes": m.TotalBytes(), "shards": len(m.Shards), "tensors": len(m.Tensors),
@@ -420,9 +435,13 @@ func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds())
 
 // backend is an opened backend and what the page is told about it.
 type backend struct {
-	name         string
-	b            model.Backend
-	dev          *gpu.Device
+	name      string
+	b         model.Backend
+	dev       *gpu.Device
+	cpu       *cpu.Backend // the CPU backend, whose ranks must be closed
+	ranks     int          // the CPU engine's ranks (0 on WebGPU)
+	ranksNote string       // why it runs fewer ranks than asked, or ""
+
 	limits       loading.Limits
 	notice       string
 	adapter      any
@@ -436,7 +455,8 @@ type backend struct {
 // backend runs the model.
 func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 	cpuBackend := func(notice string) *backend {
-		return &backend{name: loading.BackendCPU, b: cpu.New(1), notice: notice,
+		cb, ranks, note := openCPU(o.CPURanks, o.CPUMinShardBytes)
+		return &backend{name: loading.BackendCPU, b: cb, cpu: cb, ranks: ranks, ranksNote: note, notice: notice,
 			limits: loading.Limits{Backend: loading.BackendCPU, HeapBytes: o.HeapBytes}}
 	}
 	if o.Backend == loading.BackendCPU {
@@ -464,4 +484,33 @@ func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 		deviceLimits: map[string]any{"maxStorageBufferBindingSize": d.Limits.MaxStorageBufferBindingSize,
 			"maxBufferSize": d.Limits.MaxBufferSize},
 	}, nil
+}
+
+// maxDefaultRanks caps the default rank count: past four workers the
+// exchanges cost more than a browser's cores give.
+const maxDefaultRanks = 4
+
+// openCPU opens the CPU backend on asked ranks (0: the cores, at most
+// maxDefaultRanks): ranks past the first are Web Workers, which need a
+// cross-origin isolated page; without one, or if they fail to start, one
+// rank runs and the note says why.
+func openCPU(asked, minShard int) (*cpu.Backend, int, string) {
+	n := asked
+	if n <= 0 {
+		n = 1
+		if c := js.Global().Get("navigator").Get("hardwareConcurrency"); c.Type() == js.TypeNumber {
+			n = min(max(1, c.Int()), maxDefaultRanks)
+		}
+	}
+	if n == 1 {
+		return cpu.New(1), 1, ""
+	}
+	if ok, why := cpu.RanksAvailable(); !ok {
+		return cpu.New(1), 1, fmt.Sprintf("one rank, not %d: %s", n, why)
+	}
+	b, err := cpu.NewRanks(cpu.RankOptions{Ranks: n, MinShardBytes: minShard})
+	if err != nil {
+		return cpu.New(1), 1, fmt.Sprintf("one rank, not %d: %v", n, err)
+	}
+	return b, n, ""
 }

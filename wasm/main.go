@@ -185,9 +185,9 @@ func (w *worker) generate(j job) {
 	})
 	if err != nil {
 		e := api.Classify(err)
-		if e.Code == api.CodeDeviceLost {
-			// Everything on the device is gone: drop the model, keep what
-			// reload needs.
+		if e.Code == api.CodeDeviceLost || e.Code == api.CodeRankFailed {
+			// Everything on the device (or a rank's share of the weights)
+			// is gone: drop the model, keep what reload needs.
 			w.unload()
 			e.Message += "; the model was unloaded: call engine.reload() to load it again"
 			w.lost = e

@@ -38,6 +38,7 @@ export type ErrorCode =
   | "no_chat_template" // chat.completions on a model without a chat template: use completions
   | "no_tokenizer"     // text on a model folder without a tokenizer: pass token ids
   | "device_lost"      // the GPU device was lost (details: reason, message); the engine unloads itself: call engine.reload()
+  | "cpu_rank_failed"  // a rank (Web Worker) of the CPU engine died or stopped answering (details: rank, op, reason); load again
   | "no_webgpu"        // backend "webgpu" was asked for and WebGPU is not available
   | "not_loaded"       // a request after unload()
   | "internal";        // anything else (a bug, or a backend failure)
@@ -79,6 +80,19 @@ export interface EngineOptions {
    * rejects with "bad_request" (details.param "kvCacheDtype").
    */
   kvCacheDtype?: "f32" | "f16";
+  /**
+   * Ranks of the CPU engine (default: navigator.hardwareConcurrency, at
+   * most 4; 1 for one). Ranks past the first are Web Workers, each its own
+   * instance of the engine's wasm holding 1/N of every large weight matrix
+   * (rows split as vLLM's column-parallel layers split them), exchanging
+   * activations through a SharedArrayBuffer: the page must be cross-origin
+   * isolated (COOP/COEP, as the bundled server sends). Without isolation
+   * the engine runs one rank and engine.info.cpu_ranks_note says why.
+   * Outputs are bit-identical for every rank count.
+   */
+  cpuRanks?: number;
+  /** The smallest weight split across the CPU ranks, in bytes (default 1 MiB; tests use 1 to split every matrix). */
+  cpuMinShardBytes?: number;
   /** Parallel shard downloads (default 4). */
   concurrency?: number;
   /** Retries of a dropped connection, each resuming with a Range request (default 5). */
@@ -119,6 +133,10 @@ export interface EngineInfo {
   kv_cache_dtype: "f32" | "f16";
   /** The CPU engine's matmuls run on WebAssembly SIMD128 kernels (false: plain Go loops, a browser without SIMD128). */
   cpu_simd: boolean;
+  /** The CPU engine's ranks (cpuRanks): 1, or the workers plus the engine's own; 0 on WebGPU. */
+  cpu_ranks: number;
+  /** Why the CPU engine runs fewer ranks than asked (not cross-origin isolated, a worker that did not start), or "". */
+  cpu_ranks_note: string;
   model: {
     name: string; url: string; arch: string; quant: string;
     /** The manifest's config: vocab_size, hidden_size, num_layers, num_heads, ... */

@@ -47,8 +47,10 @@ export async function deleteCachedModel(model) {
 
 // Connection is the page side of one worker: request ids and routing.
 class Connection {
-	constructor(worker) {
+	constructor(worker, workerURL) {
 		this.worker = worker;
+		this.workerURL = workerURL;
+		this.ranks = new Map(); // key -> {worker, blob}: the CPU rank workers the engine asked for
 		this.next = 1;
 		this.pending = new Map();
 		this.dead = null;
@@ -61,6 +63,10 @@ class Connection {
 
 	receive(m) {
 		if (!m) return;
+		if (m.type === "rank" || m.type === "rank_end") {
+			this.rank(m.type, m.data);
+			return;
+		}
 		if (m.type === "fatal") {
 			this.fail(toError(m.data));
 			return;
@@ -104,6 +110,27 @@ class Connection {
 		this.worker.postMessage(Object.assign({ id, op: "processed", logits }, answer), transfer);
 	}
 
+	// rank starts or ends a worker of the CPU engine's ranks (web/rank.js,
+	// beside worker.js): the page starts them, not the engine's worker.
+	rank(type, d) {
+		if (type === "rank_end") {
+			this.endRank(d.key);
+			return;
+		}
+		if (this.dead) return;
+		const started = startWorker(new URL("./rank.js", this.workerURL));
+		this.ranks.set(d.key, Object.assign(started, { init: d.init }));
+		started.worker.postMessage(d.init);
+	}
+
+	endRank(key) {
+		const started = this.ranks.get(key);
+		this.ranks.delete(key);
+		if (!started) return;
+		started.worker.terminate();
+		if (started.blob) URL.revokeObjectURL(started.blob);
+	}
+
 	fail(err) {
 		this.dead = err;
 		for (const p of this.pending.values()) p.reject(err);
@@ -139,6 +166,7 @@ class Connection {
 
 	terminate(err) {
 		this.worker.terminate();
+		for (const key of [...this.ranks.keys()]) this.endRank(key);
 		this.fail(err || new WasmLLMError("not_loaded", "the engine was unloaded"));
 	}
 }
@@ -408,7 +436,7 @@ export async function createEngine(opts) {
 	const workerURL = opts.workerURL || new URL("./worker.js", import.meta.url);
 	const wasmURL = new URL(opts.wasmURL || new URL("./wasmllm.wasm", import.meta.url), globalThis.location.href).href;
 	const started = startWorker(workerURL);
-	const conn = new Connection(started.worker);
+	const conn = new Connection(started.worker, new URL(workerURL, globalThis.location.href).href);
 	const signal = opts.signal;
 	const onAbort = () => conn.abort();
 	try {
@@ -424,6 +452,8 @@ export async function createEngine(opts) {
 			backend: opts.backend || "",
 			context_length: opts.contextLength || 0,
 			kv_cache_dtype: opts.kvCacheDtype == null ? "" : String(opts.kvCacheDtype),
+			cpu_ranks: opts.cpuRanks || 0,
+			cpu_min_shard_bytes: opts.cpuMinShardBytes || 0,
 			heap_bytes: opts.heapBytes || 0,
 			concurrency: opts.concurrency || 0,
 			max_retries: opts.maxRetries || 0,

@@ -31,6 +31,9 @@
 //   type "result"    data: the operation's result (ends the id)
 //   type "error"     data {code, message, details} (ends the id)
 //   type "fatal"     data {code, message}: the engine stopped; every id ends
+//   type "rank"      data {key, init}: start a CPU rank worker (rank.js beside this
+//                    script) and post it init (cpu/ranks_js.go)
+//   type "rank_end"  data {key}: terminate that rank worker
 "use strict";
 
 // Relative to this script; a cross-origin page starts it from a same-origin
@@ -133,6 +136,8 @@ const fatal = (message) => {
 	self.postMessage({ id: 0, type: "fatal", data: { code: "internal", message } });
 };
 
+let rankKeys = 0;
+
 async function boot(wasmURL) {
 	const go = new Go();
 	let result;
@@ -147,6 +152,17 @@ async function boot(wasmURL) {
 	// The CPU engine's SIMD128 kernels (cpu/simd_js.go) read and write the
 	// Go instance's memory directly.
 	globalThis.wasmllmGoMemory = result.instance.exports.mem;
+	// The CPU engine's ranks (cpu/ranks_js.go): web/rank.js workers, each
+	// an instance of this compiled module with this wasm_exec.js.
+	self.__wasmllmModule = result.module;
+	self.__wasmllmExecURL = new URL("wasm_exec.js", scriptBase).href;
+	// The page starts them (wasmllm.js), not this worker: Firefox stalls
+	// workers nested in one that blocks in Atomics.wait.
+	self.__wasmllmRankWorker = (rank, init) => {
+		const key = ++rankKeys;
+		self.postMessage({ id: 0, type: "rank", data: { key, init } });
+		return { terminate: () => self.postMessage({ id: 0, type: "rank_end", data: { key } }) };
+	};
 	go.run(result.instance).then(
 		() => fatal("the engine exited"),
 		(e) => fatal(`the engine crashed: ${e && e.message || e}`));

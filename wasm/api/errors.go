@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"wasmllm/cpu"
 
 	"wasmllm/engine"
 	"wasmllm/gpu"
@@ -29,6 +30,7 @@ const (
 	CodeNoChatTemplate  = "no_chat_template" // a chat request for a model without a template
 	CodeNoTokenizer     = "no_tokenizer"     // a text request for a model without a tokenizer
 	CodeDeviceLost      = "device_lost"      // the GPU device was lost; reload
+	CodeRankFailed      = "cpu_rank_failed"  // a rank of the CPU engine (a Web Worker) died or stopped answering; reload
 	CodeNoWebGPU        = "no_webgpu"        // backend "webgpu" was asked for but is not available
 	CodeNotLoaded       = "not_loaded"       // a request before load or after unload
 	CodeInternal        = "internal"         // anything else: a bug, or a backend failure
@@ -79,6 +81,7 @@ func Classify(err error) *Error {
 		le  *webgpu.LimitError
 		kv  *gpu.KVCacheError
 		ge  *webgpu.GPUError
+		re  *cpu.RankError
 	)
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -109,6 +112,9 @@ func Classify(err error) *Error {
 		out.Details = map[string]any{"stage": te.Stage, "template": te.Template, "limit": te.Limit}
 	case errors.Is(err, sampler.ErrAllMasked):
 		out.Code = CodeBadRequest
+	case errors.As(err, &re):
+		out.Code = CodeRankFailed
+		out.Details = map[string]any{"rank": re.Rank, "op": re.Op, "reason": re.Reason}
 	case errors.As(err, &dl):
 		out.Code = CodeDeviceLost
 		out.Details = map[string]any{"reason": dl.Reason, "message": dl.Message}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"wasmllm/cpu"
 	"wasmllm/gpu"
 	"wasmllm/gpu/webgpu"
 )
@@ -34,5 +35,15 @@ func TestClassifyKVCache(t *testing.T) {
 	oom := &webgpu.GPUError{Kind: "out-of-memory", Message: "no memory"}
 	if e := Classify(fmt.Errorf("upload: %w", oom)); e.Code != CodeModelTooLarge {
 		t.Errorf("out of memory: %+v", e)
+	}
+}
+
+// A CPU rank's failure, wrapped, is code cpu_rank_failed with the rank, the
+// op and the reason in the details.
+func TestClassifyRankFailed(t *testing.T) {
+	re := &cpu.RankError{Rank: 2, Op: "matmul", Reason: "the worker's engine instance died"}
+	e := Classify(fmt.Errorf("decode step 3: %w", re))
+	if e.Code != CodeRankFailed || e.Details["rank"] != 2 || e.Details["op"] != "matmul" || e.Details["reason"] != re.Reason || !errors.Is(e, re) {
+		t.Errorf("Classify = %+v", e)
 	}
 }
