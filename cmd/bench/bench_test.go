@@ -152,6 +152,11 @@ func TestRatios(t *testing.T) {
 		{Prompt: 16, PrefillMs: 20, DecodeTokens: 10, DecodeMs: 1000}}}
 	cpu := &EngineReport{Engine: engineCPU, Runs: []result.Run{{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 5000},
 		{Prompt: 16, PrefillMs: 50, DecodeTokens: 10, DecodeMs: 2000}}}
+	cpu.Extra = map[string]any{"ranks": 2}
+	// one rank: 1.6x slower decode at 128 and 16, prefill 2x slower at 128, equal at 16
+	cpu1 := &EngineReport{Engine: engineCPU1, Runs: []result.Run{{Prompt: 128, PrefillMs: 3200, DecodeTokens: 10, DecodeMs: 8000},
+		{Prompt: 16, PrefillMs: 50, DecodeTokens: 10, DecodeMs: 3200}}}
+	cpu1.fill()
 	one, most := 1.0, 0.9
 	gpu.StepsAhead = &one
 	ff := &EngineReport{Engine: engineFirefox, StepsAhead: &most, Runs: []result.Run{{Prompt: 128, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000}}}
@@ -159,7 +164,7 @@ func TestRatios(t *testing.T) {
 	peer.fill()
 	ff.fill()
 	cpu.fill()
-	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer, cpu}}}
+	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer, cpu, cpu1}}}
 	r.computeRatios()
 	want := map[string]float64{
 		// median decode at 128 is 5 tok/s; 1 GB + 1 MB × (128 + 5) a token
@@ -177,6 +182,9 @@ func TestRatios(t *testing.T) {
 		"dispatches_per_layer_dense": 11,
 		// the lower of Chromium's and Firefox's
 		"decode_submitted_ahead": 0.9,
+		// 2 ranks over 1: the lowest over the prompt lengths
+		"cpu_rank_speedup_2":         1.6,
+		"cpu_rank_speedup_prefill_2": 1,
 	}
 	if len(r.Ratios) != len(want) {
 		t.Errorf("ratios %v", r.Ratios)
@@ -200,7 +208,7 @@ func TestRatios(t *testing.T) {
 	if err := r.writeChart(&svg); err != nil {
 		t.Fatal(err)
 	}
-	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 4 {
+	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 5 {
 		t.Errorf("chart: %v\n%s", err, svg.String())
 	}
 }

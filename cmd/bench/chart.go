@@ -13,7 +13,8 @@ import (
 var chartEngines = []struct{ engine, color, label string }{
 	{engineGPU, "#1f77b4", "wasmllm WebGPU, Chromium"},
 	{engineFirefox, "#17becf", "wasmllm WebGPU, Firefox"},
-	{engineCPU, "#2ca02c", "wasmllm CPU (wasm)"},
+	{engineCPU, "#2ca02c", "wasmllm CPU (wasm, ranks in Web Workers)"},
+	{engineCPU1, "#98df8a", "wasmllm CPU (wasm, 1 rank)"},
 	{enginePeer, "#ff7f0e", "wllama " + peerVersion},
 }
 

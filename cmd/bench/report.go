@@ -48,7 +48,8 @@ type ModelReport struct {
 const (
 	engineGPU     = "wasmllm-webgpu"
 	engineFirefox = "wasmllm-webgpu-firefox" // the same, in Firefox
-	engineCPU     = "wasmllm-cpu"
+	engineCPU     = "wasmllm-cpu"       // at the default rank count
+	engineCPU1    = "wasmllm-cpu-1rank" // the same on one rank (the synthetic model)
 	enginePeer    = "wllama"
 	peerPackage   = "@wllama/wllama"
 	peerVersion   = "3.13.0"
@@ -263,6 +264,27 @@ func (r *Report) computeRatios() {
 			r.Ratios = append(r.Ratios, Ratio{"prefill_cpu_vs_wllama_" + ratioName(m.Name), v})
 		}
 	}
+	// The CPU engine's ranks over one rank, decode (and prefill) on the
+	// synthetic model, the lowest over the prompt lengths.
+	for _, m := range r.Models {
+		c, c1 := m.engine(engineCPU), m.engine(engineCPU1)
+		if c == nil || c1 == nil {
+			continue
+		}
+		n, _ := c.Extra["ranks"].(int)
+		if f, ok := c.Extra["ranks"].(float64); ok {
+			n = int(f)
+		}
+		if n < 2 {
+			continue
+		}
+		if v := lowestRatio(c.Decode, c1.Decode); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{fmt.Sprintf("cpu_rank_speedup_%d", n), v})
+		}
+		if v := lowestRatio(c.Prefill, c1.Prefill); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{fmt.Sprintf("cpu_rank_speedup_prefill_%d", n), v})
+		}
+	}
 }
 
 // lowestRatio is the smallest a/b over the prompt lengths both have (0:
@@ -342,7 +364,7 @@ func (r *Report) writeText(w io.Writer) {
 			} else {
 				row += "-\t"
 			}
-			if kv, _ := e.Extra["kv_dtype"].(string); kv != "" && e.Engine != engineCPU {
+			if kv, _ := e.Extra["kv_dtype"].(string); kv != "" && e.Engine != engineCPU && e.Engine != engineCPU1 {
 				row += kv + "\t"
 			} else {
 				row += "-\t"

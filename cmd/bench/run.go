@@ -30,6 +30,7 @@ type options struct {
 	Repeats     int           // runs per prompt length and engine
 	Peer        string        // "auto" (when npm is there), "on", "off"
 	PeerThreads int           // wllama's threads; 0: the CPUs, or 1 on a busy machine
+	CPURanks    int           // the CPU engine's ranks; 0: the CPUs, at most 4
 	Browser     string
 	Firefox     string   // the Firefox binary for the WebGPU runs in Firefox; "off" for none
 	Flags       []string // extra Chromium flags
@@ -92,6 +93,7 @@ type benchRun struct {
 	list                    []*benchModel
 	lens                    []int
 	ctxLen, repeats, thread int
+	ranks                   int // the CPU engine's
 	total                   float64 // weights of the units left to run
 }
 
@@ -244,6 +246,10 @@ func (r *benchRun) planModels() error {
 		}
 		r.list = append(r.list, m)
 	}
+	r.ranks = r.o.CPURanks
+	if r.ranks <= 0 {
+		r.ranks = min(runtime.NumCPU(), 4) // createEngine's default (wasm/load.go)
+	}
 	r.thread = r.o.PeerThreads
 	if r.thread <= 0 {
 		r.thread = runtime.NumCPU()
@@ -263,6 +269,9 @@ func (r *benchRun) planModels() error {
 		r.rep.Models = append(r.rep.Models, m.rep)
 		if m.synthetic {
 			r.total += wSynthGPU + wSynthCPU + wSynthLoad
+			if r.ranks > 1 {
+				r.total += wSynthCPU
+			}
 			if r.peerDir != "" {
 				r.total += wSynthPeer
 			}
@@ -348,11 +357,11 @@ func (r *benchRun) runModels() error {
 			}
 			return ws
 		}
-		for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", engineGPU, r.repeats, r.ctxLen, r.share(wg*n)) {
+		for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", engineGPU, 0, r.repeats, r.ctxLen, r.share(wg*n)) {
 			group[i].rep.Engines = append(group[i].rep.Engines, e)
 		}
 		if r.ff != nil {
-			for i, e := range ours(r.ff, r.page, group, each(wf), "webgpu", engineFirefox, r.repeats, r.ctxLen, r.share(wf*n)) {
+			for i, e := range ours(r.ff, r.page, group, each(wf), "webgpu", engineFirefox, 0, r.repeats, r.ctxLen, r.share(wf*n)) {
 				group[i].rep.Engines = append(group[i].rep.Engines, e)
 			}
 		}
@@ -361,8 +370,15 @@ func (r *benchRun) runModels() error {
 				m.rep.Engines = append(m.rep.Engines, peer(r.br, r.page, m, r.repeats, r.ctxLen, r.thread, r.share(wp)))
 			}
 		}
-		for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU, r.repeats, r.ctxLen, r.share(wc*n)) {
+		for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU, r.ranks, r.repeats, r.ctxLen, r.share(wc*n)) {
 			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		}
+		// One rank beside the default, on the synthetic model: the
+		// ranks' speed-up (ratio cpu_rank_speedup_N).
+		if group[0].synthetic && r.ranks > 1 {
+			for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU1, 1, r.repeats, r.ctxLen, r.share(wc*n)) {
+				group[i].rep.Engines = append(group[i].rep.Engines, e)
+			}
 		}
 		for _, m := range group {
 			m.rep.Load = load(r.br, r.page, m, r.share(wl))
@@ -468,14 +484,17 @@ func prepareModel(ctx context.Context, m *benchModel, root, models, convBin stri
 
 // ours runs the probe's model phase: wasmllm on backend ("webgpu" or
 // "cpu") on each model in turn in one page of br, each with its weight's
-// part of the budget, reported as engine name. It returns one report per
-// model.
-func ours(br *browser, page string, ms []*benchModel, weights []float64, backend, name string, repeats, ctxLen int, budget time.Duration) []*EngineReport {
+// part of the budget, reported as engine name; the CPU engine on ranks
+// ranks. It returns one report per model.
+func ours(br *browser, page string, ms []*benchModel, weights []float64, backend, name string, ranks, repeats, ctxLen int, budget time.Duration) []*EngineReport {
 	out := make([]*EngineReport, len(ms))
 	for i := range ms {
 		out[i] = &EngineReport{Engine: name}
 		if backend == "cpu" {
-			out[i].Detail = "Go wasm, 1 thread"
+			out[i].Detail = "Go wasm, 1 rank (one thread)"
+			if ranks > 1 {
+				out[i].Detail = fmt.Sprintf("Go wasm, %d ranks (Web Workers)", ranks)
+			}
 		}
 	}
 	if budget < 5*time.Second*time.Duration(len(ms)) {
@@ -492,7 +511,7 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 			prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0]})
 		}
 		models = append(models, map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "weight": weights[i],
-			"context": ctxLen, "decode": m.decode, "repeats": repeats, "prompts": prompts, "encode_steps": min(m.decode, 16)})
+			"context": ctxLen, "decode": m.decode, "repeats": repeats, "prompts": prompts, "encode_steps": min(m.decode, 16), "ranks": ranks})
 		names = append(names, m.name)
 	}
 	cfg := map[string]any{"phase": "model", "budget_s": budget.Seconds(), "backend": backend, "models": models}
@@ -516,6 +535,9 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 			e.WeightBytes, e.ActiveBytes, e.KVBytesPerPos = r.WeightBytes, r.ActiveBytes, r.KVBytesPerPos
 			e.LayerDispatches, e.Experts, e.StepsAhead = r.LayerDispatches, r.Experts, r.StepsAhead
 			e.Extra = map[string]any{"build_ms": r.BuildMs, "kv_dtype": r.KVDType, "layers": r.Layers, "hidden": r.Hidden, "vocab": r.Vocab}
+			if r.Ranks > 0 {
+				e.Extra["ranks"] = r.Ranks
+			}
 			if r.Adapter != nil {
 				e.Detail = strings.TrimSpace(r.Adapter.Vendor + " " + r.Adapter.Architecture)
 			}

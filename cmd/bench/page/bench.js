@@ -17,8 +17,17 @@ export async function runProbe(cfg) {
 		globalThis.__benchDone = (json) => resolve(JSON.parse(json));
 		go.exit = (code) => { if (code !== 0) setTimeout(() => reject(new Error(`probe exited with ${code}`)), 100); };
 	});
-	const { instance } = await WebAssembly.instantiateStreaming(fetch("/probe.wasm"), go.importObject);
+	const { module, instance } = await WebAssembly.instantiateStreaming(fetch("/probe.wasm"), go.importObject);
 	globalThis.wasmllmGoMemory = instance.exports.mem; // the CPU engine's SIMD kernels (cpu/simd_js.go)
+	// The CPU engine's ranks (cpu/ranks_js.go): web/rank.js workers, each an
+	// instance of the probe's module.
+	globalThis.__wasmllmModule = module;
+	globalThis.__wasmllmExecURL = new URL("/wasm_exec.js", location.href).href;
+	globalThis.__wasmllmRankWorker = (rank, init) => {
+		const w = new Worker("/web/rank.js");
+		w.postMessage(init);
+		return w;
+	};
 	go.run(instance).catch((e) => log(`probe crashed: ${e && e.stack || e}`));
 	return done;
 }

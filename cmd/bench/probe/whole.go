@@ -41,6 +41,8 @@ type modelConfig struct {
 	// EncodeSteps is the length of the separate decode loop that times
 	// the Go side of a step (webgpu only); 0 skips it.
 	EncodeSteps int `json:"encode_steps"`
+	// Ranks is the CPU engine's rank count (cpu only; 0 or 1: one).
+	Ranks int `json:"ranks"`
 }
 
 // runModels opens the backend and runs each model in turn, each within its
@@ -125,6 +127,17 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 		return nil, err
 	}
 	b, dev, gb := be.b, be.dev, be.gb
+	if c.Ranks > 1 && gb == nil {
+		// A backend of its own per model, so each model's shares on the
+		// ranks end with it.
+		cb, err := cpu.NewRanks(cpu.RankOptions{Ranks: c.Ranks})
+		if err != nil {
+			return nil, err
+		}
+		defer cb.Close()
+		b = cb
+	}
+	res.Ranks = max(1, c.Ranks)
 	m, err := model.Build(b, w)
 	if err != nil {
 		return nil, err

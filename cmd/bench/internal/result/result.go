@@ -127,6 +127,9 @@ type Model struct {
 	// layers, keys and values.
 	KVBytesPerPos int64  `json:"kv_bytes_per_pos"`
 	KVDType       string `json:"kv_dtype"`
+	// Ranks is the CPU engine's rank count (1: the engine's own instance
+	// alone; more: Web Workers holding shares of the weights).
+	Ranks int `json:"ranks,omitempty"`
 	// LayerDispatches are the dispatches each layer of a decode step
 	// recorded (gpu.Backend.LayerDispatches; WebGPU only).
 	LayerDispatches []int `json:"layer_dispatches,omitempty"`
