@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // Tensor parallelism across ranks (browser: one Web Worker each, with its
@@ -108,25 +109,38 @@ func rowBounds(n, N int) []int {
 	return b
 }
 
-// shardable reports whether a weight is split across N ranks: a matrix of
-// at least shardMinBytes whose rows the matmul and the lookup read.
-func shardable(w *loader.Tensor, N, minBytes int) bool {
-	if N < 2 || len(w.Shape) != 2 || w.Rows() < 16*N {
+// Shardable reports whether a weight of type d, shape and stored size
+// bytes is split across N ranks of a Backend whose MinShardBytes is
+// minBytes: a matrix of at least minBytes, of at least 16 rows a rank,
+// whose rows the matmul and the lookup read. The fit check before a load
+// counts the shares with it.
+func Shardable(d loader.DType, shape []int, bytes int64, N, minBytes int) bool {
+	if N < 2 || len(shape) != 2 || shape[0] < 16*N {
 		return false
 	}
+	if minBytes <= 0 {
+		minBytes = DefaultMinShardBytes
+	}
 	switch {
-	case directType(w.DType):
-	case w.DType == loader.F32, w.DType == loader.F16, w.DType == loader.BF16:
+	case directType(d):
+	case d == loader.F32, d == loader.F16, d == loader.BF16:
 	default:
 		return false
 	}
-	n, err := w.Size()
-	return err == nil && n >= minBytes
+	return bytes >= int64(minBytes)
 }
 
-// rowSlice is rows [lo, hi) of the matrix w (data, its bytes) as a tensor
-// of its own, in a copy.
-func rowSlice(w *loader.Tensor, data []byte, lo, hi int) (*loader.Tensor, error) {
+func shardable(w *loader.Tensor, N, minBytes int) bool {
+	n, err := w.Size()
+	return err == nil && Shardable(w.DType, w.Shape, int64(n), N, minBytes)
+}
+
+// MinShard is the smallest weight the backend splits across its ranks.
+func (b *Backend) MinShard() int { return b.minShard }
+
+// rowSlice is rows [lo, hi) of the matrix w as a tensor of its own, its
+// bytes read through read (len(dst) bytes at offset off of w's data).
+func rowSlice(w *loader.Tensor, read func(dst []byte, off int), lo, hi int) (*loader.Tensor, error) {
 	K, n := w.Cols(), hi-lo
 	out := &loader.Tensor{Name: w.Name, DType: w.DType, Shape: []int{n, K}}
 	switch w.DType {
@@ -142,14 +156,15 @@ func rowSlice(w *loader.Tensor, data []byte, lo, hi int) (*loader.Tensor, error)
 		scaleOff := (w.Rows()*g*per + 3) &^ 3
 		qn := (n*g*per + 3) &^ 3
 		out.Data = make([]byte, qn+(n*g*2+3)&^3)
-		copy(out.Data, data[lo*g*per:hi*g*per])
-		copy(out.Data[qn:], data[scaleOff+lo*g*2:scaleOff+hi*g*2])
+		read(out.Data[:n*g*per], lo*g*per)
+		read(out.Data[qn:qn+n*g*2], scaleOff+lo*g*2)
 	default:
 		rb, err := w.DType.RowBytes(K)
 		if err != nil {
 			return nil, fmt.Errorf("cpu: %s: %w", w.Name, err)
 		}
-		out.Data = append([]byte(nil), data[lo*rb:hi*rb]...)
+		out.Data = make([]byte, n*rb)
+		read(out.Data, lo*rb)
 	}
 	return out, nil
 }
@@ -165,11 +180,32 @@ func (b *Backend) uploadSharded(w *loader.Tensor) (*tensor, error) {
 		return nil, err
 	}
 	full := &loader.Tensor{Name: w.Name, DType: w.DType, Shape: w.Shape, Data: data}
+	return b.uploadRows(full, func(dst []byte, off int) { copy(dst, data[off:]) })
+}
+
+// UploadFrom uploads a weight of type d and shape, whose n bytes read
+// copies out (len(dst) bytes at offset off), when the backend splits it
+// across its ranks: each rank's rows are read and handed over in turn, so
+// the whole tensor is never held here. It returns nil, nil for a weight
+// it does not split (the caller uploads it whole).
+func (b *Backend) UploadFrom(name string, d loader.DType, shape []int, n int64, read func(dst []byte, off int64)) (model.Tensor, error) {
+	if b.peers == nil || !Shardable(d, shape, n, b.peers.ranks(), b.minShard) {
+		return nil, nil
+	}
+	w := &loader.Tensor{Name: name, DType: d, Shape: shape}
+	if want, err := w.Size(); err != nil || int64(want) != n {
+		return nil, fmt.Errorf("cpu: %s %v %s: %d bytes, want %d (%v)", name, shape, d, n, want, err)
+	}
+	return b.uploadRows(w, func(dst []byte, off int) { read(dst, int64(off)) })
+}
+
+// uploadRows splits w (its bytes through read) across the ranks.
+func (b *Backend) uploadRows(w *loader.Tensor, read func(dst []byte, off int)) (*tensor, error) {
 	N := b.peers.ranks()
-	sh := &shard{id: b.nextShard, bounds: rowBounds(full.Rows(), N)}
+	sh := &shard{id: b.nextShard, bounds: rowBounds(w.Rows(), N)}
 	b.nextShard++
 	for r := 1; r < N; r++ {
-		part, err := rowSlice(full, data, sh.bounds[r], sh.bounds[r+1])
+		part, err := rowSlice(w, read, sh.bounds[r], sh.bounds[r+1])
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +213,7 @@ func (b *Backend) uploadSharded(w *loader.Tensor) (*tensor, error) {
 			return nil, err
 		}
 	}
-	own, err := rowSlice(full, data, 0, sh.bounds[1])
+	own, err := rowSlice(w, read, 0, sh.bounds[1])
 	if err != nil {
 		return nil, err
 	}

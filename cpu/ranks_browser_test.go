@@ -28,40 +28,7 @@ func TestRanksInWorkers(t *testing.T) {
 		}
 		for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4, loader.Q4_K, loader.Q6_K} {
 			for _, sh := range [][2]int{{100, 256}, {1000, 512}} {
-				N, K := sh[0], sh[1]
-				lw := rankWeight(t, r, dt, N, K)
-				one := New(1)
-				w1, err := one.Upload(lw)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wn, err := b.Upload(lw)
-				if err != nil {
-					t.Fatal(err)
-				}
-				what := fmt.Sprintf("%s N=%d K=%d ranks=%d", dt, N, K, ranks)
-				if tt(wn).shard == nil {
-					t.Fatalf("%s: not split", what)
-				}
-				for _, T := range []int{1, 17} {
-					xv := make([]float32, T*K)
-					for i := range xv {
-						xv[i] = float32(r.NormFloat64())
-					}
-					x := b.NewF32(T, K)
-					b.WriteF32(x, xv)
-					got, want := b.NewF32(T, N), one.NewF32(T, N)
-					b.MatMul(got, x, wn)
-					one.MatMul(want, x, w1)
-					sameRows(t, fmt.Sprintf("%s matmul T=%d", what, T), b, got, one, want)
-				}
-				ids := []int32{0, int32(N - 1), int32(N / 2), 3}
-				idt := b.NewI32(len(ids))
-				b.WriteI32(idt, ids)
-				got, want := b.NewF32(len(ids), K), one.NewF32(len(ids), K)
-				b.Embed(got, wn, idt)
-				one.Embed(want, w1, idt)
-				sameRows(t, what+" embed", b, got, one, want)
+				checkRanked(t, r, b, rankWeight(t, r, dt, sh[0], sh[1]), []int{1, 17}, dt == loader.Q4)
 			}
 		}
 		b.Close()

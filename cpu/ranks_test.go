@@ -49,56 +49,77 @@ func rankWeight(t *testing.T, r *rand.Rand, dt loader.DType, N, K int) *loader.T
 
 // TestRanksSplit splits weights of every type across 2 and 3 ranks, row
 // counts that do and do not divide, and checks that the matmul (decode and
-// prefill, in blocks the exchange carries) and the embedding lookup give
-// the bits one rank gives, and that rank 0 keeps only its rows.
+// prefill) and the embedding lookup give the bits one rank gives, and that
+// rank 0 keeps only its rows.
 func TestRanksSplit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	types := []loader.DType{loader.F32, loader.F16, loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4, loader.Q4_K, loader.Q6_K}
 	for _, dt := range types {
 		for _, sh := range [][2]int{{100, 256}, {257, 512}, {48, 256}} {
-			N, K := sh[0], sh[1]
-			lw := rankWeight(t, r, dt, N, K)
-			one := New(1)
-			w1, err := one.Upload(lw)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lw := rankWeight(t, r, dt, sh[0], sh[1])
 			for _, ranks := range []int{2, 3} {
-				b := NewLocalRanks(RankOptions{Ranks: ranks, MinShardBytes: 1})
-				wn, err := b.Upload(lw)
-				if err != nil {
-					t.Fatal(err)
-				}
-				what := fmt.Sprintf("%s N=%d K=%d ranks=%d", dt, N, K, ranks)
-				sh := tt(wn).shard
-				if sh == nil {
-					t.Fatalf("%s: not split", what)
-				}
-				if rows := len(tt(wn).f) / K; tt(wn).dtype == loader.F32 && rows != sh.bounds[1] {
-					t.Errorf("%s: rank 0 holds %d rows, want %d", what, rows, sh.bounds[1])
-				}
-				for _, T := range []int{1, 5, 19} {
-					x := b.NewF32(T, K)
-					xv := make([]float32, T*K)
-					for i := range xv {
-						xv[i] = float32(r.NormFloat64())
-					}
-					b.WriteF32(x, xv)
-					got, want := b.NewF32(T, N), one.NewF32(T, N)
-					b.MatMul(got, x, wn)
-					one.MatMul(want, x, w1)
-					sameRows(t, fmt.Sprintf("%s matmul T=%d", what, T), b, got, one, want)
-				}
-				ids := []int32{0, int32(N - 1), int32(sh.bounds[1]), int32(sh.bounds[1] - 1), int32(N / 2), 7}
-				idt := b.NewI32(len(ids))
-				b.WriteI32(idt, ids)
-				got, want := b.NewF32(len(ids), K), one.NewF32(len(ids), K)
-				b.Embed(got, wn, idt)
-				one.Embed(want, w1, idt)
-				sameRows(t, what+" embed", b, got, one, want)
+				checkRanked(t, r, NewLocalRanks(RankOptions{Ranks: ranks, MinShardBytes: 1}), lw, []int{1, 5, 19}, false)
+				checkRanked(t, r, NewLocalRanks(RankOptions{Ranks: ranks, MinShardBytes: 1}), lw, []int{1}, true)
 			}
 		}
 	}
+}
+
+// checkRanked uploads lw to b (whose ranks split it; with from, through
+// UploadFrom, which must never read more than one rank's rows at a time)
+// and to one rank, and compares their matmuls for T tokens and their
+// lookups bit for bit.
+func checkRanked(t *testing.T, r *rand.Rand, b *Backend, lw *loader.Tensor, Ts []int, from bool) {
+	t.Helper()
+	N, K := lw.Shape[0], lw.Shape[1]
+	one := New(1)
+	w1, err := one.Upload(lw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wn model.Tensor
+	if from {
+		most := 0
+		wn, err = b.UploadFrom(lw.Name, lw.DType, lw.Shape, int64(len(lw.Data)), func(dst []byte, off int64) {
+			most = max(most, len(dst))
+			copy(dst, lw.Data[off:])
+		})
+		if share := len(lw.Data)/b.Ranks() + len(lw.Data)/N*16; err == nil && most > share {
+			t.Errorf("UploadFrom read %d bytes at once of %d over %d ranks", most, len(lw.Data), b.Ranks())
+		}
+	} else {
+		wn, err = b.Upload(lw)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	what := fmt.Sprintf("%s N=%d K=%d ranks=%d", lw.DType, N, K, b.Ranks())
+	sh := tt(wn).shard
+	if sh == nil {
+		t.Fatalf("%s: not split", what)
+	}
+	if rows := len(tt(wn).f) / K; tt(wn).dtype == loader.F32 && rows != sh.bounds[1] {
+		t.Errorf("%s: rank 0 holds %d rows, want %d", what, rows, sh.bounds[1])
+	}
+	for _, T := range Ts {
+		x := b.NewF32(T, K)
+		xv := make([]float32, T*K)
+		for i := range xv {
+			xv[i] = float32(r.NormFloat64())
+		}
+		b.WriteF32(x, xv)
+		got, want := b.NewF32(T, N), one.NewF32(T, N)
+		b.MatMul(got, x, wn)
+		one.MatMul(want, x, w1)
+		sameRows(t, fmt.Sprintf("%s matmul T=%d", what, T), b, got, one, want)
+	}
+	ids := []int32{0, int32(N - 1), int32(sh.bounds[1]), int32(sh.bounds[1] - 1), int32(N / 2), 7}
+	idt := b.NewI32(len(ids))
+	b.WriteI32(idt, ids)
+	got, want := b.NewF32(len(ids), K), one.NewF32(len(ids), K)
+	b.Embed(got, wn, idt)
+	one.Embed(want, w1, idt)
+	sameRows(t, what+" embed", b, got, one, want)
 }
 
 func sameRows(t *testing.T, what string, gb *Backend, got model.Tensor, wb *Backend, want model.Tensor) {

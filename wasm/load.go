@@ -305,6 +305,21 @@ func (r *loadRun) downloadShards() error {
 			return t, nil
 		}
 	}
+	if cb := r.be.cpu; cb != nil && cb.Ranks() > 1 {
+		// The matrices split across the CPU ranks go to them straight
+		// from the shard, one rank's rows at a time: rank 0's heap never
+		// holds them whole.
+		asm.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
+			d, _ := ti.Type()
+			t, err := cb.UploadFrom(ti.Name, d, ti.Shape, ti.Bytes, func(dst []byte, off int64) {
+				js.CopyBytesToGo(dst, shard.Call("subarray", ti.Offset+off, ti.Offset+off+int64(len(dst))))
+			})
+			if t == nil || err != nil {
+				return nil, err
+			}
+			return t, nil
+		}
+	}
 	onShard := js.FuncOf(func(_ js.Value, a []js.Value) any {
 		i, u8 := arg(a, 0).Int(), arg(a, 1)
 		shard = u8
@@ -457,7 +472,7 @@ func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 	cpuBackend := func(notice string) *backend {
 		cb, ranks, note := openCPU(o.CPURanks, o.CPUMinShardBytes)
 		return &backend{name: loading.BackendCPU, b: cb, cpu: cb, ranks: ranks, ranksNote: note, notice: notice,
-			limits: loading.Limits{Backend: loading.BackendCPU, HeapBytes: o.HeapBytes}}
+			limits: loading.Limits{Backend: loading.BackendCPU, HeapBytes: o.HeapBytes, Ranks: ranks, MinShardBytes: cb.MinShard()}}
 	}
 	if o.Backend == loading.BackendCPU {
 		return cpuBackend(""), nil

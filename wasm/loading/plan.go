@@ -2,6 +2,7 @@ package loading
 
 import (
 	"fmt"
+	"wasmllm/cpu"
 
 	"wasmllm/loader"
 	"wasmllm/manifest"
@@ -40,6 +41,11 @@ type Limits struct {
 	// (they pass through Go on their way to the GPU). 0 means
 	// DefaultHeapBytes.
 	HeapBytes int64
+	// Ranks is the CPU engine's rank count; each rank has a heap of its
+	// own, and the large matrices (cpu.Shardable with MinShardBytes) are
+	// split across them, so the model may be up to Ranks times one heap.
+	Ranks         int
+	MinShardBytes int
 }
 
 // Plan is the outcome of checking a manifest against Limits.
@@ -83,6 +89,12 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	}
 	p := &Plan{DownloadBytes: m.TotalBytes(), KVDType: kv}
 	var hostBytes int64 // the Go heap's share on WebGPU
+	// On the CPU with ranks: what rank 0 and each peer hold, and what
+	// passes through rank 0's heap as a split tensor is handed out (one
+	// rank's rows at a time, cpu.Backend.UploadFrom: twice a share, for
+	// the rows in flight and rank 0's own before they are widened).
+	var rank0, peer, transit int64
+	ranks := max(1, lim.Ranks)
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		d, ok := t.Type()
@@ -123,7 +135,16 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				hostBytes += t.Bytes
 			}
 		} else {
-			p.WeightBytes += cpuBytes(d, n, t.Bytes)
+			b := cpuBytes(d, n, t.Bytes)
+			p.WeightBytes += b
+			if cpu.Shardable(d, t.Shape, t.Bytes, ranks, lim.MinShardBytes) {
+				share := (b + int64(ranks) - 1) / int64(ranks)
+				rank0 += share
+				peer += share
+				transit = max(transit, 2*((t.Bytes+int64(ranks)-1)/int64(ranks)))
+			} else {
+				rank0 += b
+			}
 		}
 	}
 	c := &m.Config
@@ -163,9 +184,18 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 			return nil, &TooLargeError{What: fmt.Sprintf("loading %s of weights through Go", bytesText(hostBytes)),
 				Limit: "the wasm heap budget", Need: need, Have: heap}
 		}
-	} else if need := p.WeightBytes + p.KVBytes; need > heap {
-		return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
-			Limit: "the wasm heap budget", Need: need, Have: heap}
+	} else if ranks == 1 {
+		if need := p.WeightBytes + p.KVBytes; need > heap {
+			return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
+				Limit: "the wasm heap budget", Need: need, Have: heap}
+		}
+	} else if need := rank0 + p.KVBytes + transit; need > heap || peer > heap {
+		if peer > need {
+			need = peer
+		}
+		return nil, &TooLargeError{What: fmt.Sprintf("the model on %d CPU ranks (%s of weights, %s on the first rank with %s of KV cache and %s passing through, %s on each other)",
+			ranks, bytesText(p.WeightBytes), bytesText(rank0), bytesText(p.KVBytes), bytesText(transit), bytesText(peer)),
+			Limit: "the wasm heap budget of each rank", Need: need, Have: heap}
 	}
 	for _, s := range m.Shards {
 		if s.Bytes > MaxShardBytes {

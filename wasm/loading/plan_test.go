@@ -2,6 +2,7 @@ package loading_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -155,6 +156,34 @@ func TestCheckHeap(t *testing.T) {
 	}
 	if _, msg, _ := code(err); !strings.Contains(err.Error(), "too large") || !strings.HasPrefix(msg, "model too large: ") {
 		t.Errorf("message %q, posted as %q", err, msg)
+	}
+}
+
+// TestCheckHeapRanks: on CPU ranks each rank's heap holds its share of
+// the split matrices (cpu.Shardable) and rank 0 the rest, the KV cache and
+// what passes through as a split tensor is handed out: a model too large
+// for one heap of 700000 bytes fits two, and the message of one that does
+// not fit names the ranks.
+func TestCheckHeapRanks(t *testing.T) {
+	m := planManifest()
+	for i := range 8 {
+		m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: fmt.Sprintf("blk.%d.ffn_down.weight", i), DType: "F32", Shape: []int{256, 64}, Bytes: 65536})
+	}
+	// One rank: 256000 + 4608 + 32768 (the F16 experts, widened) + 8 × 65536, and 8192 of KV cache.
+	one := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 700000}
+	if _, err := loading.Check(m, one, 16); err == nil {
+		t.Fatal("one heap of 700000 held 825856 bytes")
+	}
+	// Two: rank 0 holds 128000 + 2304 + 8 × 32768 + 32768, the KV cache,
+	// and 256000 in passing (the embedding's two shares): 689408.
+	two := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 700000, Ranks: 2, MinShardBytes: 1}
+	if _, err := loading.Check(m, two, 16); err != nil {
+		t.Fatalf("two heaps of 700000: %v", err)
+	}
+	two.HeapBytes = 680000
+	_, err := loading.Check(m, two, 16)
+	if d := tooLarge(t, err); d["need"] != int64(689408) || !strings.Contains(err.Error(), "2 CPU ranks") {
+		t.Errorf("two heaps of 680000: %v (details %v)", err, d)
 	}
 }
 

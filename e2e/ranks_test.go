@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"testing"
+
+	"wasmllm/internal/browsertest"
+)
+
+// TestCPURanksHeap: on ranks each rank's heap holds its share of the split
+// matrices, streamed to it from the shard, so the CPU engine runs a model
+// larger than one heap. With a heap budget of 0.6 of what one rank needs
+// (weights and KV cache, engine.info.plan), one rank refuses the model with
+// model_too_large before downloading it, and three load it and give one
+// rank's greedy text.
+func TestCPURanksHeap(t *testing.T) {
+	skipShort(t)
+	_, models := goldenModels(t)
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	b.MustRun(pageHelpers, nil)
+	var got struct {
+		Need                 int64
+		Text, Refused, Text3 string
+		Ranks                int
+	}
+	b.MustRun(`(async () => {
+		const opts = {model: "/models/tiny-qwen3-f32/", backend: "cpu", contextLength: 64};
+		const ask = (e) => e.completions.create({prompt: "Once upon a time", max_tokens: 8, temperature: 0, ignore_eos: true}).then((r) => r.choices[0].text);
+		let e = await wasmllm.createEngine(Object.assign({cpuRanks: 1}, opts));
+		const need = e.info.plan.weight_bytes + e.info.plan.kv_bytes;
+		const text = await ask(e);
+		await e.unload();
+		const heap = Math.floor(0.6 * need);
+		let refused = "";
+		try {
+			await wasmllm.createEngine(Object.assign({cpuRanks: 1, heapBytes: heap}, opts));
+		} catch (err) {
+			refused = err.code;
+		}
+		e = await wasmllm.createEngine(Object.assign({cpuRanks: 3, cpuMinShardBytes: 1, heapBytes: heap}, opts));
+		const text3 = await ask(e);
+		const ranks = e.info.cpu_ranks;
+		await e.unload();
+		return {Need: need, Text: text, Refused: refused, Text3: text3, Ranks: ranks};
+	})()`, &got)
+	t.Logf("%+v", got)
+	if got.Refused != "model_too_large" {
+		t.Errorf("one rank with a heap of 0.6 × %d bytes: %q, want model_too_large", got.Need, got.Refused)
+	}
+	if got.Ranks != 3 || got.Text3 != got.Text || got.Text == "" {
+		t.Errorf("three ranks: %d ranks, %q; one rank gave %q", got.Ranks, got.Text3, got.Text)
+	}
+}
