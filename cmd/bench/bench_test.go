@@ -337,3 +337,22 @@ func TestRerender(t *testing.T) {
 		t.Error("a missing bench.json gave no error")
 	}
 }
+
+// TestNative runs the native CPU engine's part of the bench on two tiny
+// models: every prompt length and repeat gives a run with the decode
+// length asked for.
+func TestNative(t *testing.T) {
+	for _, name := range []string{"stories260K.gguf", "tiny-qwen3moe-q4_0.gguf"} {
+		m := &benchModel{name: name, gguf: testModel(name), decode: 5,
+			prompts: []promptSet{{Len: 3, IDs: [][]int32{{1, 2, 3}}}, {Len: 9, IDs: [][]int32{{1, 2, 3, 4, 5, 6, 7, 8, 9}}}}}
+		e := native(context.Background(), m, 2, 64, time.Minute)
+		if e.Error != "" || len(e.Runs) != 4 || len(e.Decode) != 2 {
+			t.Fatalf("%s: %+v", name, e)
+		}
+		for _, r := range e.Runs {
+			if r.DecodeTokens != 5 || r.DecodeMs <= 0 || r.PrefillMs <= 0 {
+				t.Errorf("%s: run %+v", name, r)
+			}
+		}
+	}
+}

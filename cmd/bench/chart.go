@@ -15,6 +15,7 @@ var chartEngines = []struct{ engine, color, label string }{
 	{engineFirefox, "#17becf", "wasmllm WebGPU, Firefox"},
 	{engineCPU, "#2ca02c", "wasmllm CPU (wasm, ranks in Web Workers)"},
 	{engineCPU1, "#98df8a", "wasmllm CPU (wasm, 1 rank)"},
+	{engineNative, "#7f7f7f", "wasmllm CPU (native Go)"},
 	{enginePeer, "#ff7f0e", "wllama " + peerVersion},
 }
 

@@ -50,6 +50,7 @@ const (
 	engineFirefox = "wasmllm-webgpu-firefox" // the same, in Firefox
 	engineCPU     = "wasmllm-cpu"       // at the default rank count
 	engineCPU1    = "wasmllm-cpu-1rank" // the same on one rank (the synthetic model)
+	engineNative  = "wasmllm-cpu-native"
 	enginePeer    = "wllama"
 	peerPackage   = "@wllama/wllama"
 	peerVersion   = "3.13.0"
@@ -364,7 +365,7 @@ func (r *Report) writeText(w io.Writer) {
 			} else {
 				row += "-\t"
 			}
-			if kv, _ := e.Extra["kv_dtype"].(string); kv != "" && e.Engine != engineCPU && e.Engine != engineCPU1 {
+			if kv, _ := e.Extra["kv_dtype"].(string); kv != "" && e.Engine != engineCPU && e.Engine != engineCPU1 && e.Engine != engineNative {
 				row += kv + "\t"
 			} else {
 				row += "-\t"

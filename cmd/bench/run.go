@@ -53,6 +53,7 @@ const (
 	wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad     float64 = 3, 1, 1.5, 1
 	wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad float64 = 14, 6, 10, 2
 	wTinyFirefox, wSynthFirefox                  float64 = 2, 10
+	wTinyNative, wSynthNative                    float64 = 0.5, 3
 )
 
 // run is one bench: builds, the server and the browser, the kernels, the
@@ -268,7 +269,7 @@ func (r *benchRun) planModels() error {
 		}
 		r.rep.Models = append(r.rep.Models, m.rep)
 		if m.synthetic {
-			r.total += wSynthGPU + wSynthCPU + wSynthLoad
+			r.total += wSynthGPU + wSynthCPU + wSynthLoad + wSynthNative
 			if r.ranks > 1 {
 				r.total += wSynthCPU
 			}
@@ -279,7 +280,7 @@ func (r *benchRun) planModels() error {
 				r.total += wSynthFirefox
 			}
 		} else {
-			r.total += wTinyGPU + wTinyCPU + wTinyLoad
+			r.total += wTinyGPU + wTinyCPU + wTinyLoad + wTinyNative
 			if r.peerDir != "" {
 				r.total += wTinyPeer
 			}
@@ -345,9 +346,9 @@ func (r *benchRun) runModels() error {
 		if len(group) == 0 {
 			continue
 		}
-		wg, wc, wp, wl, wf := wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad, wTinyFirefox
+		wg, wc, wp, wl, wf, wn := wTinyGPU, wTinyCPU, wTinyPeer, wTinyLoad, wTinyFirefox, wTinyNative
 		if group[0].synthetic {
-			wg, wc, wp, wl, wf = wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad, wSynthFirefox
+			wg, wc, wp, wl, wf, wn = wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad, wSynthFirefox, wSynthNative
 		}
 		n := float64(len(group))
 		each := func(w float64) []float64 {
@@ -379,6 +380,9 @@ func (r *benchRun) runModels() error {
 			for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU1, 1, r.repeats, r.ctxLen, r.share(wc*n)) {
 				group[i].rep.Engines = append(group[i].rep.Engines, e)
 			}
+		}
+		for _, m := range group {
+			m.rep.Engines = append(m.rep.Engines, native(r.ctx, m, r.repeats, r.ctxLen, r.share(wn)))
 		}
 		for _, m := range group {
 			m.rep.Load = load(r.br, r.page, m, r.share(wl))
