@@ -48,8 +48,8 @@ type ModelReport struct {
 const (
 	engineGPU     = "wasmllm-webgpu"
 	engineFirefox = "wasmllm-webgpu-firefox" // the same, in Firefox
-	engineCPU     = "wasmllm-cpu"       // at the default rank count
-	engineCPU1    = "wasmllm-cpu-1rank" // the same on one rank (the synthetic model)
+	engineCPU     = "wasmllm-cpu"            // at the default rank count
+	engineCPU1    = "wasmllm-cpu-1rank"      // the same on one rank (the synthetic model)
 	engineNative  = "wasmllm-cpu-native"
 	enginePeer    = "wllama"
 	peerPackage   = "@wllama/wllama"

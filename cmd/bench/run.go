@@ -94,7 +94,7 @@ type benchRun struct {
 	list                    []*benchModel
 	lens                    []int
 	ctxLen, repeats, thread int
-	ranks                   int // the CPU engine's
+	ranks                   int     // the CPU engine's
 	total                   float64 // weights of the units left to run
 }
 
