@@ -38,15 +38,8 @@ func t(x model.Tensor) *tensor { return x.(*tensor) }
 // the K-quants (Q2_K..Q6_K, ggml's blocks) stay quantised; everything else
 // is widened to f32.
 func (b *Backend) Upload(w *loader.Tensor) (model.Tensor, error) {
-	if b.peers != nil {
-		n, err := w.Size()
-		switch {
-		case err != nil:
-		case Shardable(w.DType, w.Shape, int64(n), b.peers.ranks(), b.minShard):
-			return b.uploadSharded(w)
-		case Replicated(w.DType, w.Shape, int64(n), b.peers.ranks(), b.minShard):
-			return b.uploadReplicated(w)
-		}
+	if b.peers != nil && shardable(w, b.peers.ranks(), b.minShard) {
+		return b.uploadSharded(w)
 	}
 	return upload(w)
 }

@@ -92,23 +92,11 @@ type RankOptions struct {
 // than the rows it shares out.
 const DefaultMinShardBytes = 1 << 20
 
-// ReplicaMinBytes is the smallest weight below MinShardBytes that is split
-// too, with a whole copy kept on rank 0: a product with it runs on the
-// ranks when it is large (a prefill batch: at least peerWork
-// multiply-adds) and on rank 0 alone when it is not (a decode step), so
-// the small matrices of a model speed up prefill without slowing decode.
-const ReplicaMinBytes = 64 << 10
-
-// peerWork is the fewest multiply-adds of a product with a replicated
-// weight worth an exchange (tens of microseconds between workers).
-const peerWork = 1 << 21
-
 // shard records how a weight's rows are split: rank r holds rows
 // [bounds[r], bounds[r+1]); rank 0's are the tensor's own storage.
 type shard struct {
 	id     int
 	bounds []int
-	full   bool // rank 0 holds every row (Replicated)
 }
 
 // rowBounds splits n rows N ways, in multiples of 16 where n allows.
@@ -142,13 +130,9 @@ func Shardable(d loader.DType, shape []int, bytes int64, N, minBytes int) bool {
 	return bytes >= int64(minBytes)
 }
 
-// Replicated reports whether a weight is split across N ranks with a whole
-// copy kept on rank 0 (ReplicaMinBytes, below minBytes).
-func Replicated(d loader.DType, shape []int, bytes int64, N, minBytes int) bool {
-	if minBytes <= 0 {
-		minBytes = DefaultMinShardBytes
-	}
-	return bytes < int64(minBytes) && Shardable(d, shape, bytes, N, min(minBytes, ReplicaMinBytes))
+func shardable(w *loader.Tensor, N, minBytes int) bool {
+	n, err := w.Size()
+	return err == nil && Shardable(w.DType, w.Shape, int64(n), N, minBytes)
 }
 
 // MinShard is the smallest weight the backend splits across its ranks.
@@ -196,20 +180,7 @@ func (b *Backend) uploadSharded(w *loader.Tensor) (*tensor, error) {
 		return nil, err
 	}
 	full := &loader.Tensor{Name: w.Name, DType: w.DType, Shape: w.Shape, Data: data}
-	return b.uploadRows(full, func(dst []byte, off int) { copy(dst, data[off:]) }, false)
-}
-
-// uploadReplicated splits w across the ranks and keeps it whole here.
-func (b *Backend) uploadReplicated(w *loader.Tensor) (*tensor, error) {
-	data, err := w.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	if err := w.CheckSize(); err != nil {
-		return nil, err
-	}
-	full := &loader.Tensor{Name: w.Name, DType: w.DType, Shape: w.Shape, Data: data}
-	return b.uploadRows(full, func(dst []byte, off int) { copy(dst, data[off:]) }, true)
+	return b.uploadRows(full, func(dst []byte, off int) { copy(dst, data[off:]) })
 }
 
 // UploadFrom uploads a weight of type d and shape, whose n bytes read
@@ -225,14 +196,13 @@ func (b *Backend) UploadFrom(name string, d loader.DType, shape []int, n int64, 
 	if want, err := w.Size(); err != nil || int64(want) != n {
 		return nil, fmt.Errorf("cpu: %s %v %s: %d bytes, want %d (%v)", name, shape, d, n, want, err)
 	}
-	return b.uploadRows(w, func(dst []byte, off int) { read(dst, int64(off)) }, false)
+	return b.uploadRows(w, func(dst []byte, off int) { read(dst, int64(off)) })
 }
 
-// uploadRows splits w (its bytes through read) across the ranks; with
-// full, rank 0 keeps every row.
-func (b *Backend) uploadRows(w *loader.Tensor, read func(dst []byte, off int), full bool) (*tensor, error) {
+// uploadRows splits w (its bytes through read) across the ranks.
+func (b *Backend) uploadRows(w *loader.Tensor, read func(dst []byte, off int)) (*tensor, error) {
 	N := b.peers.ranks()
-	sh := &shard{id: b.nextShard, bounds: rowBounds(w.Rows(), N), full: full}
+	sh := &shard{id: b.nextShard, bounds: rowBounds(w.Rows(), N)}
 	b.nextShard++
 	for r := 1; r < N; r++ {
 		part, err := rowSlice(w, read, sh.bounds[r], sh.bounds[r+1])
@@ -243,11 +213,7 @@ func (b *Backend) uploadRows(w *loader.Tensor, read func(dst []byte, off int), f
 			return nil, err
 		}
 	}
-	ownRows := sh.bounds[1]
-	if full {
-		ownRows = w.Rows()
-	}
-	own, err := rowSlice(w, read, 0, ownRows)
+	own, err := rowSlice(w, read, 0, sh.bounds[1])
 	if err != nil {
 		return nil, err
 	}
@@ -295,13 +261,6 @@ func (b *Backend) matmulSharded(of, xf []float32, wt *tensor, T, N, K int) {
 		return
 	}
 	sh := wt.shard
-	if sh.full && T*N*K < peerWork {
-		// Too small a product for an exchange: rank 0 has every row.
-		b.workerBufs(&b.mm.buf, prefillTile*K)
-		b.mm = matmulTask{out: of, x: xf, w: wt, T: T, N: N, buf: b.mm.buf}
-		b.pool.Run(&b.mm, N, rowGrain(T, K))
-		return
-	}
 	most := 0
 	for r := 1; r < len(sh.bounds)-1; r++ {
 		most = max(most, sh.bounds[r+1]-sh.bounds[r])
@@ -346,7 +305,7 @@ func (b *Backend) embedSharded(o, tb *tensor, ids []int32) {
 	D := tb.cols()
 	remote := false
 	for r, id := range ids {
-		if int(id) < sh.bounds[1] || sh.full {
+		if int(id) < sh.bounds[1] {
 			tb.row(int(id), o.f[r*D:(r+1)*D])
 		} else {
 			remote = true

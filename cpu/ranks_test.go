@@ -63,23 +63,6 @@ func TestRanksSplit(t *testing.T) {
 			}
 		}
 	}
-	// Below the default MinShardBytes and at least ReplicaMinBytes: split
-	// with a whole copy on rank 0, a decode step on rank 0 alone, a
-	// prefill batch on the ranks.
-	for _, dt := range []loader.DType{loader.F32, loader.Q8, loader.Q4_0} {
-		lw := rankWeight(t, r, dt, 500, 256)
-		n, _ := lw.Size()
-		if !Replicated(dt, lw.Shape, int64(n), 2, 0) {
-			t.Fatalf("%s (%d bytes) is not replicated", dt, n)
-		}
-		for _, ranks := range []int{2, 3} {
-			b := NewLocalRanks(RankOptions{Ranks: ranks})
-			checkRanked(t, r, b, lw, []int{1, 17}, false)
-			if w, _ := b.Upload(lw); !tt(w).shard.full {
-				t.Errorf("%s: no whole copy on rank 0", dt)
-			}
-		}
-	}
 }
 
 // checkRanked uploads lw to b (whose ranks split it; with from, through
@@ -115,12 +98,8 @@ func checkRanked(t *testing.T, r *rand.Rand, b *Backend, lw *loader.Tensor, Ts [
 	if sh == nil {
 		t.Fatalf("%s: not split", what)
 	}
-	keep := sh.bounds[1]
-	if sh.full {
-		keep = N
-	}
-	if rows := len(tt(wn).f) / K; tt(wn).dtype == loader.F32 && rows != keep {
-		t.Errorf("%s: rank 0 holds %d rows, want %d", what, rows, keep)
+	if rows := len(tt(wn).f) / K; tt(wn).dtype == loader.F32 && rows != sh.bounds[1] {
+		t.Errorf("%s: rank 0 holds %d rows, want %d", what, rows, sh.bounds[1])
 	}
 	for _, T := range Ts {
 		x := b.NewF32(T, K)

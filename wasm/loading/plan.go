@@ -144,9 +144,6 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				transit = max(transit, 2*((t.Bytes+int64(ranks)-1)/int64(ranks)))
 			} else {
 				rank0 += b
-				if cpu.Replicated(d, t.Shape, t.Bytes, ranks, lim.MinShardBytes) {
-					peer += (b + int64(ranks) - 1) / int64(ranks) // its share, beside rank 0's whole copy
-				}
 			}
 		}
 	}
