@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"wasmllm/internal/browsertest"
@@ -50,5 +53,37 @@ func TestCPURanksHeap(t *testing.T) {
 	}
 	if got.Ranks != 3 || got.Text3 != got.Text || got.Text == "" {
 		t.Errorf("three ranks: %d ranks, %q; one rank gave %q", got.Ranks, got.Text3, got.Text)
+	}
+}
+
+// TestCPURankNoWorker serves the pages without rank.js: the rank workers
+// cannot load, the page marks their ranks dead, and the engine runs on one
+// rank at once (not after the start's timeout), saying why in
+// engine.info.cpu_ranks_note, and answers.
+func TestCPURankNoWorker(t *testing.T) {
+	skipShort(t)
+	web := browsertest.WebDir(t, nil)
+	if err := os.Remove(filepath.Join(web, "rank.js")); err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Models: modelsDir(t)})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	var got struct {
+		Ranks int
+		Note  string
+		Text  string
+		Ms    float64
+	}
+	b.MustRun(`(async () => {
+		const t0 = performance.now();
+		const e = await wasmllm.createEngine({model: "/models/stories260K/", backend: "cpu", cpuRanks: 3});
+		const ms = performance.now() - t0;
+		const r = await e.completions.create({prompt: "Once upon a time", max_tokens: 4, temperature: 0});
+		return {Ranks: e.info.cpu_ranks, Note: e.info.cpu_ranks_note, Text: r.choices[0].text, Ms: ms};
+	})()`, &got)
+	t.Logf("%+v", got)
+	if got.Ranks != 1 || !strings.Contains(got.Note, "rank") || got.Text == "" || got.Ms > 20000 {
+		t.Errorf("without rank.js: %+v, want one rank, a note, a reply, within 20 s", got)
 	}
 }

@@ -120,6 +120,16 @@ class Connection {
 		if (this.dead) return;
 		const started = startWorker(new URL("./rank.js", this.workerURL));
 		this.ranks.set(d.key, Object.assign(started, { init: d.init }));
+		// A worker whose script does not load never runs rank.js, which marks
+		// its rank dead itself: mark it here, so the engine's start fails at
+		// once instead of after its timeout.
+		started.worker.addEventListener("error", (ev) => {
+			ev.preventDefault();
+			const ctrl = new Int32Array(d.init.ctrl);
+			const w = 64 + 8 * d.init.rank;
+			Atomics.store(ctrl, w + 3, 1);
+			Atomics.notify(ctrl, w);
+		});
 		started.worker.postMessage(d.init);
 	}
 
