@@ -130,7 +130,8 @@ type exchange struct {
 	workers   []js.Value
 	timeoutMs float64
 	seq       int32
-	inflight  *peerJob // the job start sent, for wait
+	inflight  *peerJob    // the job start sent, for wait
+	res       [][]float32 // per peer: its answer's scratch
 }
 
 func newExchange(n int, ctrlBuf, dataBuf js.Value) *exchange {
@@ -140,6 +141,7 @@ func newExchange(n int, ctrlBuf, dataBuf js.Value) *exchange {
 		ctrl8: u8.New(ctrlBuf, 4, 4*(hdrWords-1)),
 		data8: u8.New(dataBuf, 0, xBytes)}
 	e.out8 = make([]js.Value, n)
+	e.res = make([][]float32, n)
 	for r := 1; r < n; r++ {
 		e.out8[r] = u8.New(dataBuf, xBytes+(r-1)*outBytes, outBytes)
 	}
@@ -344,7 +346,10 @@ func (e *exchange) wait(got func(rank int, res []float32)) error {
 		if n%4 != 0 || n > outBytes {
 			return &RankError{Rank: r, Op: op, Reason: fmt.Sprintf("an answer of %d bytes", n)}
 		}
-		res := make([]float32, n/4)
+		if cap(e.res[r]) < n/4 {
+			e.res[r] = make([]float32, n/4)
+		}
+		res := e.res[r][:n/4] // got copies it out at once: reused every job
 		js.CopyBytesToGo(f32Bytes(res), e.out8[r])
 		got(r, res)
 	}
