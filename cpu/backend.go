@@ -17,6 +17,8 @@ type Backend struct {
 	moe  moeTask
 	// fused holds the scratch of the fused ops (fused.go).
 	fused fusedBufs
+	// ropeCS holds one position's RoPE cosines and sines.
+	ropeCS []float32
 	// peers, when set, are the other ranks (ranks.go); nextShard numbers
 	// the weights split across them; err is the first op failure.
 	peers     peers
@@ -165,13 +167,48 @@ func (b *Backend) RoPE(x, pos, bias model.Tensor, heads int, r *model.RoPE) {
 	if bias != nil {
 		bv = t(bias).f
 	}
-	RoPE(t(x).f, t(pos).i, bv, t(x).cols(), heads, r.NeoX, r.InvFreq)
+	b.rope(t(x).f, t(pos).i, bv, t(x).cols(), heads, r.NeoX, r.InvFreq)
+}
+
+// rope is RoPE (the reference, bit for bit) with each position's angles
+// computed once for all its heads, not once per head.
+func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
+	half := len(invFreq)
+	Dh := 2 * half
+	if cap(b.ropeCS) < 2*half {
+		b.ropeCS = make([]float32, 2*half)
+	}
+	cos, sin := b.ropeCS[:half], b.ropeCS[half:2*half]
+	for t, p := range pos {
+		if bias != nil {
+			row := x[t*C : (t+1)*C]
+			for j := range row {
+				row[j] += bias[j]
+			}
+		}
+		for i := range half {
+			a := float64(p) * float64(invFreq[i])
+			cos[i], sin[i] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+		for h := 0; h < heads; h++ {
+			v := x[t*C+h*Dh : t*C+(h+1)*Dh]
+			for i := range half {
+				i0, i1 := 2*i, 2*i+1
+				if neox {
+					i0, i1 = i, i+half
+				}
+				x0, x1 := v[i0], v[i1]
+				v[i0] = x0*cos[i] - x1*sin[i]
+				v[i1] = x0*sin[i] + x1*cos[i]
+			}
+		}
+	}
 }
 
 // SiluMul implements model.Backend.
 func (b *Backend) SiluMul(out, gateUp model.Tensor) {
 	o := t(out)
-	SiluMul(o.f, t(gateUp).f, o.shape[0], o.cols())
+	siluMul(o.f, t(gateUp).f, o.shape[0], o.cols())
 }
 
 // CopyRows implements model.Backend.
@@ -348,7 +385,7 @@ func (a *attnTask) run(worker, lo, hi int) {
 		}
 		var sum float32
 		for j := range s {
-			s[j] = float32(math.Exp(float64(s[j] - maxS)))
+			s[j] = expf(s[j] - maxS)
 			sum += s[j]
 		}
 		o := a.out[tk*H*Dh+h*Dh : tk*H*Dh+(h+1)*Dh]

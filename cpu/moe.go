@@ -2,36 +2,71 @@ package cpu
 
 import "wasmllm/model"
 
-// moeTask runs the experts of tokens [lo, hi), each worker with its own
-// buffers. For a single token the experts' rows are split instead.
+// moeTask runs a prompt's experts grouped by expert, as llama.cpp's
+// mul_mat_id does: expert e takes the (token, slot) pairs routed to it,
+// order[start[e]:start[e+1]] (pair p = token·A + slot), as one matmul of
+// that many rows through gate_up, SiLU and down, each worker with its own
+// buffers, and leaves each pair's output in ys. The weighted sum per token
+// then runs in slot order, as for a single token. For a single token the
+// experts' rows are split instead (moeSingle).
 type moeTask struct {
-	out, x          []float32
-	gateUp, down    *tensor
-	ids             []int32   // (T, A)
-	weights         []float32 // (T, A)
-	D, F, A         int
-	gu, act, y      [][]float32
-	logits, probBuf []float32
+	out, x            []float32
+	gateUp, down      *tensor
+	ids               []int32   // (T, A)
+	weights           []float32 // (T, A)
+	D, F, A           int
+	order, start      []int32
+	next              []int32   // group's cursors, one per expert
+	ys                []float32 // (T·A, D)
+	xs, gu, act, tile [][]float32
+	logits, probBuf   []float32
 }
 
 func (m *moeTask) run(worker, lo, hi int) {
-	D, F, A := m.D, m.F, m.A
-	gu, act, y := m.gu[worker][:2*F], m.act[worker][:F], m.y[worker][:D]
-	for tk := lo; tk < hi; tk++ {
-		x := m.x[tk*D : (tk+1)*D]
-		o := m.out[tk*D : (tk+1)*D]
-		clear(o)
-		for a := 0; a < A; a++ {
-			e := int(m.ids[tk*A+a])
-			gemvRows(m.gateUp, e*2*F, x, gu)
-			SiluMul(act, gu, 1, F)
-			gemvRows(m.down, e*D, act, y)
-			w := m.weights[tk*A+a]
-			for i := range o {
-				o[i] += w * y[i]
-			}
+	D, F := m.D, m.F
+	for e := lo; e < hi; e++ {
+		pairs := m.order[m.start[e]:m.start[e+1]]
+		c := len(pairs)
+		if c == 0 {
+			continue
+		}
+		xs, gu, act := m.xs[worker][:c*D], m.gu[worker][:c*2*F], m.act[worker][:c*F]
+		for i, p := range pairs {
+			tk := int(p) / m.A
+			copy(xs[i*D:(i+1)*D], m.x[tk*D:(tk+1)*D])
+		}
+		mm := matmulTask{out: gu, x: xs, w: m.gateUp, T: c, N: 2 * F, off: e * 2 * F, buf: m.tile}
+		mm.run(worker, 0, 2*F)
+		siluMul(act, gu, c, F)
+		y := xs // the gathered rows are spent: down's output goes there
+		mm = matmulTask{out: y, x: act, w: m.down, T: c, N: D, off: e * D, buf: m.tile}
+		mm.run(worker, 0, D)
+		for i, p := range pairs {
+			copy(m.ys[int(p)*D:(int(p)+1)*D], y[i*D:(i+1)*D])
 		}
 	}
+}
+
+// group fills order and start from ids (a counting sort by expert,
+// stable in pair order) and returns the most pairs any expert has.
+func (m *moeTask) group(E int) int {
+	start := m.start[:E+1]
+	clear(start)
+	for _, e := range m.ids {
+		start[e+1]++
+	}
+	most := 0
+	for e := range E {
+		most = max(most, int(start[e+1]))
+		start[e+1] += start[e]
+	}
+	cursor := m.next[:E]
+	copy(cursor, start[:E])
+	for p, e := range m.ids {
+		m.order[cursor[e]] = int32(p)
+		cursor[e]++
+	}
+	return most
 }
 
 // MoE implements model.Backend.
@@ -56,16 +91,41 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	for tk := 0; tk < T; tk++ {
 		route(logits[tk*E:(tk+1)*E], topK, norm, ids[tk*topK:(tk+1)*topK], weights[tk*topK:(tk+1)*topK], m.probBuf[:E])
 	}
-	b.workerBufs(&m.gu, 2*F)
-	b.workerBufs(&m.act, F)
-	b.workerBufs(&m.y, D)
 	*m = moeTask{out: o.f, x: xt.f, gateUp: gt, down: dt, ids: ids, weights: weights, D: D, F: F, A: topK,
-		gu: m.gu, act: m.act, y: m.y, logits: m.logits, probBuf: m.probBuf}
-	if T > 1 {
-		b.pool.Run(m, T, max(1, minWork/(topK*3*F*D)))
+		order: m.order, start: m.start, next: m.next, ys: m.ys, xs: m.xs, gu: m.gu, act: m.act, tile: m.tile, logits: m.logits, probBuf: m.probBuf}
+	if T == 1 {
+		b.workerBufs(&m.gu, 2*F)
+		b.workerBufs(&m.act, F)
+		b.workerBufs(&m.xs, D)
+		b.moeSingle(m)
 		return
 	}
-	b.moeSingle(m)
+	if cap(m.order) < T*topK {
+		m.order = make([]int32, T*topK)
+	}
+	if cap(m.ys) < T*topK*D {
+		m.ys = make([]float32, T*topK*D)
+	}
+	if cap(m.start) < E+1 {
+		m.start, m.next = make([]int32, E+1), make([]int32, E)
+	}
+	m.order, m.ys = m.order[:T*topK], m.ys[:T*topK*D]
+	most := m.group(E)
+	b.workerBufs(&m.xs, most*D)
+	b.workerBufs(&m.gu, most*2*F)
+	b.workerBufs(&m.act, most*F)
+	b.workerBufs(&m.tile, prefillTile*max(D, F))
+	b.pool.Run(m, E, max(1, minWork*E/max(1, T*topK*3*F*D)))
+	for tk := range T {
+		o := m.out[tk*D : (tk+1)*D]
+		clear(o)
+		for a := range topK {
+			w, y := m.weights[tk*topK+a], m.ys[(tk*topK+a)*D:(tk*topK+a+1)*D]
+			for i := range o {
+				o[i] += w * y[i]
+			}
+		}
+	}
 }
 
 // moeSingle runs one token's experts with each expert's rows split across
@@ -74,12 +134,12 @@ func (b *Backend) moeSingle(m *moeTask) {
 	D, F := m.D, m.F
 	o := m.out[:D]
 	clear(o)
-	gu, act, y := m.gu[0][:2*F], m.act[0][:F], m.y[0][:D]
+	gu, act, y := m.gu[0][:2*F], m.act[0][:F], m.xs[0][:D]
 	for a := 0; a < m.A; a++ {
 		e := int(m.ids[a])
 		b.mm = matmulTask{out: gu, x: m.x[:D], w: m.gateUp, T: 1, N: 2 * F, off: e * 2 * F, buf: b.mm.buf}
 		b.pool.Run(&b.mm, 2*F, rowGrain(1, D))
-		SiluMul(act, gu, 1, F)
+		siluMul(act, gu, 1, F)
 		b.mm = matmulTask{out: y, x: act, w: m.down, T: 1, N: D, off: e * D, buf: b.mm.buf}
 		b.pool.Run(&b.mm, D, rowGrain(1, F))
 		w := m.weights[a]

@@ -14,6 +14,8 @@ type simdKernels interface {
 	f32(w, x, out []float32, rows, K, T, ldo int)
 	// attn is a.run(worker, lo, hi) (Dh a multiple of 4).
 	attn(a *attnTask, worker, lo, hi int)
+	// silu is siluMul's first F&^3 columns of each row.
+	silu(out, gateUp []float32, T, F int)
 	has(d loader.DType) bool
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"wasmllm/loader"
@@ -96,17 +98,15 @@ func BenchmarkSIMDMatMul(b *testing.B) {
 	}
 }
 
-// TestSIMDAttention: the SIMD attention (scores, Go's exp, the weighted
-// sum of V) gives the Go loop's bits, with and without a sliding window,
-// for GQA and plain heads; and its exp is math.Exp's, special cases too
-// (below float64's normal range, where the kernel's float32 is zero as
-// math.Exp's is, it does not round as Ldexp does).
+// TestSIMDAttention: the SIMD attention (scores, vexp, the weighted sum
+// of V) gives the Go loop's bits, with and without a sliding window, for
+// GQA and plain heads, at key counts with and without a tail of four.
 func TestSIMDAttention(t *testing.T) {
 	if simd == nil {
 		t.Fatal("no SIMD kernels")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, c := range []struct{ T, H, Hk, Dh, window, start int }{{1, 8, 2, 8, 0, 40}, {5, 4, 4, 16, 0, 3}, {3, 6, 2, 64, 7, 20}, {2, 2, 1, 4, 0, 0}} {
+	for _, c := range []struct{ T, H, Hk, Dh, window, start int }{{1, 8, 2, 8, 0, 40}, {5, 4, 4, 16, 0, 3}, {3, 6, 2, 64, 7, 20}, {2, 2, 1, 4, 0, 0}, {4, 4, 2, 20, 0, 9}, {2, 4, 1, 128, 0, 70}, {6, 2, 2, 36, 5, 30}} {
 		C := (c.H + 2*c.Hk) * c.Dh
 		capacity := c.start + c.T + 1
 		qkv := make([]float32, c.T*C)
@@ -128,21 +128,40 @@ func TestSIMDAttention(t *testing.T) {
 		}
 		sameBits(t, label(fmt.Sprintf("%+v", c)), run)
 	}
-	k := simd.(*jsSIMD)
-	xs := []float64{0, -0.0, 1e-9, -1e-9, -0.5, -1, -3.7, -20, -87.3, -103.9, -700, -745.1, -746, 1, 5.5, 709, 710, math.Inf(-1), math.Inf(1), math.NaN()}
-	for range 2000 {
-		xs = append(xs, -rng.ExpFloat64()*10, rng.NormFloat64())
+}
+
+// TestSIMDExp: the module's exp (vexp, four lanes and the one-lane
+// tail) gives expf's bits, special values too, and its SiLU kernel gives
+// siluMul's Go loop's bits at row lengths with and without a tail.
+func TestSIMDExp(t *testing.T) {
+	if simd == nil {
+		t.Fatal("no SIMD kernels")
 	}
-	for _, x := range xs {
-		got, want := k.exp.Invoke(x).Float(), math.Exp(x)
-		if want < 0x1p-1022 {
-			// A subnormal float64: the kernel keeps only its float32,
-			// which is zero.
-			got, want = float64(float32(got)), float64(float32(want))
+	rng := rand.New(rand.NewPCG(19, 20))
+	xs := expSpecials()
+	for range 4001 {
+		xs = append(xs, float32(-rng.ExpFloat64()*10), float32(rng.NormFloat64()*30))
+	}
+	got := slices.Clone(xs)
+	simd.(*jsSIMD).exp.Invoke(ptr(got), len(got))
+	runtime.KeepAlive(got)
+	for i, x := range xs {
+		if want := expf(x); math.Float32bits(got[i]) != math.Float32bits(want) && !(isNaN32(got[i]) && isNaN32(want)) {
+			t.Fatalf("exp(%v) [%d]: SIMD module %v, expf %v", x, i, got[i], want)
 		}
-		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
-			t.Fatalf("exp(%v): SIMD module %v, math.Exp %v", x, got, want)
+	}
+	for _, c := range [][2]int{{1, 256}, {3, 384}, {16, 37}, {64, 8}, {2, 1024}} {
+		T, F := c[0], c[1]
+		gu := make([]float32, T*2*F)
+		for i := range gu {
+			gu[i] = float32(rng.NormFloat64() * 4)
 		}
+		gu[0], gu[len(gu)-1] = 100, -100
+		sameBits(t, label(fmt.Sprintf("siluMul T=%d F=%d", T, F)), func() []float32 {
+			out := make([]float32, T*F)
+			siluMul(out, gu, T, F)
+			return out
+		})
 	}
 }
 

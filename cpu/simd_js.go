@@ -38,13 +38,13 @@ func loadSIMD() {
 	imports := map[string]any{"env": map[string]any{"mem": mem}}
 	ex := wa.Get("Instance").New(mod, imports).Get("exports")
 	k := &jsSIMD{}
-	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp} {
+	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk} {
 		*dst = ex.Get(name)
 	}
 	simd = k
 }
 
-type jsSIMD struct{ f32k, q80, q40, q8, q4, attnk, exp js.Value }
+type jsSIMD struct{ f32k, q80, q40, q8, q4, attnk, exp, siluk js.Value }
 
 func ptr[T any](s []T) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(s)))) }
 
@@ -91,4 +91,10 @@ func (k *jsSIMD) attn(a *attnTask, worker, lo, hi int) {
 	runtime.KeepAlive(a.out)
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(a.pos)
+}
+
+func (k *jsSIMD) silu(out, gateUp []float32, T, F int) {
+	k.siluk.Invoke(ptr(out), ptr(gateUp), T, F)
+	runtime.KeepAlive(out)
+	runtime.KeepAlive(gateUp)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type options struct {
 	Peer        string        // "auto" (when npm is there), "on", "off"
 	PeerThreads int           // wllama's threads; 0: the CPUs, or 1 on a busy machine
 	CPURanks    int           // the CPU engine's ranks; 0: the CPUs, at most 4
+	Engines     string        // comma-separated engines to run (webgpu, firefox, wllama, cpu, native); "" all, kernels included
 	Browser     string
 	Firefox     string   // the Firefox binary for the WebGPU runs in Firefox; "off" for none
 	Flags       []string // extra Chromium flags
@@ -200,8 +202,24 @@ func (r *benchRun) serve() error {
 	return nil
 }
 
+// runs reports whether -engines selects engine ("kernels" for the
+// kernel table, which runs with webgpu).
+func (r *benchRun) runs(engine string) bool {
+	if r.o.Engines == "" {
+		return true
+	}
+	if engine == "kernels" {
+		engine = "webgpu"
+	}
+	return slices.Contains(strings.Split(r.o.Engines, ","), engine)
+}
+
 // kernels runs the roofline probes and the hot kernels.
 func (r *benchRun) kernels() error {
+	if !r.runs("kernels") {
+		r.note("-engines %s: no kernel table", r.o.Engines)
+		return nil
+	}
 	budget := min(4*time.Minute, time.Until(r.deadline)/4)
 	if r.o.Short {
 		budget = min(2*time.Minute, time.Until(r.deadline)/3)
@@ -358,31 +376,37 @@ func (r *benchRun) runModels() error {
 			}
 			return ws
 		}
-		for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", engineGPU, 0, r.repeats, r.ctxLen, r.share(wg*n)) {
-			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		if r.runs("webgpu") {
+			for i, e := range ours(r.br, r.page, group, each(wg), "webgpu", engineGPU, 0, r.repeats, r.ctxLen, r.share(wg*n)) {
+				group[i].rep.Engines = append(group[i].rep.Engines, e)
+			}
 		}
-		if r.ff != nil {
+		if r.ff != nil && r.runs("firefox") {
 			for i, e := range ours(r.ff, r.page, group, each(wf), "webgpu", engineFirefox, 0, r.repeats, r.ctxLen, r.share(wf*n)) {
 				group[i].rep.Engines = append(group[i].rep.Engines, e)
 			}
 		}
-		if r.peerDir != "" {
+		if r.peerDir != "" && r.runs("wllama") {
 			for _, m := range group {
 				m.rep.Engines = append(m.rep.Engines, peer(r.br, r.page, m, r.repeats, r.ctxLen, r.thread, r.share(wp)))
 			}
 		}
-		for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU, r.ranks, r.repeats, r.ctxLen, r.share(wc*n)) {
-			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		if r.runs("cpu") {
+			for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU, r.ranks, r.repeats, r.ctxLen, r.share(wc*n)) {
+				group[i].rep.Engines = append(group[i].rep.Engines, e)
+			}
 		}
 		// One rank beside the default, on the synthetic model: the
 		// ranks' speed-up (ratio cpu_rank_speedup_N).
-		if group[0].synthetic && r.ranks > 1 {
+		if group[0].synthetic && r.ranks > 1 && r.runs("cpu") {
 			for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU1, 1, r.repeats, r.ctxLen, r.share(wc*n)) {
 				group[i].rep.Engines = append(group[i].rep.Engines, e)
 			}
 		}
-		for _, m := range group {
-			m.rep.Engines = append(m.rep.Engines, native(r.ctx, m, r.repeats, r.ctxLen, r.share(wn)))
+		if r.runs("native") {
+			for _, m := range group {
+				m.rep.Engines = append(m.rep.Engines, native(r.ctx, m, r.repeats, r.ctxLen, r.share(wn)))
+			}
 		}
 		for _, m := range group {
 			m.rep.Load = load(r.br, r.page, m, r.share(wl))

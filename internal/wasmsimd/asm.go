@@ -7,12 +7,11 @@
 // a whole matrix, or the attention of every (token, head) in a range.
 // Each kernel computes what its plain-Go twin in package cpu computes, in
 // the same order, bit for bit: F32 is gemmF32, Q8_0 dotQ8_0, Q4_0
-// dotQ4_0, Q8 dotQ8, Q4 dotQ4, Attn attnTask.run (with Go's math.Exp).
+// dotQ4_0, Q8 dotQ8, Q4 dotQ4, Attn attnTask.run, Exp expf, Silu siluMul.
 package wasmsimd
 
 import (
 	"encoding/binary"
-	"math"
 )
 
 // Value types.
@@ -91,42 +90,16 @@ func (f *fn) load16U(off uint32) *fn { return f.op(0x2f, 0).u32(off) }
 func (f *fn) f32Store(off uint32) *fn {
 	return f.op(0x38, 0).u32(off)
 }
-func (f *fn) f64c(v float64) *fn {
-	f.op(0x44)
-	f.code = binary.LittleEndian.AppendUint64(f.code, math.Float64bits(v))
-	return f
-}
-func (f *fn) i64c(v int64) *fn       { return f.op(0x42).s64(v) }
 func (f *fn) s64(v int64) *fn        { f.code = appendSLEB(f.code, v); return f }
 func (f *fn) f32Load(off uint32) *fn { return f.op(0x2a, 0).u32(off) }
 func (f *fn) i32Load(off uint32) *fn { return f.op(0x28, 0).u32(off) }
 func (f *fn) divU() *fn              { return f.op(0x6e) }
 func (f *fn) remU() *fn              { return f.op(0x70) }
 func (f *fn) gtS() *fn               { return f.op(0x4a) }
-func (f *fn) geS() *fn               { return f.op(0x4e) }
 func (f *fn) eqz() *fn               { return f.op(0x45) }
 func (f *fn) f32Sub() *fn            { return f.op(0x93) }
 func (f *fn) f32Div() *fn            { return f.op(0x95) }
 func (f *fn) f32Max() *fn            { return f.op(0x97) }
-func (f *fn) f64Add() *fn            { return f.op(0xa0) }
-func (f *fn) f64Sub() *fn            { return f.op(0xa1) }
-func (f *fn) f64Mul() *fn            { return f.op(0xa2) }
-func (f *fn) f64Div() *fn            { return f.op(0xa3) }
-func (f *fn) f64Ne() *fn             { return f.op(0x62) }
-func (f *fn) f64Lt() *fn             { return f.op(0x63) }
-func (f *fn) f64Gt() *fn             { return f.op(0x64) }
-func (f *fn) f64FromF32() *fn        { return f.op(0xbb) }
-func (f *fn) f32FromF64() *fn        { return f.op(0xb6) }
-func (f *fn) f64FromI32() *fn        { return f.op(0xb7) }
-func (f *fn) i32FromF64() *fn        { return f.op(0xaa) } // trunc, signed
-func (f *fn) i64FromI32() *fn        { return f.op(0xac) }
-func (f *fn) i64Shl() *fn            { return f.op(0x86) }
-func (f *fn) i64Add() *fn            { return f.op(0x7c) }
-func (f *fn) f64FromBits() *fn       { return f.op(0xbf) }
-func (f *fn) call(i uint32) *fn      { return f.op(0x10).u32(i) }
-func (f *fn) ret() *fn               { return f.op(0x0f) }
-func (f *fn) br(depth uint32) *fn    { return f.op(0x0c).u32(depth) }
-func (f *fn) ifElse() *fn            { return f.op(0x04, 0x40) }
 func (f *fn) f32Add() *fn            { return f.op(0x92) }
 func (f *fn) f32Mul() *fn            { return f.op(0x94) }
 func (f *fn) f32FromI32U() *fn       { return f.op(0xb3) }
@@ -155,6 +128,21 @@ func (f *fn) i32FromI16Low() *fn       { return f.simd(0xa7) }
 func (f *fn) i32FromI16High() *fn      { return f.simd(0xa8) }
 func (f *fn) f32x4Add() *fn            { return f.simd(0xe4) }
 func (f *fn) f32x4Mul() *fn            { return f.simd(0xe6) }
+func (f *fn) f32x4Sub() *fn            { return f.simd(0xe5) }
+func (f *fn) f32x4Div() *fn            { return f.simd(0xe7) }
+func (f *fn) f32x4Min() *fn            { return f.simd(0xe8) }
+func (f *fn) f32x4Max() *fn            { return f.simd(0xe9) }
+func (f *fn) f32x4Neg() *fn            { return f.simd(0xe1) }
+func (f *fn) f32x4Floor() *fn          { return f.simd(0x68) }
+func (f *fn) f32x4Lt() *fn             { return f.simd(0x43) }
+func (f *fn) f32x4Gt() *fn             { return f.simd(0x44) }
+func (f *fn) vBitselect() *fn          { return f.simd(0x52) }
+func (f *fn) i32x4TruncSatF32() *fn    { return f.simd(0xf8) }
+func (f *fn) i32Splat() *fn            { return f.simd(0x11) }
+func (f *fn) i32x4Add() *fn            { return f.simd(0xae) }
+func (f *fn) i32x4Sub() *fn            { return f.simd(0xb1) }
+func (f *fn) i32x4Shl() *fn            { return f.simd(0xab) }
+func (f *fn) i32x4ShrS() *fn           { return f.simd(0xac) }
 func (f *fn) f32x4FromI32() *fn        { return f.simd(0xfa) }
 func (f *fn) vZero() *fn               { return f.f32c(0).f32Splat() }
 

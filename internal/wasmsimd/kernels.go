@@ -16,15 +16,15 @@ const (
 	Q4_0 = "q4_0"
 	Q8   = "q8"
 	Q4   = "q4"
-	// Exp is Go's math.Exp on wasm, (f64) -> f64, exported for its test.
+	// Exp(p, n) sets p[i] = e^p[i] for i < n (f32, in place), as cpu.expf.
 	Exp = "exp"
+	// Silu(out, gateUp, T, F) is cpu.siluMul's first F&^3 columns.
+	Silu = "silu"
 )
 
 // Module returns the module's bytes.
 func Module() []byte {
-	e := expKernel()
-	e.name = Exp
-	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4), attnKernel(), e})
+	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4), attnKernel(), expArrayKernel(), siluKernel()})
 }
 
 // hsum replaces the f32x4 in local v by (v0 + v1) + (v2 + v3) on the stack.
