@@ -9,6 +9,7 @@ import (
 
 	"wasmllm/internal/browsertest"
 	"wasmllm/internal/golden"
+	"wasmllm/manifest"
 	"wasmllm/tokenizer"
 )
 
@@ -47,7 +48,9 @@ func TestChromiumGoldens(t *testing.T) {
 }
 
 // goldenModels converts the model of every exact golden (the test models
-// and the Qwen2 ones) into a models folder.
+// and the Qwen2 ones) into a models folder, with shards of 1 MiB: the
+// experts of tiny-qwen3moe-f32 (2 MiB) are a tensor in parts over two
+// shards, as a big model's embedding and head are.
 func goldenModels(t *testing.T) ([]*golden.File, string) {
 	t.Helper()
 	files := golden.Files(t, browsertest.RepoFile("testdata/golden"), "exact", false, false)
@@ -56,8 +59,22 @@ func goldenModels(t *testing.T) ([]*golden.File, string) {
 		t.Fatalf("%d exact goldens, want at least 12", len(files))
 	}
 	models := t.TempDir()
+	parts := 0
 	for _, g := range files {
-		browsertest.Convert(t, g.ModelPath(), filepath.Join(models, modelName(g)), browsertest.ConvertOptions{Quant: "keep"})
+		dir := filepath.Join(models, modelName(g))
+		browsertest.Convert(t, g.ModelPath(), dir, browsertest.ConvertOptions{Quant: "keep", ShardMB: 1})
+		m, err := manifest.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range m.Tensors {
+			if len(ti.Parts) > 1 {
+				parts++
+			}
+		}
+	}
+	if parts == 0 {
+		t.Fatal("no golden model has a tensor in parts")
 	}
 	return files, models
 }

@@ -13,8 +13,14 @@ import (
 	"wasmllm/model"
 )
 
-// FormatVersion is the manifest format this package reads and writes.
-const FormatVersion = 1
+// FormatVersion is the manifest format this package writes when no tensor
+// spans shards; one that does (TensorInfo.Parts) is written as
+// FormatVersionParts, so that a build that predates parts refuses it
+// rather than read a tensor's first part as the whole. Both are read.
+const (
+	FormatVersion      = 1
+	FormatVersionParts = 2
+)
 
 // Limits that keep a corrupt manifest from asking for absurd work.
 const (
@@ -72,6 +78,27 @@ type TensorInfo struct {
 	Shard  int    `json:"shard"` // index into Manifest.Shards
 	Offset int64  `json:"offset"`
 	Bytes  int64  `json:"bytes"`
+	// Parts, for a tensor larger than a shard, lists its bytes in order,
+	// one stretch per shard, over consecutive shards; Shard and Offset are
+	// then the first part's and Bytes the sum. Empty for a tensor within
+	// one shard.
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is one stretch of a tensor's bytes within one shard.
+type Part struct {
+	Shard  int   `json:"shard"`
+	Offset int64 `json:"offset"`
+	Bytes  int64 `json:"bytes"`
+}
+
+// Pieces returns where t's bytes lie, in order: its Parts, or the one
+// stretch Shard, Offset, Bytes.
+func (t *TensorInfo) Pieces() []Part {
+	if len(t.Parts) > 0 {
+		return t.Parts
+	}
+	return []Part{{Shard: t.Shard, Offset: t.Offset, Bytes: t.Bytes}}
 }
 
 // Type returns the tensor's dtype; ok is false for a name loader does not

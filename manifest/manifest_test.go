@@ -43,7 +43,7 @@ func TestValidateCorrupt(t *testing.T) {
 		offset int64
 		cause  error
 	}{
-		{name: "version", edit: func(m *Manifest) { m.FormatVersion = 2 }, field: "format_version", offset: -1, cause: loader.ErrUnsupported},
+		{name: "version", edit: func(m *Manifest) { m.FormatVersion = 3 }, field: "format_version", offset: -1, cause: loader.ErrUnsupported},
 		{name: "no arch", edit: func(m *Manifest) { m.Arch, m.Config.Arch = "", "" }, field: "arch", offset: -1, cause: loader.ErrCorrupt},
 		{name: "arch mismatch", edit: func(m *Manifest) { m.Arch = "qwen3" }, field: "config.arch", offset: -1, cause: loader.ErrCorrupt},
 		{name: "bad config", edit: func(m *Manifest) { m.Config.HeadDim = 7 }, field: "config.head_dim", offset: -1, cause: loader.ErrCorrupt},
@@ -86,6 +86,36 @@ func TestValidateCorrupt(t *testing.T) {
 		{name: "empty", raw: ``, field: "json", offset: 0, cause: loader.ErrCorrupt},
 		{name: "oversized", raw: strings.Repeat(" ", MaxManifestBytes+1), field: "size", offset: MaxManifestBytes, cause: loader.ErrTooLarge},
 	}
+	// A tensor of 3000 bytes over shards of 1024: "a" in shard 0, then
+	// "d" in parts of 1024, 1024 and 952 bytes in shards 1, 2 and 3.
+	parts := writeModel(t, filepath.Join(t.TempDir(), "p"), 1024, f32Tensor("a", 1, 100), f32Tensor("d", 4, 750))
+	if len(parts.Tensors[1].Parts) != 3 || len(parts.Shards) != 4 {
+		t.Fatalf("the parts model: %+v", parts.Tensors[1])
+	}
+	for _, tc := range []struct {
+		name, file, field string
+		edit              func(m *Manifest)
+		offset            int64
+		cause             error
+	}{
+		{name: "parts in version 1", edit: func(m *Manifest) { m.FormatVersion = 1 }, field: `"d" parts`, offset: -1, cause: loader.ErrCorrupt},
+		{name: "parts first", edit: func(m *Manifest) { m.Tensors[1].Offset = 256 }, field: `"d" parts[0]`, offset: -1, cause: loader.ErrCorrupt},
+		{name: "parts order", edit: func(m *Manifest) { m.Tensors[1].Parts[2].Shard = 1 }, field: `"d" parts[2].shard`, offset: -1, cause: loader.ErrCorrupt},
+		{name: "parts sum", edit: func(m *Manifest) { m.Tensors[1].Parts[2].Bytes = 900 }, field: `"d" parts`, offset: -1, cause: loader.ErrCorrupt},
+		{name: "part not whole words", edit: func(m *Manifest) { m.Tensors[1].Parts[0].Bytes, m.Tensors[1].Parts[2].Bytes = 1022, 954 }, field: `"d" parts[0].bytes`, offset: -1, cause: loader.ErrCorrupt},
+		{name: "part past shard end", edit: func(m *Manifest) { m.Tensors[1].Parts[1].Bytes, m.Tensors[1].Parts[2].Bytes = 976, 1000 }, file: parts.Shards[3].File, field: `tensor "d" part 2`, offset: 0, cause: loader.ErrTruncated},
+		{name: "part overlap", edit: func(m *Manifest) { m.Tensors[0].Shard = 1 }, file: parts.Shards[1].File, field: `tensor "`, offset: 0, cause: loader.ErrCorrupt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := clone(t, parts)
+			tc.edit(m)
+			data, err := m.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(checkParseError(t, data, tc.file, tc.field, tc.offset, tc.cause))
+		})
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.raw)
@@ -97,24 +127,32 @@ func TestValidateCorrupt(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := Parse(data)
-			var fe *loader.FormatError
-			if !errors.As(err, &fe) {
-				t.Fatalf("got %v, want a FormatError", err)
-			}
-			file := tc.file
-			if file == "" {
-				file = ManifestFile
-			}
-			if fe.File != file || !strings.Contains(fe.Field, tc.field) || fe.Offset != tc.offset || !errors.Is(err, tc.cause) {
-				t.Errorf("got %v\n(File %q Field %q Offset %d), want File %q, Field containing %q, Offset %d, cause %v",
-					err, fe.File, fe.Field, fe.Offset, file, tc.field, tc.offset, tc.cause)
-			}
+			err := checkParseError(t, data, tc.file, tc.field, tc.offset, tc.cause)
 			if len(data) < 1000 || tc.edit != nil {
 				t.Log(err)
 			}
 		})
 	}
+}
+
+// checkParseError parses data and checks that the error is a FormatError
+// naming file (manifest.json when empty), a field containing field, offset
+// and cause; it returns the error.
+func checkParseError(t *testing.T, data []byte, file, field string, offset int64, cause error) error {
+	t.Helper()
+	_, err := Parse(data)
+	var fe *loader.FormatError
+	if !errors.As(err, &fe) {
+		t.Fatalf("got %v, want a FormatError", err)
+	}
+	if file == "" {
+		file = ManifestFile
+	}
+	if fe.File != file || !strings.Contains(fe.Field, field) || fe.Offset != offset || !errors.Is(err, cause) {
+		t.Errorf("got %v\n(File %q Field %q Offset %d), want File %q, Field containing %q, Offset %d, cause %v",
+			err, fe.File, fe.Field, fe.Offset, file, field, offset, cause)
+	}
+	return err
 }
 
 func clone(t *testing.T, m *Manifest) *Manifest {

@@ -104,21 +104,33 @@ func (r *Reader) Tensor(name string) (*loader.Tensor, error) {
 	}
 	ti := &r.m.Tensors[i]
 	d, _ := ti.Type()
-	s := &r.m.Shards[ti.Shard]
-	fe := &loader.FormatError{File: r.shardPath(s), Field: fmt.Sprintf("tensor %q", name), Offset: ti.Offset}
+	// Validate bounded each part by its shard's size, which open verified.
+	data := make([]byte, ti.Bytes)
+	at := int64(0)
+	for _, p := range ti.Pieces() {
+		if err := r.readPart(ti.Name, p, data[at:at+p.Bytes]); err != nil {
+			return nil, err
+		}
+		at += p.Bytes
+	}
+	return &loader.Tensor{Name: ti.Name, DType: d, Shape: append([]int{}, ti.Shape...), Data: data}, nil
+}
+
+// readPart reads one part of the named tensor into dst.
+func (r *Reader) readPart(name string, p Part, dst []byte) error {
+	s := &r.m.Shards[p.Shard]
+	fe := &loader.FormatError{File: r.shardPath(s), Field: fmt.Sprintf("tensor %q", name), Offset: p.Offset}
 	f, err := r.fsys.Open(s.File)
 	if err != nil {
 		fe.Err = err
-		return nil, fe
+		return fe
 	}
 	defer f.Close()
-	// Validate bounded ti.Bytes by the shard size, which open verified.
-	data := make([]byte, ti.Bytes)
-	if err := readAt(f, data, ti.Offset); err != nil {
+	if err := readAt(f, dst, p.Offset); err != nil {
 		fe.Err = err
-		return nil, fe
+		return fe
 	}
-	return &loader.Tensor{Name: ti.Name, DType: d, Shape: append([]int{}, ti.Shape...), Data: data}, nil
+	return nil
 }
 
 // readAt fills p from offset off of f, with ReadAt, Seek, or by skipping.

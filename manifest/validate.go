@@ -24,9 +24,9 @@ func (m *Manifest) validate(file string) error {
 	bad := func(field string, format string, args ...any) error {
 		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: fmt.Errorf("%w: "+format, append([]any{loader.ErrCorrupt}, args...)...)}
 	}
-	if m.FormatVersion != FormatVersion {
+	if m.FormatVersion != FormatVersion && m.FormatVersion != FormatVersionParts {
 		return &loader.FormatError{File: file, Field: "format_version", Offset: -1,
-			Err: fmt.Errorf("%w: format_version %d, this build reads %d", loader.ErrUnsupported, m.FormatVersion, FormatVersion)}
+			Err: fmt.Errorf("%w: format_version %d, this build reads %d and %d", loader.ErrUnsupported, m.FormatVersion, FormatVersion, FormatVersionParts)}
 	}
 	if m.Arch == "" {
 		return bad("arch", "missing")
@@ -111,23 +111,51 @@ func (m *Manifest) validateTensors(file string, bad func(string, string, ...any)
 		if int64(size) != t.Bytes {
 			return bad(field+" bytes", "%d, but shape %v of %s needs %d", t.Bytes, t.Shape, t.DType, size)
 		}
-		if t.Shard < 0 || t.Shard >= len(m.Shards) {
-			return bad(field+" shard", "index %d, manifest has %d shards", t.Shard, len(m.Shards))
+		if len(t.Parts) > 0 {
+			if m.FormatVersion < FormatVersionParts {
+				return bad(field+" parts", "needs format_version %d", FormatVersionParts)
+			}
+			p0 := t.Parts[0]
+			if p0.Shard != t.Shard || p0.Offset != t.Offset {
+				return bad(field+" parts[0]", "shard %d offset %d, but the tensor says shard %d offset %d", p0.Shard, p0.Offset, t.Shard, t.Offset)
+			}
+			var sum int64
+			for k, p := range t.Parts {
+				if k > 0 && p.Shard != t.Parts[k-1].Shard+1 {
+					return bad(fmt.Sprintf("%s parts[%d].shard", field, k), "%d does not follow shard %d", p.Shard, t.Parts[k-1].Shard)
+				}
+				if p.Bytes <= 0 || p.Bytes%4 != 0 && k < len(t.Parts)-1 {
+					return bad(fmt.Sprintf("%s parts[%d].bytes", field, k), "%d: a part before the last is a positive multiple of 4 bytes", p.Bytes)
+				}
+				sum += p.Bytes
+			}
+			if sum != t.Bytes {
+				return bad(field+" parts", "%d bytes in all, the tensor has %d", sum, t.Bytes)
+			}
 		}
-		s := m.Shards[t.Shard]
-		at := &loader.FormatError{File: filepath.Join(filepath.Dir(file), s.File), Field: fmt.Sprintf("tensor %q (%s tensors[%d])", t.Name, filepath.Base(file), i), Offset: t.Offset}
-		switch {
-		case t.Offset < 0:
-			at.Err = fmt.Errorf("%w: negative offset", loader.ErrCorrupt)
-		case t.Offset%Align != 0:
-			at.Err = fmt.Errorf("%w: offset not a multiple of %d", loader.ErrCorrupt, Align)
-		case t.Offset > s.Bytes || t.Bytes > s.Bytes-t.Offset:
-			at.Err = fmt.Errorf("%w: %d bytes at offset %d run past the shard's %d bytes", loader.ErrTruncated, t.Bytes, t.Offset, s.Bytes)
+		for k, p := range t.Pieces() {
+			if p.Shard < 0 || p.Shard >= len(m.Shards) {
+				return bad(field+" shard", "index %d, manifest has %d shards", p.Shard, len(m.Shards))
+			}
+			s := m.Shards[p.Shard]
+			where := fmt.Sprintf("tensor %q (%s tensors[%d])", t.Name, filepath.Base(file), i)
+			if len(t.Parts) > 0 {
+				where = fmt.Sprintf("tensor %q part %d (%s tensors[%d])", t.Name, k, filepath.Base(file), i)
+			}
+			at := &loader.FormatError{File: filepath.Join(filepath.Dir(file), s.File), Field: where, Offset: p.Offset}
+			switch {
+			case p.Offset < 0:
+				at.Err = fmt.Errorf("%w: negative offset", loader.ErrCorrupt)
+			case p.Offset%Align != 0:
+				at.Err = fmt.Errorf("%w: offset not a multiple of %d", loader.ErrCorrupt, Align)
+			case p.Offset > s.Bytes || p.Bytes > s.Bytes-p.Offset:
+				at.Err = fmt.Errorf("%w: %d bytes at offset %d run past the shard's %d bytes", loader.ErrTruncated, p.Bytes, p.Offset, s.Bytes)
+			}
+			if at.Err != nil {
+				return at
+			}
+			spans = append(spans, span{p.Shard, p.Offset, p.Offset + p.Bytes, i})
 		}
-		if at.Err != nil {
-			return at
-		}
-		spans = append(spans, span{t.Shard, t.Offset, t.Offset + t.Bytes, i})
 	}
 	slices.SortFunc(spans, func(a, b span) int {
 		if c := cmp.Compare(a.shard, b.shard); c != 0 {

@@ -26,7 +26,8 @@ var errClosed = errors.New("manifest: writer closed")
 // Writer writes a model folder. Tensors are appended to the current shard in
 // Add order, each at an offset aligned to Align; a tensor that does not fit
 // in what is left of the shard starts a new one, and a tensor larger than a
-// shard gets a shard of its own. Everything is written into a hidden
+// shard is written in parts (TensorInfo.Parts) over as many fresh shards as
+// it fills, so no shard is larger than the shard size. Everything is written into a hidden
 // temporary folder next to the destination, which Close renames into place;
 // any error, and Abort, remove it, so no partial output is ever left.
 //
@@ -50,8 +51,8 @@ type Writer struct {
 }
 
 // NewWriter starts writing a model folder at dir with shards of at most
-// shardBytes (DefaultShardBytes when shardBytes <= 0) unless a single tensor
-// is larger. An existing dir is replaced by Close only if it is empty or
+// shardBytes (DefaultShardBytes when shardBytes <= 0), rounded down to
+// Align. An existing dir is replaced by Close only if it is empty or
 // holds a manifest.json.
 func NewWriter(dir string, shardBytes int64) (*Writer, error) {
 	if shardBytes <= 0 {
@@ -60,6 +61,7 @@ func NewWriter(dir string, shardBytes int64) (*Writer, error) {
 	if shardBytes > MaxShardBytes {
 		return nil, fmt.Errorf("manifest: shard size %d exceeds %d", shardBytes, int64(MaxShardBytes))
 	}
+	shardBytes = max(shardBytes&^(Align-1), Align)
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
@@ -120,6 +122,9 @@ func (w *Writer) Add(t *loader.Tensor) error {
 		return w.fail(err)
 	}
 	n := int64(len(t.Data))
+	if n > w.shardBytes {
+		return w.addParts(t)
+	}
 	if w.f != nil && alignUp(w.off)+n > w.shardBytes {
 		if err := w.finishShard(); err != nil {
 			return w.fail(err)
@@ -145,6 +150,37 @@ func (w *Writer) Add(t *loader.Tensor) error {
 			return w.fail(err)
 		}
 	}
+	return nil
+}
+
+// addParts writes a tensor larger than a shard over fresh shards, a
+// shard's worth at a time.
+func (w *Writer) addParts(t *loader.Tensor) error {
+	if w.f != nil {
+		if err := w.finishShard(); err != nil {
+			return w.fail(err)
+		}
+	}
+	var parts []Part
+	for at := int64(0); at < int64(len(t.Data)); {
+		if err := w.openShard(); err != nil {
+			return w.fail(err)
+		}
+		n := min(int64(len(t.Data))-at, w.shardBytes)
+		if err := w.write(t.Data[at : at+n]); err != nil {
+			return w.fail(err)
+		}
+		parts = append(parts, Part{Shard: len(w.shards), Offset: 0, Bytes: n})
+		at += n
+		if at < int64(len(t.Data)) || w.off >= w.shardBytes {
+			if err := w.finishShard(); err != nil {
+				return w.fail(err)
+			}
+		}
+	}
+	w.names[t.Name] = true
+	w.tensors = append(w.tensors, TensorInfo{Name: t.Name, DType: t.DType.String(), Shape: append([]int{}, t.Shape...),
+		Shard: parts[0].Shard, Offset: 0, Bytes: int64(len(t.Data)), Parts: parts})
 	return nil
 }
 
@@ -250,6 +286,11 @@ func (w *Writer) Close(m *Manifest) error {
 		}
 	}
 	m.FormatVersion = FormatVersion
+	for _, t := range w.tensors {
+		if len(t.Parts) > 0 {
+			m.FormatVersion = FormatVersionParts
+		}
+	}
 	m.Shards = append([]Shard{}, w.shards...)
 	m.Tensors = append([]TensorInfo{}, w.tensors...)
 	if m.Name == "" {

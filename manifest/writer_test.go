@@ -42,8 +42,14 @@ func TestRoundTripGGUF(t *testing.T) {
 			if err := w.Close(m); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			if m.Name != "model" || m.FormatVersion != 1 || len(m.Tensors) != len(g.Tensors) {
-				t.Fatalf("%s: name %q version %d tensors %d", file, m.Name, m.FormatVersion, len(m.Tensors))
+			wantVersion := FormatVersion
+			for _, ti := range m.Tensors {
+				if len(ti.Parts) > 0 {
+					wantVersion = FormatVersionParts
+				}
+			}
+			if m.Name != "model" || m.FormatVersion != wantVersion || len(m.Tensors) != len(g.Tensors) {
+				t.Fatalf("%s: name %q version %d (want %d) tensors %d", file, m.Name, m.FormatVersion, wantVersion, len(m.Tensors))
 			}
 			got, err := Read(dir)
 			if err != nil {
@@ -57,14 +63,10 @@ func TestRoundTripGGUF(t *testing.T) {
 				t.Fatal(err)
 			}
 			var files []string
-			perShard := make([]int, len(m.Shards))
-			for _, ti := range m.Tensors {
-				perShard[ti.Shard]++
-			}
-			for i, s := range m.Shards {
+			for _, s := range m.Shards {
 				files = append(files, s.File)
-				if s.Bytes > shardBytes && perShard[i] != 1 {
-					t.Errorf("%s: shard %s has %d bytes and %d tensors, limit %d", file, s.File, s.Bytes, perShard[i], shardBytes)
+				if s.Bytes > shardBytes {
+					t.Errorf("%s: shard %s has %d bytes, limit %d", file, s.File, s.Bytes, shardBytes)
 				}
 			}
 			for i, ti := range g.Tensors {
@@ -92,25 +94,27 @@ func TestRoundTripGGUF(t *testing.T) {
 }
 
 // TestShardSplitting checks the packing rule on a hand-computed layout: 256
-// alignment, no straddling, oversized tensors alone, shards cut at the limit.
+// alignment, no straddling, a tensor larger than a shard in parts over
+// fresh shards (its last shard taking what follows), shards cut at the
+// limit.
 func TestShardSplitting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
 	m := writeModel(t, dir, 1024,
 		f32Tensor("a", 1, 100), // 400 bytes: shard 0 @0
 		f32Tensor("b", 2, 100), // 400: shard 0 @512 (ends 912)
 		f32Tensor("c", 3, 100), // 400: 1024+400 > 1024, shard 1 @0
-		f32Tensor("d", 4, 750), // 3000 > shard: own shard 2
-		f32Tensor("e", 5, 25),  // 100: shard 3 @0
-		f32Tensor("f", 6, 256), // 1024: 256+1024 > 1024, shard 4 @0, full
-		f32Tensor("g", 7, 64),  // 256: shard 5 @0
-		f32Tensor("h", 8, 1),   // 4: shard 5 @256
-		f32Tensor("i", 9, 128), // 512: shard 5 @512, ends at 1024: full
-		f32Tensor("j", 10, 1))  // 4: shard 6 @0
+		f32Tensor("d", 4, 750), // 3000 > shard: parts 1024, 1024, 952 in shards 2, 3, 4
+		f32Tensor("e", 5, 25),  // 100: 1024+100 > 1024, shard 5 @0
+		f32Tensor("f", 6, 256), // 1024: 256+1024 > 1024, shard 6 @0, full
+		f32Tensor("g", 7, 64),  // 256: shard 7 @0
+		f32Tensor("h", 8, 1),   // 4: shard 7 @256
+		f32Tensor("i", 9, 128), // 512: shard 7 @512, ends at 1024: full
+		f32Tensor("j", 10, 1))  // 4: shard 8 @0
 	type place struct {
 		shard  int
 		offset int64
 	}
-	want := []place{{0, 0}, {0, 512}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}, {5, 256}, {5, 512}, {6, 0}}
+	want := []place{{0, 0}, {0, 512}, {1, 0}, {2, 0}, {5, 0}, {6, 0}, {7, 0}, {7, 256}, {7, 512}, {8, 0}}
 	var got []place
 	for _, ti := range m.Tensors {
 		got = append(got, place{ti.Shard, ti.Offset})
@@ -122,8 +126,11 @@ func TestShardSplitting(t *testing.T) {
 	for _, s := range m.Shards {
 		sizes = append(sizes, s.Bytes)
 	}
-	if d := cmp.Diff([]int64{912, 400, 3000, 100, 1024, 1024, 4}, sizes); d != "" {
+	if d := cmp.Diff([]int64{912, 400, 1024, 1024, 952, 100, 1024, 1024, 4}, sizes); d != "" {
 		t.Fatalf("shard sizes (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]Part{{2, 0, 1024}, {3, 0, 1024}, {4, 0, 952}}, m.Tensors[3].Parts); d != "" || m.FormatVersion != FormatVersionParts {
+		t.Fatalf("d's parts (-want +got), format version %d:\n%s", m.FormatVersion, d)
 	}
 	// Padding is zero, and each shard's name and sha256 match its bytes.
 	for i, s := range m.Shards {

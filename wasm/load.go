@@ -294,10 +294,21 @@ func (r *loadRun) downloadShards() error {
 	asm := loading.NewAssembler(r.m, r.o.Model)
 	r.asm = asm
 	var shard js.Value
+	// Tensors in parts are staged in JavaScript, and go to the GPU or the
+	// ranks from there as the others do from their shard.
+	stager := &jsStager{shard: &shard, bufs: map[string]js.Value{}}
+	asm.Stager = stager
+	bytesOf := func(ti *manifest.TensorInfo) (js.Value, int64) {
+		if b, ok := stager.bufs[ti.Name]; ok {
+			return b, 0
+		}
+		return shard, ti.Offset
+	}
 	if gb, ok := r.be.b.(*gpu.Backend); ok {
 		asm.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
 			d, _ := ti.Type()
-			t, err := gb.UploadJS(ti.Name, d, ti.Shape, shard.Call("subarray", ti.Offset, ti.Offset+ti.Bytes))
+			src, at := bytesOf(ti)
+			t, err := gb.UploadJS(ti.Name, d, ti.Shape, src.Call("subarray", at, at+ti.Bytes))
 			if err != nil {
 				return nil, err
 			}
@@ -311,8 +322,9 @@ func (r *loadRun) downloadShards() error {
 		// holds them whole.
 		asm.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
 			d, _ := ti.Type()
+			src, at := bytesOf(ti)
 			t, err := cb.UploadFrom(ti.Name, d, ti.Shape, ti.Bytes, func(dst []byte, off int64) {
-				js.CopyBytesToGo(dst, shard.Call("subarray", ti.Offset+off, ti.Offset+off+int64(len(dst))))
+				js.CopyBytesToGo(dst, src.Call("subarray", at+off, at+off+int64(len(dst))))
 			})
 			if t == nil || err != nil {
 				return nil, err
@@ -337,6 +349,31 @@ func (r *loadRun) downloadShards() error {
 	r.download, err = await(r.loader.Call("download", r.id, r.o.Model, r.shardsJSON, onShard, js.ValueOf(r.jsOpts)))
 	return err
 }
+
+// jsStager stages the tensors in parts (loading.Stager) in a Uint8Array
+// each, copied from the shard being added (*shard).
+type jsStager struct {
+	shard *js.Value
+	bufs  map[string]js.Value
+}
+
+func (s *jsStager) Stage(name string, n int64) {
+	s.bufs[name] = js.Global().Get("Uint8Array").New(n)
+}
+
+func (s *jsStager) Put(name string, at int64, p manifest.Part, _ func([]byte, int64)) {
+	s.bufs[name].Call("set", s.shard.Call("subarray", p.Offset, p.Offset+p.Bytes), at)
+}
+
+func (s *jsStager) Take(name string) []byte {
+	b := s.bufs[name]
+	data := make([]byte, b.Length())
+	js.CopyBytesToGo(data, b)
+	delete(s.bufs, name)
+	return data
+}
+
+func (s *jsStager) Drop(name string) { delete(s.bufs, name) }
 
 // buildEngine builds the model and the engine from the assembled weights,
 // lets go of the host copies and waits for the device to finish the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -72,8 +73,11 @@ func nativeRuns(ctx context.Context, e *EngineReport, m *benchModel, repeats, ct
 	if _, err := gen(m.prompts[0].IDs[0], 2); err != nil { // warm up
 		return err
 	}
-	for rep := range max(repeats, 1) {
+	for rep := range max(runs(m.prompts), repeats, 1) {
 		for _, pr := range m.prompts {
+			if rep >= cmp.Or(pr.Runs, repeats) {
+				continue
+			}
 			if time.Now().After(deadline) {
 				e.Notes = append(e.Notes, fmt.Sprintf("prompt %d run %d skipped: the time budget ran out", pr.Len, rep+1))
 				continue

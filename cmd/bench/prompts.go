@@ -27,6 +27,22 @@ type promptSet struct {
 	Len   int
 	Texts []string
 	IDs   [][]int32
+	Runs  int // how many times each engine runs it (the texts in turn)
+}
+
+// shortRuns is how many times more the shortest prompts (16 tokens, a
+// millisecond or two of prefill on a tiny model, where one timer tick or
+// garbage collection moves a run by half) run than the others, so their
+// medians are as steady; on every engine alike.
+const shortRuns = 3
+
+// runs is the most times any of ps runs.
+func runs(ps []promptSet) int {
+	n := 1
+	for _, p := range ps {
+		n = max(n, p.Runs)
+	}
+	return n
 }
 
 // buildPrompts finds, for each length, texts that the model's tokenizer
@@ -35,7 +51,7 @@ func buildPrompts(tok *tokenizer.Tokenizer, lens []int, repeats int) ([]promptSe
 	text := strings.Repeat(corpus, 1+lens[len(lens)-1]/16)
 	var out []promptSet
 	for _, n := range lens {
-		ps := promptSet{Len: n}
+		ps := promptSet{Len: n, Runs: max(repeats, 1)}
 		for rep := range max(repeats, 1) {
 			// Start each repeat at a different sentence.
 			src := text

@@ -502,6 +502,13 @@ func prepareModel(ctx context.Context, m *benchModel, root, models, convBin stri
 	if m.prompts, err = buildPrompts(tok, lens, repeats); err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
+	if !m.synthetic {
+		for i := range m.prompts {
+			if m.prompts[i].Len <= 16 {
+				m.prompts[i].Runs *= shortRuns
+			}
+		}
+	}
 	m.bias = banNonASCII(tok)
 	m.rep = &ModelReport{Name: m.name, File: m.gguf, Synthetic: m.synthetic, Decode: m.decode, Context: ctxLen}
 	if rel, err := filepath.Rel(root, m.gguf); err == nil && !strings.HasPrefix(rel, "..") {
@@ -536,10 +543,10 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 	for i, m := range ms {
 		var prompts []map[string]any
 		for _, p := range m.prompts {
-			prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0]})
+			prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0], "runs": p.Runs})
 		}
 		models = append(models, map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "weight": weights[i],
-			"context": ctxLen, "decode": m.decode, "repeats": repeats, "prompts": prompts, "encode_steps": min(m.decode, 16), "ranks": ranks})
+			"context": ctxLen, "decode": m.decode, "repeats": runs(m.prompts), "prompts": prompts, "encode_steps": min(m.decode, 16), "ranks": ranks})
 		names = append(names, m.name)
 	}
 	cfg := map[string]any{"phase": "model", "budget_s": budget.Seconds(), "backend": backend, "models": models}
@@ -588,10 +595,10 @@ func peer(br *browser, page string, m *benchModel, repeats, ctxLen, threads int,
 	}
 	var prompts []map[string]any
 	for _, p := range m.prompts {
-		prompts = append(prompts, map[string]any{"len": p.Len, "texts": p.Texts})
+		prompts = append(prompts, map[string]any{"len": p.Len, "texts": p.Texts, "runs": p.Runs})
 	}
 	cfg := map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "ctx": ctxLen, "threads": threads,
-		"decode": m.decode, "repeats": repeats, "prompts": prompts, "logit_bias": m.bias, "budget_ms": budget.Milliseconds()}
+		"decode": m.decode, "repeats": runs(m.prompts), "prompts": prompts, "logit_bias": m.bias, "budget_ms": budget.Milliseconds()}
 	logf("%s: wllama (budget %v)", m.name, budget.Round(time.Second))
 	var out struct {
 		LoadMs      float64   `json:"load_ms"`

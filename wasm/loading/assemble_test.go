@@ -210,3 +210,113 @@ func TestLoadingErrorCodes(t *testing.T) {
 	_, err = loading.TokenizerFiles(&spec)
 	check("an unknown tokenizer format", err, api.CodeBadModel)
 }
+
+// mapStager is a loading.Stager the test can read.
+type mapStager map[string][]byte
+
+func (s mapStager) Stage(name string, n int64) { s[name] = make([]byte, n) }
+func (s mapStager) Put(name string, at int64, p manifest.Part, read func([]byte, int64)) {
+	read(s[name][at:at+p.Bytes], p.Offset)
+}
+func (s mapStager) Take(name string) []byte { b := s[name]; delete(s, name); return b }
+func (s mapStager) Drop(name string)        { delete(s, name) }
+
+// TestAssembleParts: the bundled model rewritten in shards of 4 KiB (its
+// larger tensors in parts over several), its shards delivered last to
+// first, assembles into the same bytes: the tensors in parts that Upload
+// takes come from the Stager whole, the others land in Go, no staging is
+// left behind, and the model generates the golden story.
+func TestAssembleParts(t *testing.T) {
+	src, err := manifest.Open(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := src.Manifest()
+	dir := filepath.Join(t.TempDir(), "parts")
+	w, err := manifest.NewWriter(dir, 4<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	for _, ti := range orig.Tensors {
+		x, err := src.Tensor(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[ti.Name] = x.Data
+		if err := w.Add(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &manifest.Manifest{Name: orig.Name, Arch: orig.Arch, Config: orig.Config, Tokenizer: orig.Tokenizer}
+	if err := w.Close(m); err != nil {
+		t.Fatal(err)
+	}
+	inParts := 0
+	for _, ti := range m.Tensors {
+		if len(ti.Parts) > 1 {
+			inParts++
+		}
+	}
+	if inParts < 2 || m.FormatVersion != manifest.FormatVersionParts {
+		t.Fatalf("%d tensors in parts, format version %d", inParts, m.FormatVersion)
+	}
+
+	b := cpu.New(1)
+	a := loading.NewAssembler(m, dir)
+	stager := mapStager{}
+	a.Stager = stager
+	uploaded := map[string][]byte{}
+	var shard []byte
+	a.Upload = func(ti *manifest.TensorInfo) (model.Tensor, error) {
+		if len(ti.Parts) == 0 || ti.Name == model.NameEmbed {
+			return nil, nil // into Go
+		}
+		data := bytes.Clone(stager[ti.Name])
+		if int64(len(data)) != ti.Bytes {
+			t.Fatalf("Upload of %s with %d staged bytes, want %d", ti.Name, len(data), ti.Bytes)
+		}
+		uploaded[ti.Name] = data
+		d, _ := ti.Type()
+		return b.Upload(&loader.Tensor{Name: ti.Name, DType: d, Shape: ti.Shape, Data: data})
+	}
+	for i := len(m.Shards) - 1; i >= 0; i-- {
+		shard = readShard(t, dir, m, i)
+		if err := a.AddShard(i, int64(len(shard)), func(dst []byte, off int64) { copy(dst, shard[off:]) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wts, err := a.Weights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stager) != 0 || len(uploaded) == 0 {
+		t.Fatalf("%d tensors left staged, %d uploaded", len(stager), len(uploaded))
+	}
+	for name, data := range want {
+		got := wts.Tensors[name].Data
+		if up, ok := uploaded[name]; ok {
+			got = up
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("tensor %s: %d bytes differ from the original's %d", name, len(got), len(data))
+		}
+	}
+	mdl, err := model.Build(b, wts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(mdl, nil, engine.Options{Context: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sampler.DefaultParams()
+	p.Temperature, p.MaxTokens = 0, 64
+	res, err := e.Generate(context.Background(), &engine.Request{Tokens: []int32{1, 403, 407, 261, 378}, Params: p}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if story := golden.Read(t, "../../testdata/golden/stories260K.story.golden").Greedy; !slices.Equal(res.Tokens[:len(story)], story) {
+		t.Fatalf("tokens %v\nwant %v", res.Tokens, story)
+	}
+}

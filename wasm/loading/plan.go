@@ -2,6 +2,8 @@ package loading
 
 import (
 	"fmt"
+	"strings"
+
 	"wasmllm/cpu"
 
 	"wasmllm/loader"
@@ -187,7 +189,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	} else if ranks == 1 {
 		if need := p.WeightBytes + p.KVBytes; need > heap {
 			return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
-				Limit: "the wasm heap budget", Need: need, Have: heap}
+				Limit: "the wasm heap budget", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, heap, p.KVBytes, ctx, 1)}
 		}
 	} else if need := rank0 + p.KVBytes + transit; need > heap || peer > heap {
 		if peer > need {
@@ -195,7 +197,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 		return nil, &TooLargeError{What: fmt.Sprintf("the model on %d CPU ranks (%s of weights, %s on the first rank with %s of KV cache and %s passing through, %s on each other)",
 			ranks, bytesText(p.WeightBytes), bytesText(rank0), bytesText(p.KVBytes), bytesText(transit), bytesText(peer)),
-			Limit: "the wasm heap budget of each rank", Need: need, Have: heap}
+			Limit: "the wasm heap budget of each rank", Need: need, Have: heap, Hint: cpuHint(m, rank0+transit, heap, p.KVBytes, ctx, ranks)}
 	}
 	for _, s := range m.Shards {
 		if s.Bytes > MaxShardBytes {
@@ -204,6 +206,64 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 	}
 	return p, nil
+}
+
+// cpuHint says what would fit a CPU heap of heap bytes that the model
+// (weights bytes on the fullest heap, kv bytes of KV cache for ctx
+// tokens) does not: a shorter context when the weights leave room, else a
+// smaller quantisation of the model's matrices (q8, then q4) or more
+// ranks.
+func cpuHint(m *manifest.Manifest, weights, heap, kv int64, ctx, ranks int) string {
+	kvToken := kv / int64(max(ctx, 1))
+	if room := heap - weights; room > 0 && kvToken > 0 {
+		if n := room / kvToken; n >= 1 {
+			return fmt.Sprintf("a context of at most %d tokens fits (the context option)", n)
+		}
+	}
+	var hints []string
+	for _, q := range []struct {
+		name string
+		dt   loader.DType
+	}{{"q8", loader.Q8}, {"q4", loader.Q4}} {
+		b := quantBytes(m, q.dt)
+		if b >= m.TotalBytes() {
+			continue
+		}
+		if per := b / int64(ranks); per+kv <= heap {
+			hints = append(hints, fmt.Sprintf("converted with -quant %s (%s of weights) it fits", q.name, bytesText(b)))
+			break
+		}
+		hints = append(hints, fmt.Sprintf("even with -quant %s (%s of weights) it does not fit", q.name, bytesText(b)))
+	}
+	if ranks < 4 {
+		hints = append(hints, "more CPU ranks (cpuRanks, in a cross-origin isolated page) split the large matrices")
+	}
+	return strings.Join(hints, "; ")
+}
+
+// quantBytes is what m's weights take with every matrix that can be
+// quantised to dt (rows of whole 32-value groups) stored so: planar q8 or
+// q4 values and an f16 scale a group; the rest as the CPU stores it now.
+func quantBytes(m *manifest.Manifest, dt loader.DType) int64 {
+	var total int64
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		d, _ := t.Type()
+		n := int64(1)
+		for _, x := range t.Shape {
+			n *= int64(x)
+		}
+		b := cpuBytes(d, n, t.Bytes)
+		if len(t.Shape) >= 2 && t.Shape[len(t.Shape)-1]%32 == 0 {
+			q := n/32*2 + n // q8
+			if dt == loader.Q4 {
+				q = n/32*2 + n/2
+			}
+			b = min(b, q)
+		}
+		total += b
+	}
+	return total
 }
 
 // gpuRowBytes is the bytes one row of cols values takes in a WebGPU weight

@@ -159,6 +159,32 @@ func TestCheckHeap(t *testing.T) {
 	}
 }
 
+// TestCheckHints: a model over the CPU heap says what would fit: a
+// shorter context when the weights leave room (293376 bytes of weights,
+// 512 bytes of KV cache a token: 12 tokens in a heap of 300000), else a
+// smaller quantisation (q8: 68000 + 4608 + 8704 bytes of weights and 8192
+// of KV cache fit 200000), else that even q4 does not.
+func TestCheckHints(t *testing.T) {
+	m := planManifest()
+	for _, c := range []struct {
+		heap int64
+		ctx  int
+		want []string
+	}{
+		{300000, 4096, []string{"a context of at most 12 tokens fits"}},
+		{200000, 16, []string{"converted with -quant q8 (79.4 KiB (81312 bytes) of weights) it fits", "more CPU ranks"}},
+		{20000, 16, []string{"even with -quant q8", "even with -quant q4", "more CPU ranks"}},
+	} {
+		_, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU, HeapBytes: c.heap}, c.ctx)
+		tooLarge(t, err)
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("heap %d, context %d: %q does not say %q", c.heap, c.ctx, err, w)
+			}
+		}
+	}
+}
+
 // TestCheckHeapRanks: on CPU ranks each rank's heap holds its share of
 // the split matrices (cpu.Shardable) and rank 0 the rest, the KV cache and
 // what passes through as a split tensor is handed out: a model too large

@@ -82,6 +82,7 @@ export async function runWllama(cfg) {
 		const measured = {};
 		for (let rep = 0; rep < cfg.repeats; rep++) {
 			for (const p of cfg.prompts) {
+				if (p.runs && rep >= p.runs) continue;
 				let need = measured[p.len] || 0;
 				if (!need && out.runs.length) {
 					const r0 = out.runs[0];

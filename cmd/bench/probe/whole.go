@@ -25,8 +25,9 @@ const prefillChunk = 128
 
 // prompt is one prompt length's token ids.
 type prompt struct {
-	Len int     `json:"len"`
-	IDs []int32 `json:"ids"`
+	Len  int     `json:"len"`
+	IDs  []int32 `json:"ids"`
+	Runs int     `json:"runs"` // runs of this length (0: Repeats)
 }
 
 // modelConfig is the "model" phase's part of the config.
@@ -219,6 +220,9 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 	measured := map[int]float64{} // prompt length -> ms of its last run
 	for rep := range max(c.Repeats, 1) {
 		for _, pr := range c.Prompts {
+			if pr.Runs > 0 && rep >= pr.Runs {
+				continue
+			}
 			need := measured[pr.Len]
 			if need == 0 && len(res.Runs) > 0 {
 				// Predict from the shortest prompt: prefill grows with the
