@@ -16,6 +16,7 @@ import (
 	"wasmllm/cmd/bench/internal/result"
 	"wasmllm/cpu"
 	"wasmllm/internal/browsertest"
+	"wasmllm/internal/synth"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/tokenizer"
@@ -77,8 +78,8 @@ func itoa(i int32) string { b, _ := json.Marshal(i); return string(b) }
 func TestWriteSynthetic(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "synth.gguf")
 	base := testModel("tiny-llama3-q4_0.gguf")
-	s := synthShape{Layers: 2, Hidden: 64, Heads: 4, KVHeads: 2, HeadDim: 16, FFN: 128, Vocab: 1024}
-	if err := writeSynthetic(path, base, s); err != nil {
+	s := synth.Shape{Arch: "llama", Layers: 2, Hidden: 64, Heads: 4, KVHeads: 2, HeadDim: 16, FFN: 128, Vocab: 1024, DType: loader.Q4_0}
+	if err := synth.Write(path, base, s); err != nil {
 		t.Fatal(err)
 	}
 	g, err := loader.ReadGGUF(path)

@@ -17,6 +17,7 @@ import (
 
 	"wasmllm/cmd/bench/internal/result"
 	"wasmllm/internal/repo"
+	"wasmllm/internal/synth"
 	"wasmllm/internal/testserver"
 )
 
@@ -315,17 +316,17 @@ func (r *benchRun) planModels() error {
 func (r *benchRun) synthetic() (*benchModel, error) {
 	layers := r.o.SynthLayers
 	if layers <= 0 {
-		layers = llama32_1B.Layers
+		layers = synth.Llama32_1B.Layers
 		if r.rep.Adapter.Fallback {
 			layers = 1
 		}
 	}
-	s := llama32_1B
+	s := synth.Llama32_1B
 	s.Layers = layers
 	path := filepath.Join(r.models, fmt.Sprintf("%s-%dL.gguf", synthName, layers))
 	if _, err := os.Stat(path); err != nil {
 		logf("writing %s", path)
-		if err := writeSynthetic(path, filepath.Join(r.root, "testdata/models/tiny-llama3-q4_0.gguf"), s); err != nil {
+		if err := synth.Write(path, filepath.Join(r.root, "testdata/models/tiny-llama3-q4_0.gguf"), s); err != nil {
 			return nil, fmt.Errorf("synthetic model: %w", err)
 		}
 	}
@@ -333,9 +334,9 @@ func (r *benchRun) synthetic() (*benchModel, error) {
 	if r.rep.Adapter.Fallback {
 		decode = 8
 	}
-	if layers != llama32_1B.Layers {
+	if layers != synth.Llama32_1B.Layers {
 		r.note("%s: %d of Llama-3.2-1B's %d layers (hidden 2048, 32/8 heads, ffn 8192, vocab 128256 kept), %d decode tokens a run: a software adapter is too slow for all",
-			synthName, layers, llama32_1B.Layers, decode)
+			synthName, layers, synth.Llama32_1B.Layers, decode)
 	}
 	return &benchModel{name: synthName, gguf: path, synthetic: true, decode: decode}, nil
 }

@@ -1,0 +1,235 @@
+// Package synth writes GGUF models with random weights in the shapes of
+// real ones (Llama-3.2-1B, DeepSeek-R1-Distill-Llama-70B, Qwen3-30B-A3B),
+// fewer layers where a test or a software adapter needs it: the bench's
+// synthetic model and the big-model loading tests. The tokenizer is a tiny
+// test model's vocabulary padded to the real size with filler tokens no
+// text encodes to, so a prompt tokenizes as it does with the base.
+package synth
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"wasmllm/loader"
+)
+
+// Shape is a model's architecture and dimensions.
+type Shape struct {
+	Name string // what it has the shape of, for general.name
+	// Arch is "llama" or "qwen3moe" (q/k norms and routed experts, FFN
+	// being one expert's).
+	Arch                                                string
+	Layers, Hidden, Heads, KVHeads, HeadDim, FFN, Vocab int
+	Experts, ExpertsUsed                                int
+	// Untied gives the model an output.weight of its own (else the
+	// embedding is the head).
+	Untied bool
+	// DType is every matrix's type: loader.Q4_0 or loader.Q8_0.
+	DType loader.DType
+}
+
+// The real models' shapes.
+var (
+	Llama32_1B = Shape{Name: "Llama-3.2-1B", Arch: "llama", Layers: 16, Hidden: 2048, Heads: 32, KVHeads: 8, HeadDim: 64,
+		FFN: 8192, Vocab: 128256, DType: loader.Q4_0}
+	R1DistillLlama70B = Shape{Name: "DeepSeek-R1-Distill-Llama-70B", Arch: "llama", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8,
+		HeadDim: 128, FFN: 28672, Vocab: 128256, Untied: true, DType: loader.Q8_0}
+	Qwen3_30BA3B = Shape{Name: "Qwen3-30B-A3B", Arch: "qwen3moe", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128,
+		FFN: 768, Experts: 128, ExpertsUsed: 8, Vocab: 151936, Untied: true, DType: loader.Q8_0}
+)
+
+// Write writes a GGUF model of shape s with random weights (seeded by the
+// shape) to path, through a temporary file renamed into place. base is a
+// GGUF whose tokenizer it takes (a Llama-3 one for llama, a Qwen one for
+// qwen3moe).
+func Write(path, base string, s Shape) error {
+	if s.DType != loader.Q4_0 && s.DType != loader.Q8_0 {
+		return fmt.Errorf("synth: dtype %v: want Q4_0 or Q8_0", s.DType)
+	}
+	meta, err := tokenizerMeta(base, s.Vocab)
+	if err != nil {
+		return err
+	}
+	meta = append(archMeta(s), meta...)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = loader.WriteGGUF(w, 3, meta, tensors(s))
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// archMeta is the architecture's metadata.
+func archMeta(s Shape) []loader.MetaKV {
+	u := func(v int) uint32 { return uint32(v) }
+	a := s.Arch
+	ft := uint32(2) // MOSTLY_Q4_0
+	if s.DType == loader.Q8_0 {
+		ft = 7
+	}
+	meta := []loader.MetaKV{
+		{Key: "general.architecture", Value: a},
+		{Key: "general.name", Value: fmt.Sprintf("synthetic %s shape, %d layers, random %v", s.Name, s.Layers, s.DType)},
+		{Key: "general.file_type", Value: ft},
+		{Key: "general.quantization_version", Value: uint32(2)},
+		{Key: a + ".block_count", Value: u(s.Layers)},
+		{Key: a + ".context_length", Value: uint32(8192)},
+		{Key: a + ".embedding_length", Value: u(s.Hidden)},
+		{Key: a + ".feed_forward_length", Value: u(s.FFN)},
+		{Key: a + ".attention.head_count", Value: u(s.Heads)},
+		{Key: a + ".attention.head_count_kv", Value: u(s.KVHeads)},
+		{Key: a + ".attention.key_length", Value: u(s.HeadDim)},
+		{Key: a + ".attention.value_length", Value: u(s.HeadDim)},
+		{Key: a + ".rope.freq_base", Value: float32(500000)},
+		{Key: a + ".attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
+		{Key: a + ".vocab_size", Value: u(s.Vocab)},
+	}
+	if a == "llama" {
+		meta = append(meta, loader.MetaKV{Key: a + ".rope.dimension_count", Value: u(s.HeadDim)})
+	}
+	if s.Experts > 0 {
+		meta = append(meta,
+			loader.MetaKV{Key: a + ".expert_count", Value: u(s.Experts)},
+			loader.MetaKV{Key: a + ".expert_used_count", Value: u(s.ExpertsUsed)},
+			loader.MetaKV{Key: a + ".expert_feed_forward_length", Value: u(s.FFN)})
+	}
+	return meta
+}
+
+// tensors are the model's weights: random matrices, norms of ones, and an
+// F32 router.
+func tensors(s Shape) []*loader.Tensor {
+	rng := rand.New(rand.NewPCG(1, uint64(s.Layers)))
+	mat := func(name string, shape ...int) *loader.Tensor { return random(rng, s.DType, name, shape...) }
+	D, Q, KV, F := s.Hidden, s.Heads*s.HeadDim, s.KVHeads*s.HeadDim, s.FFN
+	out := []*loader.Tensor{mat("token_embd.weight", s.Vocab, D), ones("output_norm.weight", D)}
+	if s.Untied {
+		out = append(out, mat("output.weight", s.Vocab, D))
+	}
+	for l := range s.Layers {
+		n := func(f string) string { return fmt.Sprintf("blk.%d.%s.weight", l, f) }
+		out = append(out,
+			ones(n("attn_norm"), D),
+			mat(n("attn_q"), Q, D),
+			mat(n("attn_k"), KV, D),
+			mat(n("attn_v"), KV, D),
+			mat(n("attn_output"), D, Q),
+			ones(n("ffn_norm"), D))
+		if s.Experts == 0 {
+			out = append(out, mat(n("ffn_gate"), F, D), mat(n("ffn_up"), F, D), mat(n("ffn_down"), D, F))
+			continue
+		}
+		out = append(out,
+			ones(n("attn_q_norm"), s.HeadDim),
+			ones(n("attn_k_norm"), s.HeadDim),
+			router(rng, n("ffn_gate_inp"), s.Experts, D),
+			mat(n("ffn_gate_exps"), s.Experts, F, D),
+			mat(n("ffn_up_exps"), s.Experts, F, D),
+			mat(n("ffn_down_exps"), s.Experts, D, F))
+	}
+	return out
+}
+
+// random is a matrix (the last dimension the rows' length) of random
+// quants whose scales keep each output near unit size.
+func random(rng *rand.Rand, dt loader.DType, name string, shape ...int) *loader.Tensor {
+	n, cols := 1, shape[len(shape)-1]
+	for _, x := range shape {
+		n *= x
+	}
+	blockBytes, std := 18, 4.6 // Q4_0: (q-8) has a standard deviation of about 4.6
+	if dt == loader.Q8_0 {
+		blockBytes, std = 34, 73.9 // uniform int8
+	}
+	blocks := n / 32
+	data := make([]byte, blocks*blockBytes)
+	for i := 0; i+8 <= len(data); i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], rng.Uint64())
+	}
+	scale := float32(1 / (std * math.Sqrt(float64(cols))))
+	for b := range blocks {
+		binary.LittleEndian.PutUint16(data[blockBytes*b:], loader.F32ToF16(scale*(0.75+0.5*rng.Float32())))
+	}
+	return &loader.Tensor{Name: name, DType: dt, Shape: shape, Data: data}
+}
+
+// router is an F32 (E, D) router whose logits are about unit size.
+func router(rng *rand.Rand, name string, E, D int) *loader.Tensor {
+	data := make([]byte, 4*E*D)
+	scale := 1 / math.Sqrt(float64(D))
+	for i := range E * D {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(rng.NormFloat64()*scale)))
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{E, D}, Data: data}
+}
+
+func ones(name string, n int) *loader.Tensor {
+	data := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(1))
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{n}, Data: data}
+}
+
+// tokenizerMeta is base's tokenizer metadata with its vocabulary padded
+// to vocab by filler tokens.
+func tokenizerMeta(base string, vocab int) ([]loader.MetaKV, error) {
+	g, err := loader.OpenGGUF(base)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	var meta []loader.MetaKV
+	for _, kv := range g.MetaKVs() {
+		switch {
+		case kv.Key == "tokenizer.ggml.tokens":
+			toks, ok := kv.Value.([]string)
+			if !ok || len(toks) > vocab {
+				return nil, fmt.Errorf("%s: tokenizer.ggml.tokens is %T of %d", base, kv.Value, len(toks))
+			}
+			have := make(map[string]bool, len(toks))
+			for _, t := range toks {
+				have[t] = true
+			}
+			out := append([]string(nil), toks...)
+			for i := len(toks); i < vocab; i++ {
+				t := fmt.Sprintf("[filler%06d]", i)
+				if have[t] {
+					return nil, fmt.Errorf("%s: filler token %q is in the vocabulary", base, t)
+				}
+				out = append(out, t)
+			}
+			meta = append(meta, loader.MetaKV{Key: kv.Key, Value: out})
+		case kv.Key == "tokenizer.ggml.token_type":
+			types, ok := kv.Value.([]int32)
+			if !ok {
+				return nil, fmt.Errorf("%s: tokenizer.ggml.token_type is %T", base, kv.Value)
+			}
+			out := append([]int32(nil), types...)
+			for len(out) < vocab {
+				out = append(out, 1) // normal
+			}
+			meta = append(meta, loader.MetaKV{Key: kv.Key, Value: out})
+		case strings.HasPrefix(kv.Key, "tokenizer."), kv.Key == "general.alignment":
+			meta = append(meta, kv)
+		}
+	}
+	return meta, nil
+}
