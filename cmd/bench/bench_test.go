@@ -307,7 +307,7 @@ func TestSummarizeSkips(t *testing.T) {
 		"no warm-up run of a 128-token chunk",
 		"prompt 128 run 3 skipped: about 2 s needed, 1 s left of the time budget",
 		"prompt 512 run 2 skipped: about 9 s needed, 1 s left of the time budget",
-	}, 3)
+	}, func(int) int { return 3 })
 	want := []string{"no warm-up run of a 128-token chunk",
 		"runs skipped to keep within the time budget: 1 of 3 at prompt 128, 2 of 3 at prompt 512"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {

@@ -32,8 +32,8 @@ type promptSet struct {
 
 // shortRuns is how many times more the shortest prompts (16 tokens, a
 // millisecond or two of prefill on a tiny model, where one timer tick or
-// garbage collection moves a run by half) run than the others, so their
-// medians are as steady; on every engine alike.
+// garbage collection moves a run by half) run than the others on the CPU
+// engines and wllama, so their medians are as steady.
 const shortRuns = 3
 
 // runs is the most times any of ps runs.

@@ -421,7 +421,15 @@ func (r *benchRun) runModels() error {
 func (r *benchRun) collectNotes() {
 	for _, m := range r.list {
 		for _, e := range m.rep.Engines {
-			for _, n := range summarizeSkips(e.Notes, r.repeats) {
+			runsAt := func(l int) int {
+				for _, p := range m.prompts {
+					if p.Len == l && !strings.HasPrefix(e.Engine, "wasmllm-webgpu") {
+						return p.Runs
+					}
+				}
+				return r.repeats
+			}
+			for _, n := range summarizeSkips(e.Notes, runsAt) {
 				r.note("%s %s: %s", m.name, e.Engine, n)
 			}
 			if e.Error != "" {
@@ -542,12 +550,20 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 	var models []map[string]any
 	var names []string
 	for i, m := range ms {
+		// The 16-token prompts' extra runs are for the CPU engines (and
+		// wllama's), whose runs last a millisecond or two; on WebGPU
+		// every prompt runs repeats times.
 		var prompts []map[string]any
+		most := repeats
 		for _, p := range m.prompts {
-			prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0], "runs": p.Runs})
+			n := repeats
+			if backend == "cpu" {
+				n, most = p.Runs, max(most, p.Runs)
+			}
+			prompts = append(prompts, map[string]any{"len": p.Len, "ids": p.IDs[0], "runs": n})
 		}
 		models = append(models, map[string]any{"name": m.name, "url": "/models/" + m.name + ".gguf", "weight": weights[i],
-			"context": ctxLen, "decode": m.decode, "repeats": runs(m.prompts), "prompts": prompts, "encode_steps": min(m.decode, 16), "ranks": ranks})
+			"context": ctxLen, "decode": m.decode, "repeats": most, "prompts": prompts, "encode_steps": min(m.decode, 16), "ranks": ranks})
 		names = append(names, m.name)
 	}
 	cfg := map[string]any{"phase": "model", "budget_s": budget.Seconds(), "backend": backend, "models": models}
@@ -753,7 +769,7 @@ var skipNote = regexp.MustCompile(`^prompt (\d+) run \d+ skipped`)
 
 // summarizeSkips folds the notes of runs skipped for time into one line;
 // the report's JSON keeps each.
-func summarizeSkips(notes []string, repeats int) []string {
+func summarizeSkips(notes []string, runsAt func(promptLen int) int) []string {
 	var out []string
 	count := map[int]int{}
 	var lens []int
@@ -773,7 +789,7 @@ func summarizeSkips(notes []string, repeats int) []string {
 		sort.Ints(lens)
 		var parts []string
 		for _, l := range lens {
-			parts = append(parts, fmt.Sprintf("%d of %d at prompt %d", count[l], repeats, l))
+			parts = append(parts, fmt.Sprintf("%d of %d at prompt %d", count[l], runsAt(l), l))
 		}
 		out = append(out, "runs skipped to keep within the time budget: "+strings.Join(parts, ", "))
 	}

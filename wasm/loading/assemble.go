@@ -25,8 +25,8 @@ type Assembler struct {
 	// parts: its bytes are then the Stager's); it returns the backend
 	// tensor, or nil to have the bytes copied into Go instead.
 	Upload func(ti *manifest.TensorInfo) (model.Tensor, error)
-	// Stager holds the tensors in parts while they arrive; nil stages
-	// them in Go memory.
+	// Stager holds the tensors in parts while they arrive (MemStager,
+	// Go memory, unless set).
 	Stager Stager
 
 	m        *manifest.Manifest
@@ -57,15 +57,15 @@ type Stager interface {
 	Drop(name string)
 }
 
-// goStager stages tensors in Go memory.
-type goStager map[string][]byte
+// MemStager stages tensors in Go memory, by name.
+type MemStager map[string][]byte
 
-func (g goStager) Stage(name string, n int64) { g[name] = make([]byte, n) }
-func (g goStager) Put(name string, at int64, p manifest.Part, read func([]byte, int64)) {
+func (g MemStager) Stage(name string, n int64) { g[name] = make([]byte, n) }
+func (g MemStager) Put(name string, at int64, p manifest.Part, read func([]byte, int64)) {
 	read(g[name][at:at+p.Bytes], p.Offset)
 }
-func (g goStager) Take(name string) []byte { b := g[name]; delete(g, name); return b }
-func (g goStager) Drop(name string)        { delete(g, name) }
+func (g MemStager) Take(name string) []byte { b := g[name]; delete(g, name); return b }
+func (g MemStager) Drop(name string)        { delete(g, name) }
 
 // ResidentOnGPU reports whether a tensor is uploaded to WebGPU straight from
 // the shard bytes: one in a layout the kernels read as stored (F32, F16,
@@ -82,7 +82,7 @@ func ResidentOnGPU(ti *manifest.TensorInfo) bool {
 
 // NewAssembler starts assembling m; source names the model in messages.
 func NewAssembler(m *manifest.Manifest, source string) *Assembler {
-	a := &Assembler{m: m, source: source, tensors: make(map[string]*loader.Tensor, len(m.Tensors)), Stager: goStager{},
+	a := &Assembler{m: m, source: source, tensors: make(map[string]*loader.Tensor, len(m.Tensors)), Stager: MemStager{},
 		resident: map[string]model.Tensor{}, done: make([]bool, len(m.Shards)), byShard: make([][]piece, len(m.Shards)), arrived: make([]int, len(m.Tensors))}
 	for i := range m.Tensors {
 		at := int64(0)

@@ -26,6 +26,10 @@ const DefaultHeapBytes = 2 << 30
 // model allows more.
 const DefaultContext = 4096
 
+// minAutoContext is the shortest context a load shrinks the default to
+// on the CPU to fit its heap; below it the load is refused, with a hint.
+const minAutoContext = 256
+
 // MaxShardBytes is the largest shard the browser loader takes: it holds a
 // shard in one ArrayBuffer while verifying it.
 const MaxShardBytes = 1 << 30
@@ -174,6 +178,18 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				return nil, &TooLargeError{What: fmt.Sprintf("a KV cache of %d tokens (per layer)", ctx), Limit: "the device's " + bufName,
 					Need: int64(ctx) * row, Have: int64(buf), Hint: fmt.Sprintf("the device holds at most %d tokens", fit)}
 			}
+			ctx = int(fit)
+		}
+	}
+	// On the CPU a context nobody asked for shrinks to what the heap
+	// leaves beside the weights (the fullest rank's), down to
+	// minAutoContext, as on WebGPU it shrinks to the binding limit.
+	if !gpu && !asked {
+		onHeap := p.WeightBytes
+		if ranks > 1 {
+			onHeap = rank0 + transit
+		}
+		if fit := (heap - onHeap) / (2 * int64(c.Layers) * row); fit < int64(ctx) && fit >= minAutoContext {
 			ctx = int(fit)
 		}
 	}

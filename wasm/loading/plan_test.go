@@ -185,6 +185,26 @@ func TestCheckHints(t *testing.T) {
 	}
 }
 
+// TestCheckAutoContext: on the CPU a context nobody asked for shrinks to
+// what the heap leaves beside the weights (312 tokens of 512 bytes beside
+// 293376 bytes of weights in 453600), but not below 256 tokens, and an
+// asked-for context never shrinks.
+func TestCheckAutoContext(t *testing.T) {
+	m := planManifest()
+	lim := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 453600}
+	p, err := loading.Check(m, lim, 0)
+	if err != nil || p.Context != 312 || p.KVBytes != 312*512 {
+		t.Fatalf("default context in a heap of 453600: %+v, %v", p, err)
+	}
+	if _, err := loading.Check(m, lim, 1024); err == nil {
+		t.Error("an asked-for context of 1024 shrank")
+	}
+	lim.HeapBytes = 300000
+	if _, err := loading.Check(m, lim, 0); err == nil || !strings.Contains(err.Error(), "at most 12 tokens") {
+		t.Errorf("room for 12 tokens: %v", err)
+	}
+}
+
 // TestCheckHeapRanks: on CPU ranks each rank's heap holds its share of
 // the split matrices (cpu.Shardable) and rank 0 the rest, the KV cache and
 // what passes through as a split tensor is handed out: a model too large
