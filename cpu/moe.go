@@ -1,6 +1,9 @@
 package cpu
 
-import "wasmllm/model"
+import (
+	"wasmllm/loader"
+	"wasmllm/model"
+)
 
 // moeTask runs a prompt's experts grouped by expert, as llama.cpp's
 // mul_mat_id does: expert e takes the (token, slot) pairs routed to it,
@@ -18,6 +21,8 @@ type moeTask struct {
 	order, start      []int32
 	next              []int32   // group's cursors, one per expert
 	ys                []float32 // (T·A, D)
+	sorted            []float32 // batched: the experts' outputs in order's order
+	calls             []f32Call // batched: one f32 call per expert with pairs
 	xs, gu, act, tile [][]float32
 	logits, probBuf   []float32
 }
@@ -92,7 +97,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 		route(logits[tk*E:(tk+1)*E], topK, norm, ids[tk*topK:(tk+1)*topK], weights[tk*topK:(tk+1)*topK], m.probBuf[:E])
 	}
 	*m = moeTask{out: o.f, x: xt.f, gateUp: gt, down: dt, ids: ids, weights: weights, D: D, F: F, A: topK,
-		order: m.order, start: m.start, next: m.next, ys: m.ys, xs: m.xs, gu: m.gu, act: m.act, tile: m.tile, logits: m.logits, probBuf: m.probBuf}
+		order: m.order, start: m.start, next: m.next, ys: m.ys, sorted: m.sorted, calls: m.calls, xs: m.xs, gu: m.gu, act: m.act, tile: m.tile, logits: m.logits, probBuf: m.probBuf}
 	if T == 1 {
 		b.workerBufs(&m.gu, 2*F)
 		b.workerBufs(&m.act, F)
@@ -111,11 +116,15 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	}
 	m.order, m.ys = m.order[:T*topK], m.ys[:T*topK*D]
 	most := m.group(E)
-	b.workerBufs(&m.xs, most*D)
-	b.workerBufs(&m.gu, most*2*F)
-	b.workerBufs(&m.act, most*F)
-	b.workerBufs(&m.tile, prefillTile*max(D, F))
-	b.pool.Run(m, E, max(1, minWork*E/max(1, T*topK*3*F*D)))
+	if simd != nil && gt.dtype == loader.F32 && dt.dtype == loader.F32 && D%4 == 0 && F%4 == 0 {
+		b.moeBatched(m, E)
+	} else {
+		b.workerBufs(&m.xs, most*D)
+		b.workerBufs(&m.gu, most*2*F)
+		b.workerBufs(&m.act, most*F)
+		b.workerBufs(&m.tile, prefillTile*max(D, F))
+		b.pool.Run(m, E, max(1, minWork*E/max(1, T*topK*3*F*D)))
+	}
 	for tk := range T {
 		o := m.out[tk*D : (tk+1)*D]
 		clear(o)
@@ -125,6 +134,43 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 				o[i] += w * y[i]
 			}
 		}
+	}
+}
+
+// moeBatched is moeTask.run over every expert for F32 experts on the SIMD
+// kernels, in one call into the module for all the experts' gate_up and
+// one for their down (a call costs about as much as a small expert's
+// matmul): the pairs' rows gathered in order's order, each expert's rows
+// one f32 call of a batch, the SiLU over them all. Each value is computed
+// as moeTask.run computes it, so the bits are the same.
+func (b *Backend) moeBatched(m *moeTask, E int) {
+	D, F, P := m.D, m.F, len(m.order)
+	b.workerBufs(&m.xs, P*D)
+	b.workerBufs(&m.gu, P*2*F)
+	b.workerBufs(&m.act, P*F)
+	if cap(m.sorted) < P*D {
+		m.sorted = make([]float32, P*D)
+	}
+	xs, gu, act, ys := m.xs[0][:P*D], m.gu[0][:P*2*F], m.act[0][:P*F], m.sorted[:P*D]
+	for r, p := range m.order {
+		tk := int(p) / m.A
+		copy(xs[r*D:(r+1)*D], m.x[tk*D:(tk+1)*D])
+	}
+	batch := func(w []float32, rows, K int, x, out []float32, N int) {
+		m.calls = m.calls[:0]
+		for e := range E {
+			s, c := int(m.start[e]), int(m.start[e+1]-m.start[e])
+			if c > 0 {
+				m.calls = append(m.calls, f32Call{w: w[e*rows*K : (e+1)*rows*K], x: x[s*K : (s+c)*K], out: out[s*N : (s+c)*N], rows: rows, K: K, T: c, ldo: N})
+			}
+		}
+		simd.f32Batch(m.calls)
+	}
+	batch(m.gateUp.f, 2*F, D, xs, gu, 2*F)
+	siluMul(act, gu, P, F)
+	batch(m.down.f, D, F, act, ys, D)
+	for r, p := range m.order {
+		copy(m.ys[int(p)*D:(int(p)+1)*D], ys[r*D:(r+1)*D])
 	}
 }
 

@@ -16,10 +16,18 @@ type simdKernels interface {
 	attn(a *attnTask, worker, lo, hi int)
 	// silu is siluMul's first F&^3 columns of each row.
 	silu(out, gateUp []float32, T, F int)
+	// f32Batch makes each call's f32 in one call into the module.
+	f32Batch(calls []f32Call)
 	has(d loader.DType) bool
 }
 
 var simd simdKernels
+
+// f32Call is the arguments of one f32 kernel call (gemm's).
+type f32Call struct {
+	w, x, out       []float32
+	rows, K, T, ldo int
+}
 
 // gemm is gemmF32, on the SIMD kernel when there is one.
 func gemm(w, x, out []float32, rows, K, T, ldo int) {

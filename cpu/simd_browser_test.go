@@ -198,15 +198,15 @@ func BenchmarkSIMDAttention(b *testing.B) {
 	}
 }
 
-// TestSIMDMoE: a prompt's experts (several tokens, each expert a GEMV on
-// the SIMD kernels) give the Go loops' bits, for quantised and f32
-// experts.
+// TestSIMDMoE: a prompt's experts (19 tokens over 8 experts: each
+// expert's tokens one matmul on the SIMD kernels, all F32 experts in one
+// batched call) give the Go loops' bits, for quantised and f32 experts.
 func TestSIMDMoE(t *testing.T) {
 	if simd == nil {
 		t.Fatal("no SIMD kernels")
 	}
 	rng := rand.New(rand.NewPCG(17, 18))
-	const T, D, E, F, A = 3, 64, 8, 32, 2
+	const T, D, E, F, A = 19, 64, 8, 32, 2
 	random := func(n int) []float32 {
 		v := make([]float32, n)
 		for i := range v {

@@ -38,13 +38,16 @@ func loadSIMD() {
 	imports := map[string]any{"env": map[string]any{"mem": mem}}
 	ex := wa.Get("Instance").New(mod, imports).Get("exports")
 	k := &jsSIMD{}
-	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk} {
+	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk, wasmsimd.F32Batch: &k.f32b} {
 		*dst = ex.Get(name)
 	}
 	simd = k
 }
 
-type jsSIMD struct{ f32k, q80, q40, q8, q4, attnk, exp, siluk js.Value }
+type jsSIMD struct {
+	f32k, q80, q40, q8, q4, attnk, exp, siluk, f32b js.Value
+	table                                           []int32 // f32Batch's arguments
+}
 
 func ptr[T any](s []T) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(s)))) }
 
@@ -97,4 +100,14 @@ func (k *jsSIMD) silu(out, gateUp []float32, T, F int) {
 	k.siluk.Invoke(ptr(out), ptr(gateUp), T, F)
 	runtime.KeepAlive(out)
 	runtime.KeepAlive(gateUp)
+}
+
+func (k *jsSIMD) f32Batch(calls []f32Call) {
+	k.table = k.table[:0]
+	for _, c := range calls {
+		k.table = append(k.table, int32(ptr(c.w)), int32(ptr(c.x)), int32(ptr(c.out)), int32(c.rows), int32(c.K), int32(c.T), int32(c.ldo))
+	}
+	k.f32b.Invoke(ptr(k.table), len(calls))
+	runtime.KeepAlive(calls)
+	runtime.KeepAlive(k.table)
 }

@@ -100,6 +100,7 @@ func (f *fn) eqz() *fn               { return f.op(0x45) }
 func (f *fn) f32Sub() *fn            { return f.op(0x93) }
 func (f *fn) f32Div() *fn            { return f.op(0x95) }
 func (f *fn) f32Max() *fn            { return f.op(0x97) }
+func (f *fn) call(i uint32) *fn      { return f.op(0x10).u32(i) }
 func (f *fn) f32Add() *fn            { return f.op(0x92) }
 func (f *fn) f32Mul() *fn            { return f.op(0x94) }
 func (f *fn) f32FromI32U() *fn       { return f.op(0xb3) }

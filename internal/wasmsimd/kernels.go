@@ -20,11 +20,14 @@ const (
 	Exp = "exp"
 	// Silu(out, gateUp, T, F) is cpu.siluMul's first F&^3 columns.
 	Silu = "silu"
+	// F32Batch(table, n) makes n F32 calls, each from 7 i32 of the table
+	// (w, x, out, rows, K, T, ldo): a prompt's MoE experts in one call.
+	F32Batch = "f32b"
 )
 
 // Module returns the module's bytes.
 func Module() []byte {
-	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4), attnKernel(), expArrayKernel(), siluKernel()})
+	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4), attnKernel(), expArrayKernel(), siluKernel(), f32BatchKernel()})
 }
 
 // hsum replaces the f32x4 in local v by (v0 + v1) + (v2 + v3) on the stack.
@@ -240,6 +243,30 @@ func blockKernel(name string, planar bool, bits int) *fn {
 		f.get(out).hsum(acc).f32Store(0)
 		f.get(out).i32c(4).add().set(out)
 		f.get(rows).i32c(1).sub().tee(rows).brIf(0)
+	}
+	f.end()
+	f.end()
+	return f
+}
+
+// f32Index is the F32 kernel's index in the module (its first function).
+const f32Index = 0
+
+// f32BatchKernel is F32Batch: the F32 kernel called once per row of 7
+// i32 arguments.
+func f32BatchKernel() *fn {
+	f := &fn{params: 2, name: F32Batch}
+	const table, n = 0, 1
+	f.block()
+	f.get(n).eqz().brIf(0)
+	f.loop()
+	{
+		for a := range uint32(7) {
+			f.get(table).i32Load(4 * a)
+		}
+		f.call(f32Index)
+		f.get(table).i32c(28).add().set(table)
+		f.get(n).i32c(1).sub().tee(n).brIf(0)
 	}
 	f.end()
 	f.end()
