@@ -510,7 +510,7 @@ func TestListing(t *testing.T) {
 		if broken.Name != "broken" || !strings.Contains(broken.Error, "manifest.json") || broken.Arch != "" {
 			t.Errorf("broken: %+v", broken)
 		}
-		want := modelEntry{Name: "tiny", URL: "/models/tiny/", Manifest: "/models/tiny/manifest.json", FormatVersion: 1,
+		want := modelEntry{Name: "tiny", URL: "/models/tiny/", Manifest: "/models/tiny/manifest.json", FormatVersion: f.model.FormatVersion,
 			Arch: "llama", Quant: "keep", Bytes: f.model.TotalBytes(), Shards: len(f.model.Shards), Tensors: 40}
 		if tiny != want {
 			t.Errorf("tiny: %+v\nwant %+v", tiny, want)
