@@ -205,7 +205,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	} else if ranks == 1 {
 		if need := p.WeightBytes + p.KVBytes; need > heap {
 			return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
-				Limit: "the wasm heap budget", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, heap, p.KVBytes, ctx, 1)}
+				Limit: "the wasm heap budget", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, p.WeightBytes, heap, p.KVBytes, ctx, 1)}
 		}
 	} else if need := rank0 + p.KVBytes + transit; need > heap || peer > heap {
 		if peer > need {
@@ -213,7 +213,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 		return nil, &TooLargeError{What: fmt.Sprintf("the model on %d CPU ranks (%s of weights, %s on the first rank with %s of KV cache and %s passing through, %s on each other)",
 			ranks, bytesText(p.WeightBytes), bytesText(rank0), bytesText(p.KVBytes), bytesText(transit), bytesText(peer)),
-			Limit: "the wasm heap budget of each rank", Need: need, Have: heap, Hint: cpuHint(m, rank0+transit, heap, p.KVBytes, ctx, ranks)}
+			Limit: "the wasm heap budget of each rank", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, rank0+transit, heap, p.KVBytes, ctx, ranks)}
 	}
 	for _, s := range m.Shards {
 		if s.Bytes > MaxShardBytes {
@@ -225,11 +225,12 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 }
 
 // cpuHint says what would fit a CPU heap of heap bytes that the model
-// (weights bytes on the fullest heap, kv bytes of KV cache for ctx
-// tokens) does not: a shorter context when the weights leave room, else a
-// smaller quantisation of the model's matrices (q8, then q4) or more
-// ranks.
-func cpuHint(m *manifest.Manifest, weights, heap, kv int64, ctx, ranks int) string {
+// (total bytes of weights as the CPU stores them, weights of them on the
+// fullest heap, kv bytes of KV cache for ctx tokens) does not: a shorter
+// context when the weights leave room, else a smaller quantisation of the
+// model's matrices (q8, then q4; only one smaller than what it has now;
+// split evenly across the ranks, an estimate) or more ranks.
+func cpuHint(m *manifest.Manifest, total, weights, heap, kv int64, ctx, ranks int) string {
 	kvToken := kv / int64(max(ctx, 1))
 	if room := heap - weights; room > 0 && kvToken > 0 {
 		if n := room / kvToken; n >= 1 {
@@ -242,7 +243,7 @@ func cpuHint(m *manifest.Manifest, weights, heap, kv int64, ctx, ranks int) stri
 		dt   loader.DType
 	}{{"q8", loader.Q8}, {"q4", loader.Q4}} {
 		b := quantBytes(m, q.dt)
-		if b >= m.TotalBytes() {
+		if b >= total {
 			continue
 		}
 		if per := b / int64(ranks); per+kv <= heap {
