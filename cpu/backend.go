@@ -13,8 +13,10 @@ import (
 type Backend struct {
 	pool *pool
 	mm   matmulTask
-	attn attnTask
-	moe  moeTask
+	// calls is the SIMD batch scratch of mm (matmulTask.calls).
+	calls []kcall
+	attn  attnTask
+	moe   moeTask
 	// fused holds the scratch of the fused ops (fused.go).
 	fused fusedBufs
 	// ropeCS holds one position's RoPE cosines and sines.
@@ -243,11 +245,19 @@ type matmulTask struct {
 	T, N   int
 	off    int // row offset of w (expert slices)
 	buf    [][]float32
+	// calls, when set, is scratch for running a quantised matmul as one
+	// batch of SIMD kernel calls (js builds: one thread).
+	calls *[]kcall
 }
 
 func (m *matmulTask) run(worker, lo, hi int) {
 	K := len(m.x) / m.T
 	w := m.w
+	if m.calls != nil && w.dtype != loader.F32 && batchable(w, K) {
+		*m.calls = m.batch((*m.calls)[:0], worker, lo, hi)
+		simd.batch(*m.calls)
+		return
+	}
 	switch {
 	case w.dtype == loader.F32:
 		gemm(w.f[(m.off+lo)*K:(m.off+hi)*K], m.x, m.out[lo:], hi-lo, K, m.T, m.N)
@@ -267,6 +277,30 @@ func (m *matmulTask) run(worker, lo, hi int) {
 			gemm(tile[:rows*K], m.x, m.out[n:], rows, K, m.T, m.N)
 		}
 	}
+}
+
+// batch appends to calls the SIMD kernel calls that compute what
+// run(worker, lo, hi) computes, in the same way (batchable(m.w, K) holds).
+func (m *matmulTask) batch(calls []kcall, worker, lo, hi int) []kcall {
+	K := len(m.x) / m.T
+	w := m.w
+	switch {
+	case w.dtype == loader.F32:
+		return append(calls, kcall{op: opF32, f: w.f[(m.off+lo)*K : (m.off+hi)*K], x: m.x, out: m.out[lo:], rows: hi - lo, K: K, T: m.T, ldo: m.N})
+	case m.T < 4 || len(m.buf[worker]) < prefillTile*K:
+		for r := range m.T {
+			calls = append(calls, kcall{op: opGemv, w: w, row: m.off + lo, rows: hi - lo, K: K, x: m.x[r*K : (r+1)*K], out: m.out[r*m.N+lo : r*m.N+hi]})
+		}
+		return calls
+	}
+	tile := m.buf[worker][:prefillTile*K]
+	for n := lo; n < hi; n += prefillTile {
+		rows := min(prefillTile, hi-n)
+		calls = append(calls,
+			kcall{op: opDequant, w: w, row: m.off + n, rows: rows, K: K, out: tile},
+			kcall{op: opF32, f: tile[:rows*K], x: m.x, out: m.out[n:], rows: rows, K: K, T: m.T, ldo: m.N})
+	}
+	return calls
 }
 
 // prefillTile is the rows of a quantised weight dequantised at a time in
@@ -344,7 +378,7 @@ func (b *Backend) matmul(out, x []float32, w *tensor, T, N, K int) {
 		return
 	}
 	b.workerBufs(&b.mm.buf, prefillTile*K)
-	b.mm = matmulTask{out: out, x: x, w: w, T: T, N: N, buf: b.mm.buf}
+	b.mm = matmulTask{out: out, x: x, w: w, T: T, N: N, buf: b.mm.buf, calls: &b.calls}
 	b.pool.Run(&b.mm, N, rowGrain(T, K))
 }
 

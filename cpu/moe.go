@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"wasmllm/loader"
 	"wasmllm/model"
 )
 
@@ -22,7 +21,7 @@ type moeTask struct {
 	next              []int32   // group's cursors, one per expert
 	ys                []float32 // (T·A, D)
 	sorted            []float32 // batched: the experts' outputs in order's order
-	calls             []f32Call // batched: one f32 call per expert with pairs
+	calls             []kcall   // batched: the experts' kernel calls
 	xs, gu, act, tile [][]float32
 	logits, probBuf   []float32
 }
@@ -116,7 +115,7 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	}
 	m.order, m.ys = m.order[:T*topK], m.ys[:T*topK*D]
 	most := m.group(E)
-	if simd != nil && gt.dtype == loader.F32 && dt.dtype == loader.F32 && D%4 == 0 && F%4 == 0 {
+	if batchable(gt, D) && batchable(dt, F) {
 		b.moeBatched(m, E)
 	} else {
 		b.workerBufs(&m.xs, most*D)
@@ -137,17 +136,18 @@ func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm 
 	}
 }
 
-// moeBatched is moeTask.run over every expert for F32 experts on the SIMD
-// kernels, in one call into the module for all the experts' gate_up and
-// one for their down (a call costs about as much as a small expert's
-// matmul): the pairs' rows gathered in order's order, each expert's rows
-// one f32 call of a batch, the SiLU over them all. Each value is computed
-// as moeTask.run computes it, so the bits are the same.
+// moeBatched is moeTask.run over every expert on the SIMD kernels, in
+// one call into the module for all the experts' gate_up and one for their
+// down (a call costs about as much as a small expert's matmul): the pairs'
+// rows gathered in order's order, each expert's matmul the batch of
+// kernel calls matmulTask.run would make, the SiLU over them all. Each
+// value is computed as moeTask.run computes it, so the bits are the same.
 func (b *Backend) moeBatched(m *moeTask, E int) {
 	D, F, P := m.D, m.F, len(m.order)
 	b.workerBufs(&m.xs, P*D)
 	b.workerBufs(&m.gu, P*2*F)
 	b.workerBufs(&m.act, P*F)
+	b.workerBufs(&m.tile, prefillTile*max(D, F))
 	if cap(m.sorted) < P*D {
 		m.sorted = make([]float32, P*D)
 	}
@@ -156,19 +156,20 @@ func (b *Backend) moeBatched(m *moeTask, E int) {
 		tk := int(p) / m.A
 		copy(xs[r*D:(r+1)*D], m.x[tk*D:(tk+1)*D])
 	}
-	batch := func(w []float32, rows, K int, x, out []float32, N int) {
+	batch := func(w *tensor, N, K int, x, out []float32) {
 		m.calls = m.calls[:0]
 		for e := range E {
 			s, c := int(m.start[e]), int(m.start[e+1]-m.start[e])
 			if c > 0 {
-				m.calls = append(m.calls, f32Call{w: w[e*rows*K : (e+1)*rows*K], x: x[s*K : (s+c)*K], out: out[s*N : (s+c)*N], rows: rows, K: K, T: c, ldo: N})
+				mm := matmulTask{out: out[s*N : (s+c)*N], x: x[s*K : (s+c)*K], w: w, T: c, N: N, off: e * N, buf: m.tile}
+				m.calls = mm.batch(m.calls, 0, 0, N)
 			}
 		}
-		simd.f32Batch(m.calls)
+		simd.batch(m.calls)
 	}
-	batch(m.gateUp.f, 2*F, D, xs, gu, 2*F)
+	batch(m.gateUp, 2*F, D, xs, gu)
 	siluMul(act, gu, P, F)
-	batch(m.down.f, D, F, act, ys, D)
+	batch(m.down, D, F, act, ys)
 	for r, p := range m.order {
 		copy(m.ys[int(p)*D:(int(p)+1)*D], ys[r*D:(r+1)*D])
 	}

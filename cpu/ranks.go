@@ -280,7 +280,7 @@ func (b *Backend) matmulSharded(of, xf []float32, wt *tensor, T, N, K int) {
 			return
 		}
 		b.workerBufs(&b.mm.buf, prefillTile*K)
-		b.mm = matmulTask{out: out, x: x, w: wt, T: tn, N: N, buf: b.mm.buf}
+		b.mm = matmulTask{out: out, x: x, w: wt, T: tn, N: N, buf: b.mm.buf, calls: &b.calls}
 		b.pool.Run(&b.mm, own, rowGrain(tn, K))
 		err := b.peers.wait(func(r int, res []float32) {
 			lo, hi := sh.bounds[r], sh.bounds[r+1]
@@ -379,7 +379,7 @@ func (s *rankStore) run(j *peerJob) ([]float32, error) {
 		out := s.out[:n]
 		be := s.be
 		be.workerBufs(&be.mm.buf, prefillTile*j.K)
-		be.mm = matmulTask{out: out, x: j.x, w: w, T: j.T, N: rows, buf: be.mm.buf}
+		be.mm = matmulTask{out: out, x: j.x, w: w, T: j.T, N: rows, buf: be.mm.buf, calls: &be.calls}
 		be.pool.Run(&be.mm, rows, rowGrain(j.T, j.K))
 		return out, nil
 	case jobRows:

@@ -16,17 +16,43 @@ type simdKernels interface {
 	attn(a *attnTask, worker, lo, hi int)
 	// silu is siluMul's first F&^3 columns of each row.
 	silu(out, gateUp []float32, T, F int)
-	// f32Batch makes each call's f32 in one call into the module.
-	f32Batch(calls []f32Call)
+	// batch makes the calls, in order, in one call into the module.
+	batch(calls []kcall)
 	has(d loader.DType) bool
 }
 
 var simd simdKernels
 
-// f32Call is the arguments of one f32 kernel call (gemm's).
-type f32Call struct {
-	w, x, out       []float32
-	rows, K, T, ldo int
+// kcall is one kernel call of a batch.
+type kcall struct {
+	op     kop
+	w      *tensor   // opGemv, opDequant: rows [row, row+rows) of w
+	row    int       //
+	f      []float32 // opF32: the weights (rows, K)
+	x, out []float32
+	rows   int
+	K      int
+	T, ldo int // opF32
+}
+
+type kop int8
+
+const (
+	opF32     kop = iota // f32: out[t*ldo+i] = f[i] · x[t]
+	opGemv               // gemv: out[i] = w[row+i] · x
+	opDequant            // out (rows, K) = w's rows, as w.row gives them
+)
+
+// batchable reports whether a matmul of w with K inputs can run as a batch
+// of SIMD kernel calls (matmulTask.batch).
+func batchable(w *tensor, K int) bool {
+	if simd == nil {
+		return false
+	}
+	if w.dtype == loader.F32 {
+		return K%4 == 0
+	}
+	return simd.has(w.dtype) && K%32 == 0
 }
 
 // gemm is gemmF32, on the SIMD kernel when there is one.

@@ -199,8 +199,10 @@ func BenchmarkSIMDAttention(b *testing.B) {
 }
 
 // TestSIMDMoE: a prompt's experts (19 tokens over 8 experts: each
-// expert's tokens one matmul on the SIMD kernels, all F32 experts in one
-// batched call) give the Go loops' bits, for quantised and f32 experts.
+// expert's tokens one matmul, decode rows under four tokens and
+// dequantised tiles from four, every expert's gate_up in one batched call
+// into the module and every down in another) give the Go loops' bits, for
+// every weight type the kernels have.
 func TestSIMDMoE(t *testing.T) {
 	if simd == nil {
 		t.Fatal("no SIMD kernels")
@@ -215,7 +217,7 @@ func TestSIMDMoE(t *testing.T) {
 		return v
 	}
 	b := New(1)
-	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0} {
+	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q8, loader.Q4} {
 		up := func(dt loader.DType, N, K int) model.Tensor {
 			w, err := b.Upload(simdWeight(t, dt, N, K, random(N*K)))
 			if err != nil {

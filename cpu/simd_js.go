@@ -38,15 +38,15 @@ func loadSIMD() {
 	imports := map[string]any{"env": map[string]any{"mem": mem}}
 	ex := wa.Get("Instance").New(mod, imports).Get("exports")
 	k := &jsSIMD{}
-	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk, wasmsimd.F32Batch: &k.f32b} {
+	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk, wasmsimd.Batch: &k.batchk} {
 		*dst = ex.Get(name)
 	}
 	simd = k
 }
 
 type jsSIMD struct {
-	f32k, q80, q40, q8, q4, attnk, exp, siluk, f32b js.Value
-	table                                           []int32 // f32Batch's arguments
+	f32k, q80, q40, q8, q4, attnk, exp, siluk, batchk js.Value
+	table                                             []int32 // batch's entries
 }
 
 func ptr[T any](s []T) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(s)))) }
@@ -102,12 +102,50 @@ func (k *jsSIMD) silu(out, gateUp []float32, T, F int) {
 	runtime.KeepAlive(gateUp)
 }
 
-func (k *jsSIMD) f32Batch(calls []f32Call) {
+// gemvOps and dequantOps are the module's kernels for each weight type.
+var (
+	gemvOps    = map[loader.DType]wasmsimd.Op{loader.Q8_0: wasmsimd.OpQ8_0, loader.Q4_0: wasmsimd.OpQ4_0, loader.Q8: wasmsimd.OpQ8, loader.Q4: wasmsimd.OpQ4}
+	dequantOps = map[loader.DType]wasmsimd.Op{loader.Q8_0: wasmsimd.OpDQ8_0, loader.Q4_0: wasmsimd.OpDQ4_0, loader.Q8: wasmsimd.OpDQ8, loader.Q4: wasmsimd.OpDQ4}
+)
+
+// weightPtrs are the addresses of rows [row, ...) of quantised w: the
+// weights and, for the planar types, the scales (else the weights again).
+func weightPtrs(w *tensor, row, K int) (q, s int32) {
+	nb := K / 32
+	switch w.dtype {
+	case loader.Q8_0:
+		q = int32(ptr(w.q[row*nb*34:]))
+		return q, q
+	case loader.Q4_0:
+		q = int32(ptr(w.q[row*nb*18:]))
+		return q, q
+	case loader.Q8:
+		return int32(ptr(w.q[row*nb*32:])), int32(ptr(w.q[w.scales+2*row*nb:]))
+	default: // Q4
+		return int32(ptr(w.q[row*nb*16:])), int32(ptr(w.q[w.scales+2*row*nb:]))
+	}
+}
+
+func (k *jsSIMD) batch(calls []kcall) {
 	k.table = k.table[:0]
 	for _, c := range calls {
-		k.table = append(k.table, int32(ptr(c.w)), int32(ptr(c.x)), int32(ptr(c.out)), int32(c.rows), int32(c.K), int32(c.T), int32(c.ldo))
+		switch c.op {
+		case opF32:
+			k.table = append(k.table, int32(wasmsimd.OpF32), int32(ptr(c.f)), int32(ptr(c.x)), int32(ptr(c.out)), int32(c.rows), int32(c.K), int32(c.T), int32(c.ldo))
+		case opGemv:
+			q, s := weightPtrs(c.w, c.row, c.K)
+			op := gemvOps[c.w.dtype]
+			if op == wasmsimd.OpQ8 || op == wasmsimd.OpQ4 {
+				k.table = append(k.table, int32(op), q, s, int32(ptr(c.x)), int32(ptr(c.out)), int32(c.rows), int32(c.K), 0)
+			} else {
+				k.table = append(k.table, int32(op), q, int32(ptr(c.x)), int32(ptr(c.out)), int32(c.rows), int32(c.K), 0, 0)
+			}
+		case opDequant:
+			q, s := weightPtrs(c.w, c.row, c.K)
+			k.table = append(k.table, int32(dequantOps[c.w.dtype]), q, s, int32(ptr(c.out)), int32(c.rows), int32(c.K), 0, 0)
+		}
 	}
-	k.f32b.Invoke(ptr(k.table), len(calls))
+	k.batchk.Invoke(ptr(k.table), len(calls))
 	runtime.KeepAlive(calls)
 	runtime.KeepAlive(k.table)
 }

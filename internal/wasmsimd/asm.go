@@ -97,6 +97,8 @@ func (f *fn) divU() *fn              { return f.op(0x6e) }
 func (f *fn) remU() *fn              { return f.op(0x70) }
 func (f *fn) gtS() *fn               { return f.op(0x4a) }
 func (f *fn) eqz() *fn               { return f.op(0x45) }
+func (f *fn) eq() *fn                { return f.op(0x46) }
+func (f *fn) ifBlock() *fn           { return f.op(0x04, 0x40) }
 func (f *fn) f32Sub() *fn            { return f.op(0x93) }
 func (f *fn) f32Div() *fn            { return f.op(0x95) }
 func (f *fn) f32Max() *fn            { return f.op(0x97) }

@@ -20,14 +20,52 @@ const (
 	Exp = "exp"
 	// Silu(out, gateUp, T, F) is cpu.siluMul's first F&^3 columns.
 	Silu = "silu"
-	// F32Batch(table, n) makes n F32 calls, each from 7 i32 of the table
-	// (w, x, out, rows, K, T, ldo): a prompt's MoE experts in one call.
-	F32Batch = "f32b"
+	// Batch(table, n) makes n kernel calls, each from 8 i32 of the table:
+	// an Op, then the kernel's arguments (F32's seven, a GEMV's five or
+	// six, a dequantisation's five), so a matmul's tiles or a prompt's
+	// MoE experts go in one call from Go.
+	Batch = "batch"
 )
+
+// Dequantisations, callable through Batch (and exported for tests):
+//
+//	DQ*(q, s, out, rows, K)   out (rows, K) f32 = the weights, as loader's dequantisation
+//
+// s is the scales' plane for the planar types and ignored for ggml's
+// blocks.
+const (
+	DQ8_0 = "dq8_0"
+	DQ4_0 = "dq4_0"
+	DQ8   = "dq8"
+	DQ4   = "dq4"
+)
+
+// Op is a Batch entry's kernel.
+type Op int32
+
+const (
+	OpF32 Op = iota
+	OpQ8_0
+	OpQ4_0
+	OpQ8
+	OpQ4
+	OpDQ8_0
+	OpDQ4_0
+	OpDQ8
+	OpDQ4
+	numOps
+)
+
+// opArgs is how many of an entry's seven arguments each Op's kernel takes;
+// an Op is also its kernel's index in the module.
+var opArgs = [numOps]int{7, 5, 5, 6, 6, 5, 5, 5, 5}
 
 // Module returns the module's bytes.
 func Module() []byte {
-	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4), attnKernel(), expArrayKernel(), siluKernel(), f32BatchKernel()})
+	// The first numOps functions are the Ops' kernels, in Op order.
+	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4),
+		dequantKernel(DQ8_0, false, 8), dequantKernel(DQ4_0, false, 4), dequantKernel(DQ8, true, 8), dequantKernel(DQ4, true, 4),
+		attnKernel(), expArrayKernel(), siluKernel(), batchKernel()})
 }
 
 // hsum replaces the f32x4 in local v by (v0 + v1) + (v2 + v3) on the stack.
@@ -249,24 +287,88 @@ func blockKernel(name string, planar bool, bits int) *fn {
 	return f
 }
 
-// f32Index is the F32 kernel's index in the module (its first function).
-const f32Index = 0
-
-// f32BatchKernel is F32Batch: the F32 kernel called once per row of 7
-// i32 arguments.
-func f32BatchKernel() *fn {
-	f := &fn{params: 2, name: F32Batch}
+// batchKernel is Batch: for each entry of the table, the Op's kernel
+// called with the entry's arguments.
+func batchKernel() *fn {
+	f := &fn{params: 2, name: Batch}
 	const table, n = 0, 1
+	op := f.local(i32)
 	f.block()
 	f.get(n).eqz().brIf(0)
 	f.loop()
 	{
-		for a := range uint32(7) {
-			f.get(table).i32Load(4 * a)
+		f.get(table).i32Load(0).set(op)
+		for o := range numOps {
+			f.get(op).i32c(int32(o)).eq().ifBlock()
+			for a := range uint32(opArgs[o]) {
+				f.get(table).i32Load(4 + 4*a)
+			}
+			f.call(uint32(o)).end()
 		}
-		f.call(f32Index)
-		f.get(table).i32c(28).add().set(table)
+		f.get(table).i32c(32).add().set(table)
 		f.get(n).i32c(1).sub().tee(n).brIf(0)
+	}
+	f.end()
+	f.end()
+	return f
+}
+
+// dequantKernel writes rows·K/32 blocks of 32 weights out as f32, each
+// q·d exactly as loader's dequantisation (and cpu's row for the planar
+// types) computes it: bits and planar as blockKernel's.
+func dequantKernel(name string, planar bool, bits int) *fn {
+	f := &fn{params: 5, name: name}
+	const q, s, out, rows, K = 0, 1, 2, 3, 4
+	qoff, qstep, sstep := uint32(0), int32(32), int32(2)
+	if bits == 4 {
+		qstep = 16
+	}
+	if !planar {
+		qoff, qstep, sstep = 2, qstep+2, 0
+	}
+	sp, b, h, em := f.local(i32), f.local(i32), f.local(i32), f.local(i32)
+	d, v, lo, hi := f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	f.block()
+	f.get(rows).get(K).mul().i32c(5).shrU().tee(b).eqz().brIf(0)
+	if planar {
+		f.get(s).set(sp)
+	} else {
+		f.get(q).set(sp)
+	}
+	f.loop() // blocks
+	{
+		f.f16At(sp, 0, h, em).f32Splat().set(d)
+		store := func(off uint32, val func()) {
+			f.get(out)
+			val()
+			f.f32x4FromI32().get(d).f32x4Mul().vStore(off)
+		}
+		if bits == 8 {
+			for c := range uint32(4) {
+				f.get(q).vLoad8x8S(qoff + 8*c).set(v)
+				store(32*c, func() { f.get(v).i32FromI16Low() })
+				store(32*c+16, func() { f.get(v).i32FromI16High() })
+			}
+		} else {
+			f.get(q).vLoad(qoff).set(v)
+			f.get(v).i32c(0x0f).i8Splat().vAnd().i32c(8).i8Splat().i8Sub().set(lo)
+			f.get(v).i32c(4).i8ShrU().i32c(8).i8Splat().i8Sub().set(hi)
+			for half, src := range []uint32{lo, hi} {
+				base := uint32(64 * half)
+				store(base, func() { f.get(src).i16FromI8Low().i32FromI16Low() })
+				store(base+16, func() { f.get(src).i16FromI8Low().i32FromI16High() })
+				store(base+32, func() { f.get(src).i16FromI8High().i32FromI16Low() })
+				store(base+48, func() { f.get(src).i16FromI8High().i32FromI16High() })
+			}
+		}
+		f.get(q).i32c(qstep).add().set(q)
+		if planar {
+			f.get(sp).i32c(sstep).add().set(sp)
+		} else {
+			f.get(q).set(sp)
+		}
+		f.get(out).i32c(128).add().set(out)
+		f.get(b).i32c(1).sub().tee(b).brIf(0)
 	}
 	f.end()
 	f.end()
