@@ -49,8 +49,8 @@ type GGUF struct {
 	Keys    []string
 	Meta    map[string]any
 	Tensors []TensorInfo
-	data    []byte   // the whole file (ReadGGUF, ParseGGUF)
-	file    *os.File // or the open file (OpenGGUF)
+	data    []byte      // the whole file (ReadGGUF, ParseGGUF)
+	file    io.ReaderAt // or the open file (OpenGGUF, OpenGGUFAt)
 }
 
 // TensorInfo is one entry of the GGUF tensor table.
@@ -612,37 +612,49 @@ func OpenGGUF(path string) (*GGUF, error) {
 		f.Close()
 		return nil, err
 	}
-	size := st.Size()
+	g, err := OpenGGUFAt(path, f, st.Size())
+	if err != nil {
+		f.Close()
+	}
+	return g, err
+}
+
+// OpenGGUFAt is OpenGGUF over r, size bytes long, named file in errors: a
+// file read over the network with Range requests, or a browser's File.
+// Close closes r if it is an io.Closer.
+func OpenGGUFAt(file string, r io.ReaderAt, size int64) (*GGUF, error) {
 	n := min(size, openGGUFPrefix)
 	for {
 		buf := make([]byte, n)
-		if got, err := f.ReadAt(buf, 0); int64(got) != n {
-			f.Close()
-			return nil, fmt.Errorf("gguf %s: reading header: %w", path, err)
+		if got, err := r.ReadAt(buf, 0); int64(got) != n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = ErrTruncated
+			}
+			return nil, &FormatError{File: file, Field: "header", Offset: int64(got), Err: err}
 		}
-		r := &reader{file: path, data: buf, size: size}
-		g, err := r.parse()
+		rd := &reader{file: file, data: buf, size: size}
+		g, err := rd.parse()
 		if err == errNeedMore {
 			n = min(size, 2*n)
 			continue
 		}
 		if err != nil {
-			f.Close()
 			return nil, err
 		}
-		g.file = f
+		g.file = r
 		return g, nil
 	}
 }
 
-// Close closes the file of a GGUF from OpenGGUF; it does nothing otherwise.
+// Close closes the file of a GGUF from OpenGGUF or OpenGGUFAt; it does
+// nothing otherwise.
 func (g *GGUF) Close() error {
-	if g.file == nil {
+	c, ok := g.file.(io.Closer)
+	g.file = nil
+	if !ok {
 		return nil
 	}
-	err := g.file.Close()
-	g.file = nil
-	return err
+	return c.Close()
 }
 
 // Has reports whether the named tensor exists.

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -41,7 +42,10 @@ type Writer struct {
 	names      map[string]bool
 	files      map[string]bool
 
-	f       *os.File // current shard, nil between shards
+	store   Store         // where the files go instead of a folder on disk, if set
+	open    bool          // a shard is being written
+	f       *os.File      // the current shard on disk
+	mem     *bytes.Buffer // or in memory, for store
 	partial string
 	bw      *bufio.Writer
 	h       hash.Hash
@@ -87,6 +91,28 @@ func NewWriter(dir string, shardBytes int64) (*Writer, error) {
 	return &Writer{dir: dir, tmp: tmp, shardBytes: shardBytes, names: map[string]bool{}, files: map[string]bool{}}, nil
 }
 
+// Store takes a model folder's files from a Writer made by NewStoreWriter:
+// each shard under its hashed name as it is finished, the files AddFile
+// adds, and manifest.json last (Close), so a folder whose manifest is
+// stored is whole. data is the Writer's: copy what must outlive the call.
+type Store interface {
+	Put(name string, data []byte) error
+}
+
+// NewStoreWriter starts writing a model folder named name into s, each
+// shard held in memory until it is finished. What Abort or a failure
+// leaves in s is s's to remove; it never has a manifest.json.
+func NewStoreWriter(name string, shardBytes int64, s Store) (*Writer, error) {
+	if shardBytes <= 0 {
+		shardBytes = DefaultShardBytes
+	}
+	if shardBytes > MaxShardBytes {
+		return nil, fmt.Errorf("manifest: shard size %d exceeds %d", shardBytes, int64(MaxShardBytes))
+	}
+	shardBytes = max(shardBytes&^(Align-1), Align)
+	return &Writer{dir: name, store: s, mem: &bytes.Buffer{}, shardBytes: shardBytes, names: map[string]bool{}, files: map[string]bool{}}, nil
+}
+
 // checkReplaceable refuses to replace anything but a missing or empty folder
 // or a model folder.
 func checkReplaceable(dir string) error {
@@ -125,12 +151,12 @@ func (w *Writer) Add(t *loader.Tensor) error {
 	if n > w.shardBytes {
 		return w.addParts(t)
 	}
-	if w.f != nil && alignUp(w.off)+n > w.shardBytes {
+	if w.open && alignUp(w.off)+n > w.shardBytes {
 		if err := w.finishShard(); err != nil {
 			return w.fail(err)
 		}
 	}
-	if w.f == nil {
+	if !w.open {
 		if err := w.openShard(); err != nil {
 			return w.fail(err)
 		}
@@ -156,7 +182,7 @@ func (w *Writer) Add(t *loader.Tensor) error {
 // addParts writes a tensor larger than a shard over fresh shards, a
 // shard's worth at a time.
 func (w *Writer) addParts(t *loader.Tensor) error {
-	if w.f != nil {
+	if w.open {
 		if err := w.finishShard(); err != nil {
 			return w.fail(err)
 		}
@@ -222,13 +248,30 @@ func (w *Writer) AddFile(name string, data []byte) error {
 		return w.fail(fmt.Errorf("manifest: AddFile: %q added twice", name))
 	}
 	w.files[name] = true
-	if err := writeFileSync(filepath.Join(w.tmp, name), data); err != nil {
+	if err := w.putFile(name, data); err != nil {
 		return w.fail(err)
 	}
 	return nil
 }
 
+// putFile writes a whole file of the folder.
+func (w *Writer) putFile(name string, data []byte) error {
+	if w.store != nil {
+		if err := w.store.Put(name, data); err != nil {
+			return fmt.Errorf("manifest: storing %s: %w", name, err)
+		}
+		return nil
+	}
+	return writeFileSync(filepath.Join(w.tmp, name), data)
+}
+
 func (w *Writer) openShard() error {
+	w.open = true
+	if w.store != nil {
+		w.mem.Reset()
+		w.h, w.off = sha256.New(), 0
+		return nil
+	}
 	w.partial = filepath.Join(w.tmp, fmt.Sprintf("shard-%05d.partial", len(w.shards)))
 	f, err := os.OpenFile(w.partial, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -240,6 +283,11 @@ func (w *Writer) openShard() error {
 
 func (w *Writer) write(p []byte) error {
 	w.h.Write(p)
+	if w.store != nil {
+		w.mem.Write(p)
+		w.off += int64(len(p))
+		return nil
+	}
 	if _, err := w.bw.Write(p); err != nil {
 		return fmt.Errorf("manifest: writing %s: %w", w.partial, err)
 	}
@@ -248,6 +296,17 @@ func (w *Writer) write(p []byte) error {
 }
 
 func (w *Writer) finishShard() error {
+	w.open = false
+	if w.store != nil {
+		sum := hex.EncodeToString(w.h.Sum(nil))
+		name := ShardName(len(w.shards), sum)
+		if err := w.store.Put(name, w.mem.Bytes()); err != nil {
+			return fmt.Errorf("manifest: storing %s: %w", name, err)
+		}
+		w.mem.Reset()
+		w.shards = append(w.shards, Shard{File: name, Bytes: w.off, SHA256: sum})
+		return nil
+	}
 	f := w.f
 	w.f = nil
 	err := w.bw.Flush()
@@ -280,7 +339,7 @@ func (w *Writer) Close(m *Manifest) error {
 	if m == nil {
 		return w.fail(errors.New("manifest: Close with a nil manifest"))
 	}
-	if w.f != nil {
+	if w.open {
 		if err := w.finishShard(); err != nil {
 			return w.fail(err)
 		}
@@ -303,11 +362,13 @@ func (w *Writer) Close(m *Manifest) error {
 	if err != nil {
 		return w.fail(fmt.Errorf("manifest: %w", err))
 	}
-	if err := writeFileSync(filepath.Join(w.tmp, ManifestFile), data); err != nil {
+	if err := w.putFile(ManifestFile, data); err != nil {
 		return w.fail(err)
 	}
-	if err := w.swapIn(); err != nil {
-		return w.fail(err)
+	if w.store == nil {
+		if err := w.swapIn(); err != nil {
+			return w.fail(err)
+		}
 	}
 	w.err = errClosed
 	return nil
@@ -352,6 +413,9 @@ func (w *Writer) Abort() error {
 	}
 	w.cleanup()
 	w.err = ErrAborted
+	if w.tmp == "" {
+		return nil
+	}
 	if err := os.RemoveAll(w.tmp); err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
@@ -362,12 +426,18 @@ func (w *Writer) Abort() error {
 // folder.
 func (w *Writer) fail(err error) error {
 	w.cleanup()
-	os.RemoveAll(w.tmp)
+	if w.tmp != "" {
+		os.RemoveAll(w.tmp)
+	}
 	w.err = err
 	return err
 }
 
 func (w *Writer) cleanup() {
+	w.open = false
+	if w.mem != nil {
+		w.mem.Reset()
+	}
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil

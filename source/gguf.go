@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 
 	"wasmllm/loader"
@@ -28,6 +29,34 @@ func openGGUF(s *Source, lazy bool) error {
 	s.close = s.GGUF.Close
 	s.Weights, err = model.FromGGUFLazy(s.GGUF)
 	return err
+}
+
+// OpenGGUFAt opens a GGUF file read through r (size bytes; name is its
+// name in errors), as Open opens a path with Options.Lazy: the header read
+// now, each tensor when loaded. The browser's worker opens a GGUF on a web
+// server or in a local File this way. Close closes r if it is an
+// io.Closer.
+func OpenGGUFAt(name string, r io.ReaderAt, size int64) (*Source, error) {
+	s := &Source{Path: name, Format: FormatGGUF}
+	var err error
+	if s.GGUF, err = loader.OpenGGUFAt(name, r, size); err != nil {
+		return nil, err
+	}
+	s.close = s.GGUF.Close
+	if s.Weights, err = model.FromGGUFLazy(s.GGUF); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.Tokenizer, err = ggufTokenizer(s); err == nil {
+		if err = checkVocab(s.Tokenizer, s.Weights.Config.Vocab); err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // ggufTokenizer takes the tokenizer from the GGUF's own metadata.

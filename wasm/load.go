@@ -49,6 +49,9 @@ type loadOptions struct {
 		Quota int64 `json:"quota"`
 		Usage int64 `json:"usage"`
 	} `json:"storage_estimate"`
+	// Local is set on a converted GGUF's folder (wasm/gguf.go): it lies in
+	// Cache Storage (or memory) alone.
+	Local bool `json:"-"`
 	// Limits lower the WebGPU device's limits (tests, or to leave room).
 	Limits struct {
 		MaxStorageBufferBindingSize uint64 `json:"maxStorageBufferBindingSize"`
@@ -139,6 +142,9 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	defer cancel()
 	r := newLoadRun(ctx, j.id, o, src)
 	defer r.stop()
+	if src == nil {
+		r.gguf = ggufModel(j, o)
+	}
 	var err error
 	if r.be, err = openBackend(ctx, &r.o); err != nil {
 		return nil, err
@@ -153,16 +159,23 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 		}
 	}()
 	r.phase("backend")
-	for _, p := range []struct {
+	type phase struct {
 		name string
 		run  func() error
-	}{
+	}
+	var phases []phase
+	if r.gguf.Truthy() {
+		phases = append(phases, phase{"gguf", r.convertGGUF})
+	} else if r.o.Local {
+		phases = append(phases, phase{"gguf", r.openLocal})
+	}
+	for _, p := range append(phases, []phase{
 		{"manifest", r.readManifest},
 		{"quota", r.checkQuota},
 		{"tokenizer", r.readTokenizer},
 		{"shards", r.downloadShards},
 		{"build", r.buildEngine},
-	} {
+	}...) {
 		if err := p.run(); err != nil {
 			return nil, err
 		}
@@ -171,13 +184,13 @@ func (w *worker) build(j job, o loadOptions, src *loadSource) (map[string]any, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := await(r.loader.Call("commit", o.Model, r.manifestText, js.ValueOf(r.jsOpts))); err != nil {
+	if _, err := await(r.loader.Call("commit", r.o.Model, r.manifestText, js.ValueOf(r.jsOpts))); err != nil {
 		return nil, err
 	}
 	ok = true
 	info := r.info()
 	w.loaded = &loadedModel{runner: &api.Runner{Engine: r.eng, Model: r.m.Name}, dev: r.be.dev, cpu: r.be.cpu, info: info}
-	w.src = &loadSource{opts: o, manifestText: r.manifestText, m: r.m, tok: r.tok}
+	w.src = &loadSource{opts: r.o, manifestText: r.manifestText, m: r.m, tok: r.tok}
 	w.lost = nil
 	return info, nil
 }
@@ -208,6 +221,10 @@ type loadRun struct {
 	directBytes       int64              // weights written from JavaScript straight to the GPU
 	persist           map[string]any     // navigator.storage.persist()'s answer, or nil
 	eng               *engine.Engine
+
+	gguf     js.Value       // a GGUF to convert (wasm/gguf.go), or undefined
+	ggufInfo map[string]any // what its conversion did, for info
+	local    js.Value       // a converted GGUF's folder (loader.js localFolder)
 }
 
 func newLoadRun(ctx context.Context, id int, o loadOptions, src *loadSource) *loadRun {
@@ -401,7 +418,7 @@ func (r *loadRun) buildEngine() error {
 // info is what the page is told about the loaded model.
 func (r *loadRun) info() map[string]any {
 	tok, m := r.tok, r.m
-	return map[string]any{
+	info := map[string]any{
 		"backend":        r.be.name,
 		"notice":         r.be.notice,
 		"adapter":        r.be.adapter,
@@ -432,6 +449,10 @@ func (r *loadRun) info() map[string]any {
 			"persist": r.persist,
 		},
 	}
+	if r.ggufInfo != nil {
+		info["gguf"] = r.ggufInfo
+	}
+	return info
 }
 
 // kvDType parses the kvCacheDtype option: "f32" is F32, "" (the default)

@@ -1,7 +1,9 @@
 // The chat page (index.html): model picker, download progress, settings,
 // streaming replies, stop, new chat, and the offline service worker.
 //
-// URL parameters: ?model=NAME opens with that model selected and loading;
+// URL parameters: ?model=NAME opens with that model selected and loading
+// (?model=URL of a .gguf reads that GGUF where it lies; so does a GGUF file
+// opened with "Open GGUF…" or dropped on the page);
 // ?backend=cpu|webgpu forces a backend (default: WebGPU when the browser
 // has it, else the CPU with a notice); ?endpoint=/v1&model=ID chats with
 // model ID of that OpenAI-compatible endpoint (remote.js). The picker also
@@ -86,8 +88,9 @@ function showProgress(p) {
 		parts.push(`${durationText(left)} left`);
 	}
 	if (p.shards_total > 1) parts.push(`shard ${p.shards_done} of ${p.shards_total}`);
+	if (p.stage === "gguf") parts.push("reading and converting the GGUF");
 	$("progress-text").textContent = parts.join(" · ");
-	setStatus("downloading", `${Math.floor((100 * p.bytes) / Math.max(1, p.total))}%`);
+	setStatus(p.stage === "gguf" ? "converting" : "downloading", `${Math.floor((100 * p.bytes) / Math.max(1, p.total))}%`);
 }
 
 // ---- settings ----
@@ -182,6 +185,26 @@ function modelURLFor(name) {
 	return app.models.find((x) => x.name === name).url;
 }
 
+// ---- GGUF files and links ----
+
+// ggufEntry is a picker entry for a GGUF read where it lies: a URL
+// (?model=https://.../x.gguf) or a File (the picker, a drop).
+function ggufEntry(src) {
+	if (typeof src !== "string") return { name: src.name, url: "", file: src, gguf: true };
+	const url = new URL(src, location.href).href;
+	return { name: decodeURIComponent(new URL(url).pathname.split("/").pop()), url, gguf: true };
+}
+
+// openGGUF adds a GGUF to the picker and loads it.
+function openGGUF(src) {
+	const entry = ggufEntry(src);
+	app.models = app.models.filter((m) => m.name !== entry.name).concat(entry);
+	fillPicker(app.models, entry.name);
+	load(entry.name);
+}
+
+const isGGUFName = (s) => /\.gguf$/i.test(s || "");
+
 // fetchRemote lists an OpenAI-compatible endpoint's models as picker
 // entries (named "ID (remote)"); [] when it does not answer JSON.
 async function fetchRemote(endpoint) {
@@ -222,11 +245,12 @@ async function load(name, opts = {}) {
 	showNotice("");
 	setStatus("loading", name);
 	const url2 = new URL(location.href);
-	url2.searchParams.set("model", name);
+	if (entry.file) url2.searchParams.delete("model"); // a local file cannot be reopened by link
+	else url2.searchParams.set("model", entry.gguf ? url : name);
 	history.replaceState(null, "", url2);
 	try {
 		const engine = await createEngine(entry.remote ? { endpoint: entry.endpoint, model: entry.id, signal: abort.signal } : {
-			model: url,
+			model: entry.file || url,
 			backend: params.get("backend") || "",
 			cache: !opts.noCache,
 			signal: abort.signal,
@@ -491,6 +515,20 @@ async function start() {
 	$("new-chat").addEventListener("click", newChat);
 	$("model").addEventListener("change", (e) => load(e.target.value));
 	$("load").addEventListener("click", () => app.lost ? reloadEngine() : load($("model").value));
+	$("gguf-file").addEventListener("change", (e) => {
+		const f = e.target.files && e.target.files[0];
+		if (f) openGGUF(f);
+		e.target.value = "";
+	});
+	document.addEventListener("dragover", (e) => {
+		if ([...(e.dataTransfer && e.dataTransfer.items || [])].some((i) => i.kind === "file")) e.preventDefault();
+	});
+	document.addEventListener("drop", (e) => {
+		const f = [...(e.dataTransfer && e.dataTransfer.files || [])].find((x) => isGGUFName(x.name));
+		if (!f) return;
+		e.preventDefault();
+		openGGUF(f);
+	});
 	registerServiceWorker();
 	setStatus("loading", "model list");
 	window.pageReady = true;
@@ -511,6 +549,14 @@ async function start() {
 	}
 	const usable = app.models.filter((m) => !m.error);
 	const pick = asked || (usable.find((m) => m.name === "stories260K") || usable[0] || {}).name || "";
+	if (asked && isGGUFName(new URL(asked, location.href).pathname)) {
+		// ?model=URL of a GGUF: read where it lies.
+		const entry = ggufEntry(asked);
+		app.models.push(entry);
+		fillPicker(app.models, entry.name);
+		load(entry.name);
+		return;
+	}
 	if (asked && !app.models.some((m) => m.name === asked)) {
 		// Not listed (or no listing, offline): try the folder of that name.
 		app.models.push({ name: asked, url: new URL(`models/${encodeURIComponent(asked)}/`, location.href).href });

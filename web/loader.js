@@ -20,6 +20,11 @@
 //   most 10 times a second, bytes never decrease, and the last event has
 //   bytes === total.
 //
+// A GGUF (a URL or a File) is read where it lies, with Range requests or
+// Blob slices (ggufOpen, ggufRead), and converted by the worker into a
+// model folder kept in Cache Storage (ggufFolder, localFolder), which then
+// loads as any other folder does, from there alone (opts.local).
+//
 // It is a classic script: the worker loads it with importScripts, and it
 // defines self.WasmLLMLoader. Failures reject with a LoaderError whose
 // code is one of "network", "integrity", "quota_exceeded", "aborted",
@@ -86,6 +91,16 @@
 	async function fetchSmall(modelURL, name, opts, store, sha) {
 		const url = fileURL(modelURL, name);
 		const signal = opts && opts.signal;
+		if (opts && opts.local) {
+			// A converted GGUF's folder: it lies in opts.local alone.
+			const bytes = await opts.local.get(name);
+			if (!bytes) throw new LoaderError("network", `${name} of the converted GGUF is not in the cache (it was cleared while it loaded?)`, { file: name, url });
+			if (sha) {
+				const got = await sha256(bytes);
+				if (got !== sha) throw new LoaderError("integrity", `${name} (converted GGUF) failed its integrity check: sha256 ${got}, the manifest says ${sha}`, { file: name, url, sha256: got, expected: sha });
+			}
+			return { bytes, fromCache: true };
+		}
 		const check = async (buf, where) => {
 			if (!sha) return;
 			const got = await sha256(new Uint8Array(buf));
@@ -144,6 +159,7 @@
 
 	// commit caches the manifest after a successful load.
 	async function commit(modelURL, text, opts) {
+		if (opts && opts.local) return; // written when it was converted
 		const cache = await openCache(modelURL, opts);
 		if (!cache) return;
 		await cache.put(fileURL(modelURL, "manifest.json"), new Response(text, { headers: { "Content-Type": "application/json" } })).catch(() => {});
@@ -170,6 +186,7 @@
 	// returns {need, available, persist}.
 	async function quota(modelURL, shards, opts) {
 		if (typeof shards === "string") shards = JSON.parse(shards);
+		if (opts && opts.local && !opts.converting) return { need: 0, available: null, persist: null };
 		const have = await cachedURLs(modelURL, opts);
 		let need = 0;
 		for (const s of shards) if (!have.has(fileURL(modelURL, s.file))) need += s.bytes;
@@ -313,9 +330,11 @@
 				const i = next++;
 				const s = shards[i];
 				const url = fileURL(modelURL, s.file);
-				let buf = await cachedShard(cache, url, s);
+				let buf = o.local ? await localShard(o.local, s) : await cachedShard(cache, url, s);
 				if (buf) {
 					cachedBytes += s.bytes;
+				} else if (o.local) {
+					throw new LoaderError("integrity", `shard ${s.file} of the converted GGUF is missing from the cache or damaged`, { shard: s.file, url });
 				} else {
 					buf = await fetchShard(url, s, o, (n) => credit(i, n));
 					networkBytes += s.bytes;
@@ -354,6 +373,144 @@
 		return { networkBytes, cachedBytes };
 	}
 
+	// localShard returns a converted GGUF's shard from its folder if it is
+	// there and intact.
+	async function localShard(local, s) {
+		const buf = await local.get(s.file);
+		if (buf && buf.length === s.bytes && await sha256(buf) === s.sha256) return buf;
+		return null;
+	}
+
+	// A GGUF read where it lies: on a web server that answers Range
+	// requests (the Hugging Face hub, any CORS-enabled host; redirects are
+	// followed), or in a Blob (a File from a picker or a drop). The worker
+	// converts it tensor by tensor into a model folder in Cache Storage
+	// (ggufFolder), and loads that; the next load finds it there.
+
+	// isGGUF reports a model given as a GGUF: a Blob, or a URL whose path
+	// ends in .gguf.
+	const isGGUF = (model) => (typeof Blob !== "undefined" && model instanceof Blob) ||
+		(typeof model === "string" && /\.gguf$/i.test(new URL(model, global.location.href).pathname));
+
+	// ggufFolder is where the conversion of a GGUF is kept: a same-origin
+	// URL derived from the GGUF's URL, or from a File's name, size and
+	// modification time.
+	function ggufFolder(model) {
+		const base = new URL("/", global.location.href).href;
+		if (typeof Blob !== "undefined" && model instanceof Blob) {
+			return `${base}__wasmllm/file/${encodeURIComponent(`${model.name || "model.gguf"}-${model.size}-${model.lastModified || 0}`)}/`;
+		}
+		return `${base}__wasmllm/gguf/${encodeURIComponent(new URL(model, global.location.href).href)}/`;
+	}
+
+	// ggufOpen resolves to the GGUF's source: {name, size, etag, url} for
+	// a URL (one Range request for the first byte gives its size and
+	// ETag), {name, size, lastModified, blob} for a Blob.
+	async function ggufOpen(model, opts) {
+		if (typeof Blob !== "undefined" && model instanceof Blob) {
+			return { name: model.name || "model.gguf", size: model.size, etag: "", lastModified: model.lastModified || 0, blob: model };
+		}
+		const url = new URL(model, global.location.href).href;
+		const signal = opts && opts.signal;
+		let resp;
+		try {
+			resp = await fetch(url, { signal, headers: { Range: "bytes=0-0" }, cache: "no-store" });
+		} catch (e) {
+			if (signal && signal.aborted) throw aborted();
+			throw new LoaderError("network", `fetching ${url}: ${e && e.message || e}`, { url, status: 0 });
+		}
+		if (resp.body) resp.body.cancel().catch(() => {});
+		if (resp.status === 200) {
+			throw new LoaderError("bad_model", `${url}: the server does not answer Range requests, which reading a GGUF where it lies needs`, { url, status: 200 });
+		}
+		if (resp.status !== 206) throw new LoaderError("network", `fetching ${url}: HTTP ${resp.status}`, { url, status: resp.status });
+		const m = /\/(\d+)\s*$/.exec(resp.headers.get("Content-Range") || "");
+		if (!m) throw new LoaderError("bad_model", `${url}: the Range response gives no file size (Content-Range, which a cross-origin server must expose)`, { url });
+		const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || "model.gguf");
+		return { name, size: Number(m[1]), etag: resp.headers.get("ETag") || "", url };
+	}
+
+	// ggufRead resolves to len bytes of the GGUF from off, resuming a
+	// dropped connection where it stopped (opts.maxRetries times). A file
+	// whose ETag changes while it is read fails with code "integrity".
+	async function ggufRead(src, off, len, opts) {
+		if (src.blob) {
+			try {
+				return new Uint8Array(await src.blob.slice(off, off + len).arrayBuffer());
+			} catch (e) {
+				throw new LoaderError("network", `reading ${src.name}: ${e && e.message || e}`, { file: src.name, offset: off });
+			}
+		}
+		const o = Object.assign({}, DEFAULTS, opts || {});
+		for (const k of Object.keys(DEFAULTS)) if (!(o[k] > 0)) o[k] = DEFAULTS[k];
+		const signal = o.signal;
+		const buf = new Uint8Array(len);
+		let got = 0, failures = 0;
+		while (got < len) {
+			try {
+				const at = off + got;
+				const resp = await fetch(src.url, { signal, cache: "no-store", headers: { Range: `bytes=${at}-${off + len - 1}` } });
+				if (resp.status !== 206) {
+					if (resp.body) resp.body.cancel().catch(() => {});
+					const e = new LoaderError("network", `reading ${src.name} at ${at}: HTTP ${resp.status}`, { url: src.url, offset: at, status: resp.status });
+					if (resp.status >= 500 || resp.status === 408 || resp.status === 429) e.retry = true;
+					throw e;
+				}
+				const etag = resp.headers.get("ETag") || "";
+				if (src.etag && etag && etag !== src.etag) {
+					if (resp.body) resp.body.cancel().catch(() => {});
+					throw new LoaderError("integrity", `${src.name} changed on the server while it was read (ETag ${etag}, was ${src.etag})`, { url: src.url, etag, expected: src.etag });
+				}
+				const m = /^bytes (\d+)-/.exec(resp.headers.get("Content-Range") || "");
+				if (!m || Number(m[1]) !== at) {
+					if (resp.body) resp.body.cancel().catch(() => {});
+					throw new LoaderError("network", `reading ${src.name}: the Range response starts at ${m ? m[1] : "?"}, asked for ${at}`, { url: src.url, offset: at });
+				}
+				const reader = resp.body.getReader();
+				for (;;) {
+					const { done, value } = await reader.read();
+					if (done) break;
+					const n = Math.min(value.length, len - got);
+					buf.set(value.subarray(0, n), got);
+					got += n;
+					if (got >= len) {
+						reader.cancel().catch(() => {});
+						break;
+					}
+				}
+				if (got < len) throw new Error(`the body ended after ${got} of ${len} bytes`);
+			} catch (e) {
+				if (signal && signal.aborted) throw aborted();
+				if (e instanceof LoaderError && !e.retry) throw e;
+				failures++;
+				if (failures > o.maxRetries) {
+					throw new LoaderError("network", `reading ${src.name} failed after ${o.maxRetries} retries: ${e.message}`, { url: src.url, offset: off + got });
+				}
+				await sleep(Math.min(o.backoffMs * 2 ** (failures - 1), o.maxBackoffMs), signal);
+			}
+		}
+		return buf;
+	}
+
+	// localFolder is a converted GGUF's folder: in Cache Storage, or with
+	// opts.cache false (or no Cache Storage) in memory for this load.
+	// {put(name, bytes), get(name) -> bytes or null}.
+	async function localFolder(modelURL, opts) {
+		const cache = await openCache(modelURL, opts);
+		if (!cache) {
+			const files = new Map();
+			return { cached: false, put: async (name, bytes) => { files.set(name, bytes); }, get: async (name) => files.get(name) || null };
+		}
+		return {
+			cached: true,
+			put: (name, bytes) => cache.put(fileURL(modelURL, name), new Response(bytes, { headers: { "Content-Type": "application/octet-stream", "Content-Length": String(bytes.length) } })),
+			get: async (name) => {
+				const hit = await cache.match(fileURL(modelURL, name));
+				return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+			},
+		};
+	}
+
 	// deleteModel removes everything cached for a model folder. It
 	// resolves to true when there was something to delete.
 	async function deleteModel(modelURL) {
@@ -361,5 +518,6 @@
 		return global.caches.delete(cacheName(modelURL));
 	}
 
-	global.WasmLLMLoader = { LoaderError, CACHE_PREFIX, cacheName, manifest, file, commit, quota, download, deleteModel, cachedURLs };
+	global.WasmLLMLoader = { LoaderError, CACHE_PREFIX, cacheName, manifest, file, commit, quota, download, deleteModel, cachedURLs,
+		isGGUF, ggufFolder, ggufOpen, ggufRead, localFolder };
 })(self);

@@ -57,11 +57,20 @@ export interface Progress {
   shards_done: number;
   shards_total: number;
   rate: number;         // bytes per second over the last few seconds
+  /** "gguf" while a GGUF is read and converted (bytes and total are the GGUF's; shards 0); absent for the shards. */
+  stage?: "gguf";
 }
 
 export interface EngineOptions {
-  /** The model folder's URL (holding manifest.json), absolute or relative to the page. */
-  model: string;
+  /**
+   * The model folder's URL (holding manifest.json), absolute or relative to the page; or a GGUF
+   * to read where it lies: its URL (a path ending in .gguf, on a server that answers Range
+   * requests, such as a Hugging Face resolve/main link), or a File (a file picker, a drop).
+   * A GGUF is converted in the worker, one tensor at a time, as cmd/convert -quant keep does,
+   * into a folder in Cache Storage (its progress events have stage "gguf"); the next load of
+   * the same file reads nothing of it.
+   */
+  model: string | Blob;
   /** Download progress. */
   onProgress?: (p: Progress) => void;
   /** Messages for the user: the CPU fallback, a shard that could not be cached. */
@@ -149,6 +158,16 @@ export interface EngineInfo {
   };
   /** kv_bytes: the whole KV cache, in kv_cache_dtype. */
   plan: { weight_bytes: number; kv_bytes: number };
+  /**
+   * A GGUF model: where its conversion is kept (folder), what was read (name, url, bytes, etag),
+   * whether this load converted it (converted, convert_ms, lossless: every value equal to the
+   * GGUF's) or found it converted, and offline when the GGUF could not be reached and the kept
+   * conversion was used. Absent for a model folder.
+   */
+  gguf?: {
+    folder: string; name: string; url?: string; bytes: number; etag?: string;
+    converted: boolean; convert_ms?: number; lossless?: boolean; offline?: boolean;
+  };
   load: {
     ms: number;
     phases_ms: Record<string, number>;
@@ -534,7 +553,7 @@ export interface Engine {
    * runs on the CPU with a notice. It fails with "not_loaded" after unload().
    * onProgress and onNotice default to createEngine's.
    */
-  reload(opts?: string | { model?: string; onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
+  reload(opts?: string | { model?: string | Blob; onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
   /** Frees the model (GPU memory included) and stops the worker. */
   unload(): Promise<void>;
   /** Deletes this model's cached files; the loaded model keeps working. */

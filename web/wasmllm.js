@@ -26,6 +26,28 @@ const CACHE_PREFIX = "wasmllm-model:"; // must match loader.js
 
 const toError = (d) => new WasmLLMError(d && d.code || "internal", d && d.message || "unknown error", d && d.details);
 
+// isGGUF reports a model given as a GGUF to read where it lies: a File or
+// Blob, or a URL whose path ends in .gguf (as web/loader.js isGGUF).
+const isGGUF = (model) => (typeof Blob !== "undefined" && model instanceof Blob) ||
+	(typeof model === "string" || model instanceof URL) && /\.gguf$/i.test(new URL(model, globalThis.location.href).pathname);
+
+// ggufFolder is where a GGUF's conversion is cached (as web/loader.js
+// ggufFolder).
+const ggufFolder = (model) => {
+	const base = new URL("/", globalThis.location.href).href;
+	if (typeof Blob !== "undefined" && model instanceof Blob) {
+		return `${base}__wasmllm/file/${encodeURIComponent(`${model.name || "model.gguf"}-${model.size}-${model.lastModified || 0}`)}/`;
+	}
+	return `${base}__wasmllm/gguf/${encodeURIComponent(new URL(model, globalThis.location.href).href)}/`;
+};
+
+// modelKey is a model's URL for the load message: a folder's, ending in
+// "/", a GGUF's as it is, or a File's name.
+const modelKey = (model) => {
+	if (typeof Blob !== "undefined" && model instanceof Blob) return model.name || "model.gguf";
+	return isGGUF(model) ? new URL(model, globalThis.location.href).href : folderURL(model);
+};
+
 // folderURL resolves a model folder against the page and ends it with "/".
 const folderURL = (model) => {
 	const u = new URL(model, globalThis.location.href);
@@ -33,8 +55,8 @@ const folderURL = (model) => {
 	return u.href;
 };
 
-/** The Cache Storage name used for a model folder. */
-export const cacheNameFor = (model) => CACHE_PREFIX + folderURL(model);
+/** The Cache Storage name used for a model folder (or a GGUF's conversion). */
+export const cacheNameFor = (model) => CACHE_PREFIX + (isGGUF(model) ? ggufFolder(model) : folderURL(model));
 
 /**
  * Deletes everything cached for a model folder (its shards, tokenizer and
@@ -247,6 +269,7 @@ export class Engine {
 		this._conn = conn;
 		this._load = load;
 		this._model = load.model;
+		this._file = handlers && handlers.file || null;
 		this._handlers = handlers || {};
 		this._inflight = []; // ids of the requests sent and not finished, oldest first
 		/** backend, adapter, model config, context length, load statistics. */
@@ -388,12 +411,14 @@ export class Engine {
 		const onNotice = opts.onNotice || h.onNotice;
 		const handlers = { onProgress: opts.onProgress || h.onProgress, onNotice };
 		let info;
-		const model = opts.model ? folderURL(opts.model) : this._model;
-		if (model !== this._model) {
+		const model = opts.model ? modelKey(opts.model) : this._model;
+		const file = opts.model instanceof Blob ? opts.model : null;
+		if (model !== this._model || file) {
 			const load = Object.assign({}, this._load, { model });
-			info = await this._conn.call("load", { body: JSON.stringify(load) }, handlers);
+			info = await this._conn.call("load", { body: JSON.stringify(load), file }, handlers);
 			this._load = load;
 			this._model = model;
+			this._file = file;
 		} else {
 			info = await this._conn.call("reload", {}, handlers);
 		}
@@ -415,7 +440,7 @@ export class Engine {
 
 	/** Deletes this model's cached files (the loaded model stays usable). */
 	deleteCachedModel() {
-		return deleteCachedModel(this._model);
+		return deleteCachedModel(this._file || this._model);
 	}
 }
 
@@ -433,7 +458,10 @@ function startWorker(url) {
 }
 
 /**
- * Starts a worker and loads a converted model folder into it.
+ * Starts a worker and loads a model into it: a converted model folder, or
+ * a GGUF read where it lies (its URL, on a server that answers Range
+ * requests such as the Hugging Face hub, or a File), converted in the
+ * worker and cached, so the next load reads nothing of it.
  * @param {import("./wasmllm").EngineOptions} opts
  * @returns {Promise<Engine>}
  */
@@ -441,8 +469,9 @@ export async function createEngine(opts) {
 	// With an endpoint, the model runs behind an OpenAI-compatible API
 	// (vLLM's, or the Go server's -api / -upstream): see remote.js.
 	if (opts && opts.endpoint) return createRemoteEngine(opts);
-	if (!opts || !opts.model) throw new WasmLLMError("bad_request", "createEngine: model (the model folder's URL) is required");
-	const model = folderURL(opts.model);
+	if (!opts || !opts.model) throw new WasmLLMError("bad_request", "createEngine: model (the model folder's URL, a GGUF's URL or a GGUF File) is required");
+	const model = modelKey(opts.model);
+	const file = typeof Blob !== "undefined" && opts.model instanceof Blob ? opts.model : null;
 	const workerURL = opts.workerURL || new URL("./worker.js", import.meta.url);
 	const wasmURL = new URL(opts.wasmURL || new URL("./wasmllm.wasm", import.meta.url), globalThis.location.href).href;
 	const started = startWorker(workerURL);
@@ -473,9 +502,9 @@ export async function createEngine(opts) {
 			persist: opts.persist !== false,
 			persist_bytes: opts.persistBytes == null ? -1 : Number(opts.persistBytes),
 		};
-		const info = await conn.call("load", { body: JSON.stringify(load) }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
+		const info = await conn.call("load", { body: JSON.stringify(load), file }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
 		if (info.notice && opts.onNotice) opts.onNotice(info.notice);
-		return new Engine(conn, info, load, { onProgress: opts.onProgress, onNotice: opts.onNotice });
+		return new Engine(conn, info, load, { onProgress: opts.onProgress, onNotice: opts.onNotice, file });
 	} catch (e) {
 		conn.terminate(e);
 		throw e instanceof WasmLLMError ? e : new WasmLLMError("internal", String(e && e.message || e));

@@ -4,7 +4,8 @@
 //
 // Protocol. The page posts {id, op, ...}:
 //   {op: "init", wasm: URL}                  start the engine
-//   {id, op: "load", body: JSON}             load a model (loadOptions in wasm/load.go)
+//   {id, op: "load", body: JSON, file?}      load a model (loadOptions in wasm/load.go); file: a
+//                                            GGUF File or Blob to read where it lies
 //   {id, op: "chat" | "completion", body, processors: N}
 //                                            an OpenAI-shaped request (JSON); N > 0: the
 //                                            page holds N logits_processors for it
@@ -21,7 +22,8 @@
 //                                            (or returned a bad value); invalid {index, token,
 //                                            value} when processor index wrote NaN or +Inf
 // The worker posts {id, type, data}:
-//   type "progress"  data {bytes, total, shards_done, shards_total, rate}
+//   type "progress"  data {bytes, total, shards_done, shards_total, rate}; while a GGUF
+//                    is read and converted, stage "gguf" and the GGUF's bytes
 //   type "notice"    data {message}
 //   type "chunk"     data: a chat.completion.chunk or text_completion chunk
 //   type "process"   data {logits: Float32Array, output: Int32Array}, both transferred:
@@ -125,6 +127,13 @@ self.__wasmllmLoader = {
 		}),
 	})),
 	commit: (model, text, opts) => WasmLLMLoader.commit(model, text, opts),
+	// A GGUF read where it lies, converted into a folder (wasm/gguf.go,
+	// which posts its progress).
+	isGGUF: (model) => WasmLLMLoader.isGGUF(model),
+	ggufFolder: (model) => WasmLLMLoader.ggufFolder(model),
+	ggufOpen: (model, opts) => WasmLLMLoader.ggufOpen(model, opts),
+	ggufRead: (src, off, len, opts) => WasmLLMLoader.ggufRead(src, off, len, opts),
+	localFolder: (model, opts) => WasmLLMLoader.localFolder(model, opts),
 	download: (id, model, shards, onShard, opts) => WasmLLMLoader.download(model, shards, onShard, Object.assign({}, opts, {
 		onProgress: (p) => self.postMessage({ id, type: "progress", data: p }),
 		onNotice: (message) => self.postMessage({ id, type: "notice", data: { message } }),
@@ -200,5 +209,5 @@ self.onmessage = async (ev) => {
 		self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: "the engine has stopped" } });
 		return;
 	}
-	handle({ id: m.id || 0, op: m.op, body: m.body || "", processors: m.processors || 0 });
+	handle({ id: m.id || 0, op: m.op, body: m.body || "", processors: m.processors || 0, file: m.file || null });
 };

@@ -40,9 +40,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
+
+	"wasmllm/convert"
 	"wasmllm/manifest"
 )
 
@@ -79,20 +84,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: convert -o OUT_DIR [-quant keep|q4|q8|f16] [-shard-mb 32] [-tokenizer PATH] INPUT")
 		fs.PrintDefaults()
 	}
-	var o options
+	var o convert.Options
 	var shardMB int
 	var reportFile string
 	progress := isTerminal(stderr)
-	fs.StringVar(&o.out, "o", "", "output model folder (replaced if it holds a model)")
-	fs.StringVar(&o.quant, "quant", quantKeep, "weight layout: keep, q4, q8 or f16")
+	fs.StringVar(&o.Out, "o", "", "output model folder (replaced if it holds a model)")
+	fs.StringVar(&o.Quant, "quant", convert.DefaultQuant, "weight layout: keep, q4, q8 or f16")
 	fs.IntVar(&shardMB, "shard-mb", manifest.DefaultShardBytes>>20, "shard size in MiB")
-	fs.StringVar(&o.tokenizer, "tokenizer", "", "tokenizer: tokenizer.json or its folder, a GGUF file, or a llama2.c tokenizer.bin")
-	fs.StringVar(&o.name, "name", "", "model name in the manifest (default: the output folder's name)")
+	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer: tokenizer.json or its folder, a GGUF file, or a llama2.c tokenizer.bin")
+	fs.StringVar(&o.Name, "name", "", "model name in the manifest (default: the output folder's name)")
 	fs.StringVar(&reportFile, "report", "", "also write the error report as JSON to FILE")
 	fs.BoolVar(&progress, "progress", progress, "show a progress bar on stderr (default: when stderr is a terminal)")
-	fs.IntVar(&o.workers, "threads", 0, "goroutines per tensor (0: all CPUs)")
+	fs.IntVar(&o.Workers, "threads", 0, "goroutines per tensor (0: all CPUs)")
 	fs.Func("extra", "copy `FILE` into the model folder, such as LICENSE or README.md (repeatable)", func(s string) error {
-		o.extra = append(o.extra, s)
+		o.Extra = append(o.Extra, s)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
@@ -105,21 +110,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case fs.NArg() != 1:
 		fs.Usage()
 		return fmt.Errorf("%w: want exactly one INPUT, got %d", errUsage, fs.NArg())
-	case o.out == "":
+	case o.Out == "":
 		return fmt.Errorf("%w: -o OUT_DIR is required", errUsage)
 	case shardMB <= 0 || int64(shardMB) > manifest.MaxShardBytes>>20:
 		return fmt.Errorf("%w: -shard-mb %d out of range", errUsage, shardMB)
 	}
-	if err := checkQuant(o.quant); err != nil {
+	if err := convert.CheckQuant(o.Quant); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	o.in = fs.Arg(0)
-	o.shardBytes = int64(shardMB) << 20
+	o.In = fs.Arg(0)
+	o.ShardBytes = int64(shardMB) << 20
+	var bar *progressbar.ProgressBar
 	if progress {
-		o.progress = stderr
+		o.Progress = func(n, total int64) {
+			if bar == nil {
+				bar = newBar(stderr, total, filepath.Base(o.Out))
+			}
+			bar.Add64(n)
+		}
 	}
-	o.writing = func() { writing.Store(true) }
-	r, err := convert(ctx, o)
+	o.Writing = func() { writing.Store(true) }
+	r, err := convert.Convert(ctx, o)
+	if bar != nil && err == nil {
+		bar.Finish()
+		fmt.Fprintln(stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,7 +147,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return r.print(stdout)
+	return r.Print(stdout)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -142,4 +157,15 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func newBar(w io.Writer, total int64, desc string) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("converting "+desc),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+	)
 }

@@ -42,6 +42,15 @@ type Options struct {
 	// Faulty is the URL prefix that SetOffline and SetRate act on
 	// (default "/models/").
 	Faulty string
+	// Hub makes the server answer as the Hugging Face hub and its CDN do
+	// for a model file: CORS for any origin (Range allowed; Content-Range,
+	// Content-Length and ETag exposed; preflights answered), and an ETag
+	// on every file.
+	Hub bool
+	// Redirect sends each request under a key (a URL path prefix) to the
+	// value (a URL prefix, on another origin) plus the rest of the path,
+	// with a 302, as the hub's resolve/ links go to its CDN.
+	Redirect map[string]string
 }
 
 // Request is one line of the access log.
@@ -159,6 +168,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Embedder-Policy", "require-corp")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if s.o.Hub {
+		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, ETag, Accept-Ranges")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Headers", "Range")
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
 	if s.o.NoStore {
 		h.Set("Cache-Control", "no-store")
 	} else {
@@ -195,6 +215,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	for from, to := range s.o.Redirect {
+		if strings.HasPrefix(r.URL.Path, from) {
+			http.Redirect(cw, r, to+strings.TrimPrefix(r.URL.Path, from), http.StatusFound)
+			return
+		}
+	}
 	name := s.file(p)
 	f, fi := open(name)
 	if f != nil && fi.IsDir() { // a folder serves its index.html
@@ -215,6 +241,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "application/wasm")
 	case ".js", ".mjs":
 		h.Set("Content-Type", "text/javascript; charset=utf-8")
+	}
+	if s.o.Hub {
+		h.Set("ETag", fmt.Sprintf(`"%x-%x"`, fi.Size(), fi.ModTime().UnixNano()))
 	}
 	http.ServeContent(cw, r, fi.Name(), fi.ModTime(), struct{ io.ReadSeeker }{f})
 }

@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"fmt"
@@ -17,7 +17,12 @@ const (
 	quantF16  = "f16"  // matrices as F16
 )
 
-func checkQuant(q string) error {
+// DefaultQuant is -quant's default: every weight lossless where a kernel
+// layout allows.
+const DefaultQuant = quantKeep
+
+// CheckQuant checks a quantisation mode.
+func CheckQuant(q string) error {
 	switch q {
 	case quantKeep, quantQ4, quantQ8, quantF16:
 		return nil

@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestLazyMatchesEager(t *testing.T) {
 			t.Run(in+"/"+q, func(t *testing.T) {
 				in := filepath.Join(testdata, in)
 				lazy, _ := convertTo(t, in, q)
-				src, err := openInput(in, "")
+				src, err := Open(in, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -36,7 +36,7 @@ func TestLazyMatchesEager(t *testing.T) {
 				}
 				src.Weights = sourceWeights(t, in)
 				eager := filepath.Join(t.TempDir(), "model")
-				if _, err := convertSource(context.Background(), options{in: in, out: eager, quant: q, workers: 2}, src); err != nil {
+				if _, err := FromSource(context.Background(), Options{In: in, Out: eager, Quant: q, Workers: 2}, src); err != nil {
 					t.Fatal(err)
 				}
 				sameFolder(t, lazy, eager)
@@ -94,7 +94,7 @@ func TestStreamingBound(t *testing.T) {
 func heapPeak(t *testing.T, in string, eager bool) (peak, largest, total int64) {
 	t.Helper()
 	base := liveHeap()
-	src, err := openInput(in, "")
+	src, err := Open(in, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +125,8 @@ func heapPeak(t *testing.T, in string, eager bool) (peak, largest, total int64) 
 			return b, err
 		}
 	}
-	o := options{in: in, out: filepath.Join(t.TempDir(), "model"), quant: quantKeep, workers: 2}
-	if _, err := convertSource(context.Background(), o, src); err != nil {
+	o := Options{In: in, Out: filepath.Join(t.TempDir(), "model"), Quant: quantKeep, Workers: 2}
+	if _, err := FromSource(context.Background(), o, src); err != nil {
 		t.Fatal(err)
 	}
 	for name, n := range loads {

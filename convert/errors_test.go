@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"bytes"
@@ -16,16 +16,16 @@ import (
 
 // convertFails runs a conversion that must fail and checks that nothing is
 // left in the output's parent folder but what was there before.
-func convertFails(t *testing.T, o options) error {
+func convertFails(t *testing.T, o Options) error {
 	t.Helper()
-	parent := filepath.Dir(o.out)
+	parent := filepath.Dir(o.Out)
 	before, _ := os.ReadDir(parent)
-	if o.quant == "" {
-		o.quant = quantKeep
+	if o.Quant == "" {
+		o.Quant = quantKeep
 	}
-	_, err := convert(context.Background(), o)
+	_, err := Convert(context.Background(), o)
 	if err == nil {
-		t.Fatalf("convert %s: no error", o.in)
+		t.Fatalf("convert %s: no error", o.In)
 	}
 	after, _ := os.ReadDir(parent)
 	if len(after) != len(before) {
@@ -83,7 +83,7 @@ func TestBadInput(t *testing.T) {
 		}
 		path := filepath.Join(t.TempDir(), "cut.gguf")
 		os.WriteFile(path, data[:len(data)/2], 0o644)
-		err = convertFails(t, options{in: path, out: out()})
+		err = convertFails(t, Options{In: path, Out: out()})
 		var fe *loader.FormatError
 		if !errors.As(err, &fe) || fe.File != path || fe.Offset < 0 {
 			t.Errorf("want a FormatError naming %s and an offset, got %#v", path, err)
@@ -98,7 +98,7 @@ func TestBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.WriteFile(file, data[:len(data)/2], 0o644)
-		err = convertFails(t, options{in: dir, out: out()})
+		err = convertFails(t, Options{In: dir, Out: out()})
 		var fe *loader.FormatError
 		if !errors.As(err, &fe) || fe.File != file || fe.Offset < 0 || !errors.Is(err, loader.ErrTruncated) {
 			t.Errorf("want a FormatError naming %s and an offset, got %#v", file, err)
@@ -122,7 +122,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			cut := st.Size() / 2
-			err = convertFails(t, options{in: c.in, out: out(), writing: func() {
+			err = convertFails(t, Options{In: c.in, Out: out(), Writing: func() {
 				if err := os.Truncate(c.file, cut); err != nil {
 					t.Fatal(err)
 				}
@@ -158,7 +158,7 @@ func TestBadInput(t *testing.T) {
 		}
 		path := filepath.Join(t.TempDir(), "nan-eps.gguf")
 		os.WriteFile(path, buf.Bytes(), 0o644)
-		err = convertFails(t, options{in: path, out: out()})
+		err = convertFails(t, Options{In: path, Out: out()})
 		var fe *loader.FormatError
 		if !errors.As(err, &fe) || fe.File != path || fe.Field != "metadata llama.attention.layer_norm_rms_epsilon" {
 			t.Errorf("want a FormatError naming %s and the eps key, got %v", path, err)
@@ -167,7 +167,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("NaN weight", func(t *testing.T) {
 		path := rewriteGGUF(t, f32Model, "blk.1.ffn_down.weight", 1000, float32(math.NaN()), nil)
-		err := convertFails(t, options{in: path, out: out()})
+		err := convertFails(t, Options{In: path, Out: out()})
 		var te *TensorError
 		if !errors.As(err, &te) || te.File != path || te.Tensor != "blk.1.ffn_down.weight" || te.Element != 1000 || !errors.Is(err, loader.ErrCorrupt) {
 			t.Errorf("want a TensorError naming the file, blk.1.ffn_down.weight and element 1000, got %v", err)
@@ -177,7 +177,7 @@ func TestBadInput(t *testing.T) {
 	t.Run("merged tensor element", func(t *testing.T) {
 		// blk.0.attn_k.weight (32x128) follows attn_q (128x128) in attn_qkv.
 		path := rewriteGGUF(t, f32Model, "blk.0.attn_k.weight", 5, float32(math.Inf(1)), nil)
-		err := convertFails(t, options{in: path, out: out(), quant: quantQ4})
+		err := convertFails(t, Options{In: path, Out: out(), Quant: quantQ4})
 		var te *TensorError
 		if !errors.As(err, &te) || te.Tensor != "blk.0.attn_qkv.weight" || te.Element != 128*128+5 {
 			t.Errorf("want blk.0.attn_qkv.weight element %d, got %v", 128*128+5, err)
@@ -186,7 +186,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("F16 overflow", func(t *testing.T) {
 		path := rewriteGGUF(t, f32Model, "blk.2.attn_output.weight", 77, 1e6, nil)
-		err := convertFails(t, options{in: path, out: out(), quant: quantF16})
+		err := convertFails(t, Options{In: path, Out: out(), Quant: quantF16})
 		var te *TensorError
 		if !errors.As(err, &te) || te.Tensor != "blk.2.attn_output.weight" || te.Element != 77 || !errors.Is(err, loader.ErrTooLarge) {
 			t.Errorf("want blk.2.attn_output.weight element 77 too large, got %v", err)
@@ -195,23 +195,23 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("GGUF without tokenizer", func(t *testing.T) {
 		path := rewriteGGUF(t, f32Model, "", 0, 0, func(k string) bool { return !strings.HasPrefix(k, "tokenizer.") })
-		err := convertFails(t, options{in: path, out: out()})
+		err := convertFails(t, Options{In: path, Out: out()})
 		if !strings.Contains(err.Error(), "-tokenizer") {
 			t.Errorf("error does not suggest -tokenizer: %v", err)
 		}
 		// With a tokenizer from elsewhere it converts.
-		convertTo(t, path, quantKeep, func(o *options) { o.tokenizer = filepath.Join(testdata, "hf", "tiny-llama3") })
+		convertTo(t, path, quantKeep, func(o *Options) { o.Tokenizer = filepath.Join(testdata, "hf", "tiny-llama3") })
 	})
 
 	t.Run("llama2c without tokenizer", func(t *testing.T) {
 		data, _ := os.ReadFile(filepath.Join(testdata, "models", "stories260K.bin"))
 		path := filepath.Join(t.TempDir(), "stories260K.bin")
 		os.WriteFile(path, data, 0o644)
-		err := convertFails(t, options{in: path, out: out()})
+		err := convertFails(t, Options{In: path, Out: out()})
 		if !strings.Contains(err.Error(), "-tokenizer") {
 			t.Errorf("error does not suggest -tokenizer: %v", err)
 		}
-		convertTo(t, path, quantKeep, func(o *options) { o.tokenizer = filepath.Join(testdata, "models", "tok512.bin") })
+		convertTo(t, path, quantKeep, func(o *Options) { o.Tokenizer = filepath.Join(testdata, "models", "tok512.bin") })
 	})
 
 	t.Run("output is a folder of other files", func(t *testing.T) {
@@ -219,7 +219,7 @@ func TestBadInput(t *testing.T) {
 		os.MkdirAll(dir, 0o755)
 		keep := filepath.Join(dir, "notes.txt")
 		os.WriteFile(keep, []byte("mine"), 0o644)
-		convertFails(t, options{in: f32Model, out: dir})
+		convertFails(t, Options{In: f32Model, Out: dir})
 		if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
 			t.Errorf("the folder's file was touched: %q %v", b, err)
 		}
@@ -228,11 +228,11 @@ func TestBadInput(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		o := options{in: f32Model, out: out(), quant: quantQ4}
-		if _, err := convert(ctx, o); !errors.Is(err, context.Canceled) {
+		o := Options{In: f32Model, Out: out(), Quant: quantQ4}
+		if _, err := Convert(ctx, o); !errors.Is(err, context.Canceled) {
 			t.Errorf("got %v, want context.Canceled", err)
 		}
-		if entries, _ := os.ReadDir(filepath.Dir(o.out)); len(entries) != 0 {
+		if entries, _ := os.ReadDir(filepath.Dir(o.Out)); len(entries) != 0 {
 			t.Errorf("cancelled conversion left %d entries", len(entries))
 		}
 	})

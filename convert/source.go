@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"fmt"
@@ -8,33 +8,43 @@ import (
 	"wasmllm/source"
 )
 
-// input is an opened input model: its source (canonical weights and
+// Input is an opened input model: its source (canonical weights and
 // tokenizer) plus what the converter needs besides them.
-type input struct {
+type Input struct {
 	*source.Source
 	// parts maps a canonical tensor to the GGUF types merged into it.
 	parts map[string][]loader.DType
 }
 
-// openInput opens path through package source: a GGUF file or a Hugging
+// Open opens path through package source: a GGUF file or a Hugging
 // Face folder, whose tensors stay in their files until loaded (lazy), or a
 // llama2.c checkpoint or a converted folder, read whole (the latter's
 // planar tensors turned back into ggml blocks, losslessly). The tokenizer
 // comes from tokPath when set, else from the source, which must have one.
-func openInput(path, tokPath string) (*input, error) {
+func Open(path, tokPath string) (*Input, error) {
 	s, err := source.Open(path, source.Options{Tokenizer: tokPath, Lazy: true})
 	if err != nil {
 		return nil, err
 	}
-	in := &input{Source: s}
-	if err := in.prepare(); err != nil {
+	in, err := NewInput(s)
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return in, nil
 }
 
-func (in *input) prepare() error {
+// NewInput prepares an opened source for conversion (one whose tensors
+// come from elsewhere than a path: a GGUF read over the network).
+func NewInput(s *source.Source) (*Input, error) {
+	in := &Input{Source: s}
+	if err := in.prepare(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Input) prepare() error {
 	switch in.Format {
 	case source.FormatGGUF:
 		in.parts = ggufParts(in.GGUF, &in.Weights.Config)

@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"fmt"
@@ -38,8 +38,8 @@ func (s *tensorStat) finish() {
 	}
 }
 
-// report is what a conversion did, tensor by tensor and over the model.
-type report struct {
+// Report is what a conversion did, tensor by tensor and over the model.
+type Report struct {
 	Input   string       `json:"input"`
 	Output  string       `json:"output"`
 	Quant   string       `json:"quant"`
@@ -49,7 +49,7 @@ type report struct {
 	Files   []string     `json:"files"` // tokenizer files beside the shards
 }
 
-func (r *report) add(s tensorStat) {
+func (r *Report) add(s tensorStat) {
 	s.finish()
 	r.Tensors = append(r.Tensors, s)
 	t := &r.Total
@@ -63,7 +63,7 @@ func (r *report) add(s tensorStat) {
 }
 
 // print writes the per-tensor table and the model summary.
-func (r *report) print(w io.Writer) error {
+func (r *Report) Print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "tensor\tshape\tfrom\tto\trms err\tmax abs err\trel rms\t")
 	for _, s := range r.Tensors {

@@ -1,17 +1,13 @@
-package main
+package convert
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"wasmllm/loader"
 	"wasmllm/manifest"
@@ -19,36 +15,41 @@ import (
 	"wasmllm/source"
 )
 
-// options are one conversion's settings.
-type options struct {
-	in, out    string
-	quant      string   // quantKeep, quantQ4, quantQ8 or quantF16
-	tokenizer  string   // tokenizer override
-	name       string   // model name in the manifest; the folder name when empty
-	extra      []string // files copied into the folder under their base names
-	shardBytes int64
-	workers    int       // goroutines per tensor; GOMAXPROCS when 0
-	progress   io.Writer // where the progress bar goes; none when nil
-	writing    func()    // called before the first file is created, if set
+// Options are one conversion's settings.
+type Options struct {
+	In, Out    string   // the input's path (or name) and the output folder
+	Quant      string   // "keep" (DefaultQuant), "q4", "q8" or "f16"
+	Tokenizer  string   // tokenizer override
+	Name       string   // model name in the manifest; the folder name when empty
+	Extra      []string // files copied into the folder under their base names
+	ShardBytes int64
+	Workers    int // goroutines per tensor; GOMAXPROCS when 0
+	// Progress, when set, is called with the source bytes of each piece
+	// of a tensor converted and the total over the model.
+	Progress func(n, total int64)
+	Writing  func() // called before the first file is created, if set
+	// Store, when set, receives the folder's files instead of Out (the
+	// browser's Cache Storage); Name is then required.
+	Store manifest.Store
 }
 
-// convert writes o.in as a model folder at o.out. Nothing is left at o.out
+// Convert writes o.In as a model folder at o.Out. Nothing is left at o.Out
 // (or beside it) unless it succeeds.
-func convert(ctx context.Context, o options) (*report, error) {
-	if err := checkQuant(o.quant); err != nil {
+func Convert(ctx context.Context, o Options) (*Report, error) {
+	if err := CheckQuant(o.Quant); err != nil {
 		return nil, err
 	}
-	src, err := openInput(o.in, o.tokenizer)
+	src, err := Open(o.In, o.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	return convertSource(ctx, o, src)
+	return FromSource(ctx, o, src)
 }
 
-// convertSource writes src as a model folder at o.out, loading one tensor
+// FromSource writes src as a model folder at o.Out, loading one tensor
 // at a time and letting it go once written.
-func convertSource(ctx context.Context, o options, src *input) (*report, error) {
+func FromSource(ctx context.Context, o Options, src *Input) (*Report, error) {
 	w := src.Weights
 	c := &w.Config
 	tok := src.Tokenizer
@@ -60,12 +61,12 @@ func convertSource(ctx context.Context, o options, src *input) (*report, error) 
 	var total int64
 	for i, name := range names {
 		t := w.Tensors[name]
-		if plans[i], err = planTensor(o.quant, c, t, src.parts[name]); err != nil {
-			return nil, &TensorError{File: o.in, Tensor: name, Element: -1, Err: err}
+		if plans[i], err = planTensor(o.Quant, c, t, src.parts[name]); err != nil {
+			return nil, &TensorError{File: o.In, Tensor: name, Element: -1, Err: err}
 		}
 		n, err := t.Size()
 		if err != nil {
-			return nil, &TensorError{File: o.in, Tensor: name, Element: -1, Err: err}
+			return nil, &TensorError{File: o.In, Tensor: name, Element: -1, Err: err}
 		}
 		total += int64(n)
 	}
@@ -74,7 +75,7 @@ func convertSource(ctx context.Context, o options, src *input) (*report, error) 
 		return nil, err
 	}
 	files := slices.Clip(tok.Files)
-	for _, path := range o.extra {
+	for _, path := range o.Extra {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
@@ -82,37 +83,41 @@ func convertSource(ctx context.Context, o options, src *input) (*report, error) 
 		files = append(files, source.File{Name: filepath.Base(path), Data: data})
 	}
 
-	if o.writing != nil {
-		o.writing()
+	if o.Writing != nil {
+		o.Writing()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	wr, err := manifest.NewWriter(o.out, o.shardBytes)
+	var wr *manifest.Writer
+	if o.Store != nil {
+		wr, err = manifest.NewStoreWriter(o.Name, o.ShardBytes, o.Store)
+	} else {
+		wr, err = manifest.NewWriter(o.Out, o.ShardBytes)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer wr.Abort()
-	r := &report{Input: o.in, Output: o.out, Quant: o.quant}
+	r := &Report{Input: o.In, Output: o.Out, Quant: o.Quant}
 	for _, f := range files {
 		if err := wr.AddFile(f.Name, f.Data); err != nil {
 			return nil, err
 		}
 		r.Files = append(r.Files, f.Name)
 	}
-	bar := newBar(o.progress, total, filepath.Base(o.out))
-	workers := o.workers
+	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	for i, name := range names {
-		t, err := load(o.in, w.Tensors[name])
+		t, err := load(o.In, w.Tensors[name])
 		if err != nil {
 			return nil, err
 		}
-		out, st, err := encodeTensor(ctx, o.in, t, plans[i], workers, func(n int64) {
-			if bar != nil {
-				bar.Add64(n)
+		out, st, err := encodeTensor(ctx, o.In, t, plans[i], workers, func(n int64) {
+			if o.Progress != nil {
+				o.Progress(n, total)
 			}
 		})
 		if err != nil {
@@ -125,11 +130,7 @@ func convertSource(ctx context.Context, o options, src *input) (*report, error) 
 		r.add(st)
 		delete(w.Tensors, name) // let the source's memory go
 	}
-	if bar != nil {
-		bar.Finish()
-		fmt.Fprintln(o.progress)
-	}
-	m := &manifest.Manifest{Name: o.name, Arch: c.Arch, Quant: o.quant, Config: *c,
+	m := &manifest.Manifest{Name: o.Name, Arch: c.Arch, Quant: o.Quant, Config: *c,
 		Tokenizer: specJSON, ChatTemplate: tok.Tok.ChatTemplate()}
 	if err := wr.Close(m); err != nil {
 		return nil, err
@@ -168,18 +169,4 @@ func orderedNames(w *model.Weights) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-func newBar(w io.Writer, total int64, desc string) *progressbar.ProgressBar {
-	if w == nil {
-		return nil
-	}
-	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("converting "+desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-	)
 }

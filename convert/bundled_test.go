@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 // models/stories260K/README.md says and compares every file with the
 // committed folder.
 func TestBundledUpToDate(t *testing.T) {
-	committed := filepath.Join("..", "..", "models", "stories260K")
-	dir, _ := convertTo(t, filepath.Join(testdata, "models", "stories260K.gguf"), quantKeep, func(o *options) {
-		o.name = "stories260K"
-		o.extra = []string{filepath.Join(committed, "LICENSE"), filepath.Join(committed, "README.md")}
+	committed := filepath.Join("..", "models", "stories260K")
+	dir, _ := convertTo(t, filepath.Join(testdata, "models", "stories260K.gguf"), quantKeep, func(o *Options) {
+		o.Name = "stories260K"
+		o.Extra = []string{filepath.Join(committed, "LICENSE"), filepath.Join(committed, "README.md")}
 	})
 	got, want := listDir(t, dir), listDir(t, committed)
 	if !slices.Equal(got, want) {

@@ -1,4 +1,4 @@
-package main
+package convert
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"wasmllm/tokenizer"
 )
 
-const testdata = "../../testdata"
+const testdata = "../testdata"
 
 func readGolden(t *testing.T, name string) *golden.File {
 	t.Helper()
@@ -23,17 +23,17 @@ func readGolden(t *testing.T, name string) *golden.File {
 }
 
 // convertTo converts in into a fresh folder under t.TempDir.
-func convertTo(t *testing.T, in string, quant string, mod ...func(*options)) (string, *report) {
+func convertTo(t *testing.T, in string, quant string, mod ...func(*Options)) (string, *Report) {
 	t.Helper()
-	o := options{in: in, out: filepath.Join(t.TempDir(), "model"), quant: quant, workers: 2}
+	o := Options{In: in, Out: filepath.Join(t.TempDir(), "model"), Quant: quant, Workers: 2}
 	for _, m := range mod {
 		m(&o)
 	}
-	r, err := convert(context.Background(), o)
+	r, err := Convert(context.Background(), o)
 	if err != nil {
 		t.Fatalf("convert %s -quant %s: %v", in, quant, err)
 	}
-	return o.out, r
+	return o.Out, r
 }
 
 // loadFolder reads a converted folder the way cmd/generate does.

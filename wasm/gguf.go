@@ -1,0 +1,246 @@
+//go:build js
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"runtime"
+	"strings"
+	"syscall/js"
+	"time"
+
+	"wasmllm/convert"
+	"wasmllm/source"
+	"wasmllm/wasm/api"
+)
+
+// A GGUF given as the model (a URL whose path ends in .gguf, or a File)
+// is read where it lies, with Range requests or Blob slices, one tensor
+// at a time, and converted as cmd/convert -quant keep converts it into a
+// model folder kept in Cache Storage (web/loader.js ggufFolder,
+// localFolder); the load then goes on from that folder as from any other.
+// The next load of the same GGUF (same URL, size and ETag; or the same
+// file name, size and time) finds the folder and reads nothing of the
+// GGUF, and with the server gone it loads from the folder alone.
+
+// ggufSource is a GGUF's identity, kept beside its conversion.
+type ggufSource struct {
+	Name         string `json:"name"`
+	URL          string `json:"url,omitempty"`
+	Size         int64  `json:"size"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified int64  `json:"last_modified,omitempty"`
+}
+
+// ggufSourceFile holds a conversion's ggufSource in its folder.
+const ggufSourceFile = "gguf-source.json"
+
+// ggufChunk is the most bytes one read of a GGUF asks for.
+const ggufChunk = 16 << 20
+
+// ggufModel is the GGUF a load names: the File posted with the message,
+// or the model URL when its path ends in .gguf; undefined otherwise.
+func ggufModel(j job, o loadOptions) js.Value {
+	if f := j.msg.Get("file"); f.Truthy() {
+		return f
+	}
+	if js.Global().Get("__wasmllmLoader").Call("isGGUF", o.Model).Bool() {
+		return js.ValueOf(o.Model)
+	}
+	return js.Undefined()
+}
+
+// convertGGUF is the "gguf" phase: it finds the GGUF's conversion in its
+// folder or makes it, then points the load at that folder.
+func (r *loadRun) convertGGUF() error {
+	folder := r.loader.Call("ggufFolder", r.gguf).String()
+	local, err := await(r.loader.Call("localFolder", folder, js.ValueOf(r.jsOpts)))
+	if err != nil {
+		return err
+	}
+	r.ggufInfo = map[string]any{"folder": folder}
+	src, openErr := await(r.loader.Call("ggufOpen", r.gguf, js.ValueOf(r.jsOpts)))
+	var id ggufSource
+	if openErr == nil {
+		id = ggufSource{Name: jsString(src.Get("name")), URL: jsString(src.Get("url")), Size: int64(src.Get("size").Float()), ETag: jsString(src.Get("etag"))}
+		if lm := src.Get("lastModified"); lm.Type() == js.TypeNumber {
+			id.LastModified = int64(lm.Float())
+		}
+		r.ggufInfo["name"], r.ggufInfo["url"], r.ggufInfo["bytes"], r.ggufInfo["etag"] = id.Name, id.URL, id.Size, id.ETag
+	}
+	// A conversion of this GGUF already in the folder: used as it is, or,
+	// when the GGUF cannot be reached, trusted as the last one made.
+	if kept, err := localJSON(local, ggufSourceFile); err == nil && kept != nil && localHas(local, "manifest.json") {
+		var was ggufSource
+		if json.Unmarshal(kept, &was) == nil && (openErr != nil || was == id) {
+			r.ggufInfo["converted"] = false
+			if openErr != nil {
+				r.ggufInfo["offline"] = true
+				r.ggufInfo["name"], r.ggufInfo["url"], r.ggufInfo["bytes"] = was.Name, was.URL, was.Size
+			}
+			r.useFolder(folder, local)
+			return nil
+		}
+	}
+	if openErr != nil {
+		return openErr
+	}
+	// Room for the conversion, about the GGUF's size, before it starts.
+	if local.Get("cached").Bool() {
+		shards, _ := json.Marshal([]map[string]any{{"file": "(the conversion of " + id.Name + ")", "bytes": id.Size}})
+		opts := js.ValueOf(r.jsOpts)
+		opts.Set("local", local)
+		opts.Set("converting", true)
+		q, err := await(r.loader.Call("quota", r.id, folder, string(shards), opts))
+		if err != nil {
+			return err
+		}
+		if p := q.Get("persist"); p.Type() == js.TypeObject {
+			r.persist = map[string]any{"granted": p.Get("granted").Truthy(), "asked": p.Get("asked").Truthy(), "already": p.Get("already").Truthy()}
+		}
+	}
+	start := time.Now()
+	ra := &jsReaderAt{ctx: r.ctx, id: r.id, loader: r.loader, src: src, opts: js.ValueOf(r.jsOpts), size: id.Size}
+	s, err := source.OpenGGUFAt(id.Name, ra, id.Size)
+	if err != nil {
+		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
+	}
+	defer s.Close()
+	in, err := convert.NewInput(s)
+	if err != nil {
+		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
+	}
+	store := &jsStore{local: local}
+	idJSON, _ := json.Marshal(id)
+	if err := store.Put(ggufSourceFile, idJSON); err != nil {
+		return err
+	}
+	name := strings.TrimSuffix(id.Name, ".gguf")
+	prog := &ggufProgress{id: r.id, size: id.Size, header: s.GGUF.DataOffset, start: start}
+	prog.post(prog.header)
+	rep, err := convert.FromSource(r.ctx, convert.Options{In: id.Name, Name: name, Quant: convert.DefaultQuant, Store: store, Workers: 1, Progress: prog.add}, in)
+	if err != nil {
+		if _, ok := err.(*api.Error); !ok {
+			if c := api.Classify(err); c.Code == api.CodeInternal {
+				return &api.Error{Code: api.CodeBadModel, Message: id.Name + ": " + err.Error(), Err: err}
+			}
+		}
+		return err
+	}
+	prog.post(id.Size)
+	r.ggufInfo["converted"] = true
+	r.ggufInfo["convert_ms"] = msSince(start)
+	r.ggufInfo["lossless"] = rep.Total.SumSq == 0
+	runtime.GC()
+	r.useFolder(folder, local)
+	return nil
+}
+
+// useFolder points the load at a converted GGUF's folder.
+func (r *loadRun) useFolder(folder string, local js.Value) {
+	r.o.Model, r.o.Local = folder, true
+	r.local = local
+	r.jsOpts["local"] = local
+}
+
+// openLocal is a reload's "gguf" phase: the converted folder it loaded
+// from before.
+func (r *loadRun) openLocal() error {
+	local, err := await(r.loader.Call("localFolder", r.o.Model, js.ValueOf(r.jsOpts)))
+	if err != nil {
+		return err
+	}
+	r.ggufInfo = map[string]any{"folder": r.o.Model, "converted": false}
+	r.useFolder(r.o.Model, local)
+	return nil
+}
+
+// localJSON returns a file of a local folder, or nil when it has none.
+func localJSON(local js.Value, name string) ([]byte, error) {
+	v, err := await(local.Call("get", name))
+	if err != nil || v.IsNull() || v.IsUndefined() {
+		return nil, err
+	}
+	b := make([]byte, v.Length())
+	js.CopyBytesToGo(b, v)
+	return b, nil
+}
+
+func localHas(local js.Value, name string) bool {
+	b, err := localJSON(local, name)
+	return err == nil && b != nil
+}
+
+// jsReaderAt reads a GGUF through web/loader.js ggufRead.
+type jsReaderAt struct {
+	ctx               context.Context
+	id                int
+	loader, src, opts js.Value
+	size              int64
+}
+
+func (r *jsReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		if err := r.ctx.Err(); err != nil {
+			return n, err
+		}
+		at := off + int64(n)
+		if at >= r.size {
+			return n, io.EOF
+		}
+		want := int(min(int64(len(p)-n), ggufChunk, r.size-at))
+		v, err := await(r.loader.Call("ggufRead", r.src, at, want, r.opts))
+		if err != nil {
+			return n, err
+		}
+		js.CopyBytesToGo(p[n:n+want], v)
+		n += want
+	}
+	return n, nil
+}
+
+// jsStore puts a conversion's files into its local folder.
+type jsStore struct{ local js.Value }
+
+func (s *jsStore) Put(name string, data []byte) error {
+	u8 := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(u8, data)
+	_, err := await(s.local.Call("put", name, u8))
+	return err
+}
+
+// ggufProgress posts a conversion's progress as the page's progress events
+// (stage "gguf"): the header's bytes once it is read, then the tensor data
+// in proportion to the converted tensors, at most 10 events a second; the
+// last, when the folder is whole, has bytes == total.
+type ggufProgress struct {
+	id           int
+	size, header int64
+	done         int64
+	start, last  time.Time
+	posted       int64
+}
+
+func (p *ggufProgress) add(n, total int64) {
+	p.done += n
+	if time.Since(p.last) < 100*time.Millisecond || total <= 0 {
+		return
+	}
+	// Not size itself before the end: the last tensor's shard is still to be stored.
+	p.post(min(p.size-1, p.header+(p.size-p.header)*min(p.done, total)/total))
+}
+
+func (p *ggufProgress) post(bytes int64) {
+	if bytes <= p.posted && bytes != p.size {
+		return
+	}
+	p.last, p.posted = time.Now(), bytes
+	rate := 0.0
+	if s := time.Since(p.start).Seconds(); s > 0 {
+		rate = float64(bytes) / s
+	}
+	post(p.id, "progress", map[string]any{"stage": "gguf", "bytes": bytes, "total": p.size, "shards_done": 0, "shards_total": 0, "rate": rate})
+}
