@@ -247,28 +247,9 @@ func blockKernel(name string, planar bool, bits int) *fn {
 		f.loop() // blocks
 		{
 			f.vZero().set(p)
-			xAt := func(off uint32) func() { return func() { f.get(xp).vLoad(off) } }
-			lane := func(src uint32, i16 func() *fn, i32 func() *fn) func() {
-				return func() { f.get(src); i16(); i32(); f.f32x4FromI32() }
-			}
-			if bits == 8 {
-				for c := range uint32(4) {
-					f.get(q).vLoad8x8S(qoff + 8*c).set(v)
-					f.accMul(p, func() { f.get(v).i32FromI16Low().f32x4FromI32() }, xAt(32*c))
-					f.accMul(p, func() { f.get(v).i32FromI16High().f32x4FromI32() }, xAt(32*c+16))
-				}
-			} else {
-				f.get(q).vLoad(qoff).set(v)
-				f.get(v).i32c(0x0f).i8Splat().vAnd().i32c(8).i8Splat().i8Sub().set(lo)
-				f.get(v).i32c(4).i8ShrU().i32c(8).i8Splat().i8Sub().set(hi)
-				for half, src := range []uint32{lo, hi} {
-					base := uint32(64 * half)
-					f.accMul(p, lane(src, f.i16FromI8Low, f.i32FromI16Low), xAt(base))
-					f.accMul(p, lane(src, f.i16FromI8Low, f.i32FromI16High), xAt(base+16))
-					f.accMul(p, lane(src, f.i16FromI8High, f.i32FromI16Low), xAt(base+32))
-					f.accMul(p, lane(src, f.i16FromI8High, f.i32FromI16High), xAt(base+48))
-				}
-			}
+			f.blockGroups(q, qoff, bits, v, lo, hi, func(g uint32, push func()) {
+				f.accMul(p, func() { push(); f.f32x4FromI32() }, func() { f.get(xp).vLoad(16 * g) })
+			})
 			f.accMul(acc, func() { f.get(p) }, func() { f.f16At(s, 0, h, em).f32Splat() })
 			f.get(q).i32c(qstep).add().set(q)
 			if planar {
@@ -285,6 +266,32 @@ func blockKernel(name string, planar bool, bits int) *fn {
 	f.end()
 	f.end()
 	return f
+}
+
+// blockGroups walks a block of 32 quantised weights at q+qoff (bits 8:
+// int8; 4: ggml's nibbles, low halves first, offset by 8) as eight groups
+// of four in element order: use(g, push) is called for group g (elements
+// 4g..4g+3) with push, which pushes the group's values as an i32x4. v, lo
+// and hi are v128 scratch locals.
+func (f *fn) blockGroups(q, qoff uint32, bits int, v, lo, hi uint32, use func(g uint32, push func())) {
+	if bits == 8 {
+		for c := range uint32(4) {
+			f.get(q).vLoad8x8S(qoff + 8*c).set(v)
+			use(2*c, func() { f.get(v).i32FromI16Low() })
+			use(2*c+1, func() { f.get(v).i32FromI16High() })
+		}
+		return
+	}
+	f.get(q).vLoad(qoff).set(v)
+	f.get(v).i32c(0x0f).i8Splat().vAnd().i32c(8).i8Splat().i8Sub().set(lo)
+	f.get(v).i32c(4).i8ShrU().i32c(8).i8Splat().i8Sub().set(hi)
+	for half, src := range []uint32{lo, hi} {
+		g := uint32(4 * half)
+		use(g, func() { f.get(src).i16FromI8Low().i32FromI16Low() })
+		use(g+1, func() { f.get(src).i16FromI8Low().i32FromI16High() })
+		use(g+2, func() { f.get(src).i16FromI8High().i32FromI16Low() })
+		use(g+3, func() { f.get(src).i16FromI8High().i32FromI16High() })
+	}
 }
 
 // batchKernel is Batch: for each entry of the table, the Op's kernel
@@ -338,29 +345,11 @@ func dequantKernel(name string, planar bool, bits int) *fn {
 	f.loop() // blocks
 	{
 		f.f16At(sp, 0, h, em).f32Splat().set(d)
-		store := func(off uint32, val func()) {
+		f.blockGroups(q, qoff, bits, v, lo, hi, func(g uint32, push func()) {
 			f.get(out)
-			val()
-			f.f32x4FromI32().get(d).f32x4Mul().vStore(off)
-		}
-		if bits == 8 {
-			for c := range uint32(4) {
-				f.get(q).vLoad8x8S(qoff + 8*c).set(v)
-				store(32*c, func() { f.get(v).i32FromI16Low() })
-				store(32*c+16, func() { f.get(v).i32FromI16High() })
-			}
-		} else {
-			f.get(q).vLoad(qoff).set(v)
-			f.get(v).i32c(0x0f).i8Splat().vAnd().i32c(8).i8Splat().i8Sub().set(lo)
-			f.get(v).i32c(4).i8ShrU().i32c(8).i8Splat().i8Sub().set(hi)
-			for half, src := range []uint32{lo, hi} {
-				base := uint32(64 * half)
-				store(base, func() { f.get(src).i16FromI8Low().i32FromI16Low() })
-				store(base+16, func() { f.get(src).i16FromI8Low().i32FromI16High() })
-				store(base+32, func() { f.get(src).i16FromI8High().i32FromI16Low() })
-				store(base+48, func() { f.get(src).i16FromI8High().i32FromI16High() })
-			}
-		}
+			push()
+			f.f32x4FromI32().get(d).f32x4Mul().vStore(16 * g)
+		})
 		f.get(q).i32c(qstep).add().set(q)
 		if planar {
 			f.get(sp).i32c(sstep).add().set(sp)
