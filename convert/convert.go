@@ -170,3 +170,40 @@ func orderedNames(w *model.Weights) ([]string, error) {
 	}
 	return names, nil
 }
+
+// Layout is the manifest a conversion of src with quant would write, as
+// far as it is known before any tensor is read: the config, every
+// tensor's type, shape and bytes, and the bytes in shards of
+// manifest.DefaultShardBytes (no hashes, offsets or parts). The browser
+// checks it against the device before it converts a GGUF.
+func Layout(src *Input, quant string) (*manifest.Manifest, error) {
+	if err := CheckQuant(quant); err != nil {
+		return nil, err
+	}
+	w := src.Weights
+	names, err := orderedNames(w)
+	if err != nil {
+		return nil, err
+	}
+	m := &manifest.Manifest{Arch: w.Config.Arch, Quant: quant, Config: w.Config}
+	var total int64
+	for _, name := range names {
+		t := w.Tensors[name]
+		p, err := planTensor(quant, &w.Config, t, src.parts[name])
+		if err != nil {
+			return nil, &TensorError{File: src.Path, Tensor: name, Element: -1, Err: err}
+		}
+		n, err := p.dst.Size(t.NumElements())
+		if err != nil {
+			return nil, &TensorError{File: src.Path, Tensor: name, Element: -1, Err: err}
+		}
+		m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: name, DType: p.dst.String(), Shape: append([]int(nil), t.Shape...), Bytes: int64(n)})
+		total += int64(n)
+	}
+	for total > 0 {
+		n := min(total, manifest.DefaultShardBytes)
+		m.Shards = append(m.Shards, manifest.Shard{Bytes: n})
+		total -= n
+	}
+	return m, nil
+}

@@ -253,7 +253,7 @@ type matmulTask struct {
 func (m *matmulTask) run(worker, lo, hi int) {
 	K := len(m.x) / m.T
 	w := m.w
-	if m.calls != nil && w.dtype != loader.F32 && batchable(w, K) {
+	if m.calls != nil && w.dtype != loader.F32 && batchable(w, K) && (!m.rowsPath(worker, K) || simd.has(w.dtype)) {
 		*m.calls = m.batch((*m.calls)[:0], worker, lo, hi)
 		simd.batch(*m.calls)
 		return
@@ -261,7 +261,7 @@ func (m *matmulTask) run(worker, lo, hi int) {
 	switch {
 	case w.dtype == loader.F32:
 		gemm(w.f[(m.off+lo)*K:(m.off+hi)*K], m.x, m.out[lo:], hi-lo, K, m.T, m.N)
-	case m.T < 4 || len(m.buf[worker]) < prefillTile*K:
+	case m.rowsPath(worker, K):
 		for r := range m.T {
 			gemvRows(w, m.off+lo, m.x[r*K:(r+1)*K], m.out[r*m.N+lo:r*m.N+hi])
 		}
@@ -279,15 +279,23 @@ func (m *matmulTask) run(worker, lo, hi int) {
 	}
 }
 
+// rowsPath reports whether run takes a row's dot product at a time
+// (gemvRows) rather than dequantised tiles: decode, where the type reads
+// its rows in place (decodeRows), or no tile buffer.
+func (m *matmulTask) rowsPath(worker, K int) bool {
+	return m.T < 4 && decodeRows(m.w) || len(m.buf[worker]) < prefillTile*K
+}
+
 // batch appends to calls the SIMD kernel calls that compute what
-// run(worker, lo, hi) computes, in the same way (batchable(m.w, K) holds).
+// run(worker, lo, hi) computes, in the same way (batchable(m.w, K) holds,
+// and so does simd.has(m.w.dtype) when rowsPath does).
 func (m *matmulTask) batch(calls []kcall, worker, lo, hi int) []kcall {
 	K := len(m.x) / m.T
 	w := m.w
 	switch {
 	case w.dtype == loader.F32:
 		return append(calls, kcall{op: opF32, f: w.f[(m.off+lo)*K : (m.off+hi)*K], x: m.x, out: m.out[lo:], rows: hi - lo, K: K, T: m.T, ldo: m.N})
-	case m.T < 4 || len(m.buf[worker]) < prefillTile*K:
+	case m.rowsPath(worker, K):
 		for r := range m.T {
 			calls = append(calls, kcall{op: opGemv, w: w, row: m.off + lo, rows: hi - lo, K: K, x: m.x[r*K : (r+1)*K], out: m.out[r*m.N+lo : r*m.N+hi]})
 		}

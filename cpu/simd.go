@@ -19,6 +19,8 @@ type simdKernels interface {
 	// batch makes the calls, in order, in one call into the module.
 	batch(calls []kcall)
 	has(d loader.DType) bool
+	// dequants reports whether batch has a dequantisation kernel for d.
+	dequants(d loader.DType) bool
 }
 
 var simd simdKernels
@@ -49,10 +51,23 @@ func batchable(w *tensor, K int) bool {
 	if simd == nil {
 		return false
 	}
-	if w.dtype == loader.F32 {
+	switch {
+	case w.dtype == loader.F32:
 		return K%4 == 0
+	case kquant(w.dtype):
+		return simd.dequants(w.dtype) && K%256 == 0
 	}
 	return simd.has(w.dtype) && K%32 == 0
+}
+
+// decodeRows reports whether a matmul of under four tokens with w reads
+// its rows one dot product at a time (gemvRows); else it dequantises 16
+// rows at a time as prefill does. K-quants take tiles in js builds, where
+// the SIMD kernels dequantise them (their Go dot products have no SIMD
+// twin) and the plain-Go fallback does the same, so both give the same
+// bits; natively they keep their fused Go dot products.
+func decodeRows(w *tensor) bool {
+	return !(kquantTiles && kquant(w.dtype))
 }
 
 // gemm is gemmF32, on the SIMD kernel when there is one.

@@ -56,8 +56,77 @@ func TestSIMDInBrowser(t *testing.T) {
 	}
 }
 
-// BenchmarkSIMDMatMul: a decode GEMV (2048 x 2048) on the SIMD kernels
-// and on the plain-Go loops, side by side.
+// kquantWeight is a random (N, K) weight of K-quant type dt: random bytes
+// (every quant and sub-block scale pattern occurs) with small finite
+// f16 scales.
+func kquantWeight(rng *rand.Rand, dt loader.DType, N, K int) *loader.Tensor {
+	scales := map[loader.DType][]int{loader.Q2_K: {80, 82}, loader.Q3_K: {108}, loader.Q4_K: {0, 2}, loader.Q5_K: {0, 2}, loader.Q6_K: {208}}
+	bb := dt.BlockBytes()
+	data := make([]byte, N*K/256*bb)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for b := 0; b < len(data)/bb; b++ {
+		for _, off := range scales[dt] {
+			h := loader.F32ToF16((rng.Float32() + 0.05) * 0.004)
+			data[b*bb+off], data[b*bb+off+1] = byte(h), byte(h>>8)
+		}
+	}
+	return &loader.Tensor{Name: "w", Shape: []int{N, K}, DType: dt, Data: data}
+}
+
+// TestSIMDKQuant: MatMul with K-quant weights (Q2_K..Q6_K), decode (one to
+// three tokens) and prefill, on the SIMD dequantisation kernels gives the
+// plain-Go loops' bits, and each kernel's values are loader's
+// dequantisation's.
+func TestSIMDKQuant(t *testing.T) {
+	if simd == nil {
+		t.Fatal("no SIMD kernels")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	b := New(1)
+	for _, dt := range []loader.DType{loader.Q2_K, loader.Q3_K, loader.Q4_K, loader.Q5_K, loader.Q6_K} {
+		for _, shape := range [][3]int{{1, 37, 256}, {3, 20, 512}, {5, 40, 256}, {17, 33, 768}} {
+			T, N, K := shape[0], shape[1], shape[2]
+			lt := kquantWeight(rng, dt, N, K)
+			w, err := b.Upload(lt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := b.NewF32(T, K)
+			xs := make([]float32, T*K)
+			for i := range xs {
+				xs[i] = float32(rng.NormFloat64())
+			}
+			b.WriteF32(x, xs)
+			sameBits(t, label(fmt.Sprintf("%v T=%d N=%d K=%d", dt, T, N, K)), func() []float32 {
+				out := b.NewF32(T, N)
+				b.MatMul(out, x, w)
+				v := make([]float32, T*N)
+				if err := b.ReadF32(out, v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			})
+			// The kernel alone, against loader's dequantisation.
+			want := make([]float32, N*K)
+			if err := loader.Dequantize(dt, lt.Data, want); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, N*K)
+			simd.batch([]kcall{{op: opDequant, w: w.(*tensor), row: 0, rows: N, K: K, out: got}})
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v dequantised [%d]: SIMD %v, loader %v", dt, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSIMDMatMul: a decode GEMV and a 16-token prefill (2048 x 2048)
+// on the SIMD kernels and on the plain-Go loops, side by side, for F32,
+// Q8_0, Q4_0 and the Q4_K_M files' Q4_K and Q6_K.
 func BenchmarkSIMDMatMul(b *testing.B) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	be := New(1)
@@ -66,12 +135,19 @@ func BenchmarkSIMDMatMul(b *testing.B) {
 	for i := range wf {
 		wf[i] = float32(rng.NormFloat64())
 	}
-	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0} {
-		data, err := loader.Quantize(dt, wf)
-		if err != nil {
-			b.Fatal(err)
+	rng2 := rand.New(rand.NewPCG(13, 14))
+	for _, dt := range []loader.DType{loader.F32, loader.Q8_0, loader.Q4_0, loader.Q4_K, loader.Q6_K} {
+		var lt *loader.Tensor
+		if kquant(dt) {
+			lt = kquantWeight(rng2, dt, N, K)
+		} else {
+			data, err := loader.Quantize(dt, wf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lt = &loader.Tensor{Name: "w", Shape: []int{N, K}, DType: dt, Data: data}
 		}
-		w, err := be.Upload(&loader.Tensor{Name: "w", Shape: []int{N, K}, DType: dt, Data: data})
+		w, err := be.Upload(lt)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -105,8 +105,18 @@ func (k *jsSIMD) silu(out, gateUp []float32, T, F int) {
 // gemvOps and dequantOps are the module's kernels for each weight type.
 var (
 	gemvOps    = map[loader.DType]wasmsimd.Op{loader.Q8_0: wasmsimd.OpQ8_0, loader.Q4_0: wasmsimd.OpQ4_0, loader.Q8: wasmsimd.OpQ8, loader.Q4: wasmsimd.OpQ4}
-	dequantOps = map[loader.DType]wasmsimd.Op{loader.Q8_0: wasmsimd.OpDQ8_0, loader.Q4_0: wasmsimd.OpDQ4_0, loader.Q8: wasmsimd.OpDQ8, loader.Q4: wasmsimd.OpDQ4}
+	dequantOps = map[loader.DType]wasmsimd.Op{loader.Q8_0: wasmsimd.OpDQ8_0, loader.Q4_0: wasmsimd.OpDQ4_0, loader.Q8: wasmsimd.OpDQ8, loader.Q4: wasmsimd.OpDQ4,
+		loader.Q2_K: wasmsimd.OpDQ2_K, loader.Q3_K: wasmsimd.OpDQ3_K, loader.Q4_K: wasmsimd.OpDQ4_K, loader.Q5_K: wasmsimd.OpDQ5_K, loader.Q6_K: wasmsimd.OpDQ6_K}
 )
+
+// kquantTiles: K-quant decode rows go through dequantised tiles here
+// (decodeRows).
+const kquantTiles = true
+
+func (k *jsSIMD) dequants(d loader.DType) bool {
+	_, ok := dequantOps[d]
+	return ok
+}
 
 // weightPtrs are the addresses of rows [row, ...) of quantised w: the
 // weights and, for the planar types, the scales (else the weights again).
@@ -121,8 +131,11 @@ func weightPtrs(w *tensor, row, K int) (q, s int32) {
 		return q, q
 	case loader.Q8:
 		return int32(ptr(w.q[row*nb*32:])), int32(ptr(w.q[w.scales+2*row*nb:]))
-	default: // Q4
+	case loader.Q4:
 		return int32(ptr(w.q[row*nb*16:])), int32(ptr(w.q[w.scales+2*row*nb:]))
+	default: // the K-quants' blocks
+		q = int32(ptr(w.blockRow(row, K)))
+		return q, q
 	}
 }
 

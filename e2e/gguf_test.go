@@ -13,6 +13,7 @@ import (
 	"wasmllm/internal/browsertest"
 	"wasmllm/internal/golden"
 	"wasmllm/internal/testserver"
+	"wasmllm/loader"
 	"wasmllm/manifest"
 )
 
@@ -27,6 +28,7 @@ type ggufInfo struct {
 	ConvertMS float64 `json:"convert_ms"`
 	Lossless  bool    `json:"lossless"`
 	Offline   bool    `json:"offline"`
+	Parts     int     `json:"parts"`
 }
 
 // ggufLoad is what the page reports of one GGUF load and its golden run.
@@ -68,8 +70,11 @@ func hubServers(t *testing.T, dir string) (hub, cdn *testserver.Server) {
 // conversion is lossless and equals cmd/convert's (manifest, shard hashes
 // and all), progress covers the GGUF's bytes, a second load reads only one
 // byte of the GGUF, and with the servers gone a third load runs from the
-// cache. A File (as from a file picker) loads the same way, and a
-// truncated GGUF fails with bad_model naming the file.
+// cache. A GGUF split in three parts loads from any part's link, a File
+// (as from a file picker) loads the same way, and so does the chat page's
+// ?model=URL and a file dropped on it; a truncated GGUF fails with
+// bad_model naming the file, a missing one with network, and one too
+// large for the engine before anything is read or stored.
 func TestGGUFFromHub(t *testing.T) {
 	skipShort(t)
 	ggufFromHub(t, func(t testing.TB) *browsertest.Browser { return browsertest.NewBrowser(t) })
@@ -107,6 +112,26 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 				t.Fatal(err)
 			}
 		}
+	}
+	stories := files[0]
+	for _, f := range files {
+		if strings.Contains(f.ModelPath(), "stories260K") {
+			stories = f
+		}
+	}
+	// One model split in three parts, as llama.cpp's gguf-split writes it.
+	var split *golden.File
+	for _, g := range files {
+		if strings.Contains(g.ModelPath(), "tiny-qwen3moe-q4_0") {
+			split = g
+		}
+	}
+	whole, err := loader.ReadGGUF(split.ModelPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loader.WriteGGUFSplit(ggufs, modelName(split), whole, 3); err != nil {
+		t.Fatal(err)
 	}
 	hub, cdn := hubServers(t, ggufs)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{})
@@ -183,6 +208,24 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		})
 	}
 
+	t.Run("split", func(t *testing.T) {
+		got := load(t, fmt.Sprintf("%q", hub.URL+"/resolve/main/"+modelName(split)+"-00002-of-00003.gguf"), split)
+		if !got.GGUF.Converted || !got.GGUF.Lossless || got.GGUF.Parts != 3 {
+			t.Errorf("info.gguf %+v: want a lossless conversion of three parts", got.GGUF)
+		}
+		m, err := manifest.Parse([]byte(got.Manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := manifest.Read(filepath.Join(models, modelName(split)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(m.Shards, want.Shards) || !reflect.DeepEqual(m.Tensors, want.Tensors) || m.Name != want.Name {
+			t.Errorf("the split's conversion differs from cmd/convert's of the whole file (name %q, want %q)", m.Name, want.Name)
+		}
+	})
+
 	t.Run("file", func(t *testing.T) {
 		g := files[0]
 		for _, f := range files {
@@ -207,7 +250,7 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		checkGGUFProgress(t, got, src.Size())
 	})
 
-	t.Run("truncated", func(t *testing.T) {
+	t.Run("errors", func(t *testing.T) {
 		var msg string
 		b.MustRun(`codeOf(wasmllm.createEngine({model: `+fmt.Sprintf("%q", hub.URL+"/resolve/main/broken.gguf")+`, backend: "cpu", cpuRanks: 1}))`, &msg)
 		if !strings.HasPrefix(msg, "bad_model: ") || !strings.Contains(msg, "broken.gguf") {
@@ -217,14 +260,20 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		if !strings.HasPrefix(msg, "network: ") || !strings.Contains(msg, "404") {
 			t.Errorf("a missing GGUF: %q, want network naming HTTP 404", msg)
 		}
+		// Too large for the engine's heap: refused before a tensor is read
+		// or anything is stored.
+		big := hub.URL + "/resolve/main/" + filepath.Base(stories.ModelPath())
+		b.MustRun(`(async () => {
+			await caches.delete(wasmllm.cacheNameFor(`+fmt.Sprintf("%q", big)+`));
+			const code = await codeOf(wasmllm.createEngine({model: `+fmt.Sprintf("%q", big)+`, backend: "cpu", cpuRanks: 1, heapBytes: 65536}));
+			const cache = await caches.open(wasmllm.cacheNameFor(`+fmt.Sprintf("%q", big)+`));
+			return code + " | " + (await cache.keys()).length;
+		})()`, &msg)
+		if !strings.HasPrefix(msg, "model_too_large: ") || !strings.HasSuffix(msg, " | 0") {
+			t.Errorf("a GGUF over the heap: %q, want model_too_large with nothing stored", msg)
+		}
 	})
 
-	stories := files[0]
-	for _, f := range files {
-		if strings.Contains(f.ModelPath(), "stories260K") {
-			stories = f
-		}
-	}
 	// The chat page: ?model=URL of a GGUF, then a GGUF file dropped on it.
 	t.Run("page", func(t *testing.T) {
 		g := stories

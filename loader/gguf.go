@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 )
@@ -601,8 +602,28 @@ var openGGUFPrefix int64 = 1 << 20
 
 // OpenGGUF parses the header of the GGUF file at path, reading no more of
 // the file than the header needs; ReadTensor and Tensor read tensor data on
-// demand. Close releases the file.
+// demand. Close releases the file. A part of a split GGUF
+// (NAME-00001-of-0000N.gguf, any part) opens every part, from path's
+// folder (OpenGGUFParts).
 func OpenGGUF(path string) (*GGUF, error) {
+	if names := GGUFSplitNames(filepath.Base(path)); len(names) > 1 {
+		var parts []GGUFPart
+		for _, name := range names {
+			p := filepath.Join(filepath.Dir(path), name)
+			f, err := os.Open(p)
+			if err == nil {
+				var st os.FileInfo
+				if st, err = f.Stat(); err == nil {
+					parts = append(parts, GGUFPart{Name: p, R: f, Size: st.Size()})
+					continue
+				}
+				f.Close()
+			}
+			(&partsReader{parts: parts}).Close()
+			return nil, fmt.Errorf("gguf %s: part %s of the split: %w", path, name, err)
+		}
+		return OpenGGUFParts(parts)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,7 @@ package source
 import (
 	"bytes"
 	"fmt"
-	"io"
+	"path/filepath"
 	"strings"
 
 	"wasmllm/loader"
@@ -16,10 +16,18 @@ func isGGUF(_ string, magic []byte) bool { return string(magic) == "GGUF" }
 // tensors staying in the file.
 func openGGUF(s *Source, lazy bool) error {
 	var err error
-	if !lazy {
+	if !lazy && loader.GGUFSplitNames(filepath.Base(s.Path)) == nil {
 		if s.GGUF, err = loader.ReadGGUF(s.Path); err != nil {
 			return err
 		}
+		s.Weights, err = model.FromGGUF(s.GGUF)
+		return err
+	}
+	if !lazy { // a split GGUF: every part read now, then closed
+		if s.GGUF, err = loader.OpenGGUF(s.Path); err != nil {
+			return err
+		}
+		defer s.GGUF.Close()
 		s.Weights, err = model.FromGGUF(s.GGUF)
 		return err
 	}
@@ -31,15 +39,19 @@ func openGGUF(s *Source, lazy bool) error {
 	return err
 }
 
-// OpenGGUFAt opens a GGUF file read through r (size bytes; name is its
-// name in errors), as Open opens a path with Options.Lazy: the header read
-// now, each tensor when loaded. The browser's worker opens a GGUF on a web
-// server or in a local File this way. Close closes r if it is an
-// io.Closer.
-func OpenGGUFAt(name string, r io.ReaderAt, size int64) (*Source, error) {
+// OpenGGUFAt opens a GGUF file read through readers, one part each (a
+// split GGUF's parts in order, loader.OpenGGUFParts; else one), as Open
+// opens a path with Options.Lazy: the headers read now, each tensor when
+// loaded. The browser's worker opens a GGUF on a web server or in a local
+// File this way. Close closes the readers that are io.Closers.
+func OpenGGUFAt(parts ...loader.GGUFPart) (*Source, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("source: no GGUF parts")
+	}
+	name := parts[0].Name
 	s := &Source{Path: name, Format: FormatGGUF}
 	var err error
-	if s.GGUF, err = loader.OpenGGUFAt(name, r, size); err != nil {
+	if s.GGUF, err = loader.OpenGGUFParts(parts); err != nil {
 		return nil, err
 	}
 	s.close = s.GGUF.Close

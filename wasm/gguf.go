@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"wasmllm/convert"
+	"wasmllm/loader"
 	"wasmllm/source"
 	"wasmllm/wasm/api"
+	"wasmllm/wasm/loading"
 )
 
 // A GGUF given as the model (a URL whose path ends in .gguf, or a File)
@@ -55,20 +57,52 @@ func ggufModel(j job, o loadOptions) js.Value {
 // convertGGUF is the "gguf" phase: it finds the GGUF's conversion in its
 // folder or makes it, then points the load at that folder.
 func (r *loadRun) convertGGUF() error {
-	folder := r.loader.Call("ggufFolder", r.gguf).String()
+	// A split GGUF's URL (any part's) stands for every part, in order.
+	models := []js.Value{r.gguf}
+	if r.gguf.Type() == js.TypeString {
+		u := r.gguf.String()
+		if cut := strings.LastIndexByte(u, '/'); cut >= 0 && !strings.ContainsAny(u[cut:], "?#") {
+			if names := loader.GGUFSplitNames(u[cut+1:]); len(names) > 1 {
+				models = models[:0]
+				for _, n := range names {
+					models = append(models, js.ValueOf(u[:cut+1]+n))
+				}
+			}
+		}
+	}
+	folder := r.loader.Call("ggufFolder", models[0]).String()
 	local, err := await(r.loader.Call("localFolder", folder, js.ValueOf(r.jsOpts)))
 	if err != nil {
 		return err
 	}
 	r.ggufInfo = map[string]any{"folder": folder}
-	src, openErr := await(r.loader.Call("ggufOpen", r.gguf, js.ValueOf(r.jsOpts)))
+	var parts []loader.GGUFPart
 	var id ggufSource
-	if openErr == nil {
-		id = ggufSource{Name: jsString(src.Get("name")), URL: jsString(src.Get("url")), Size: int64(src.Get("size").Float()), ETag: jsString(src.Get("etag"))}
-		if lm := src.Get("lastModified"); lm.Type() == js.TypeNumber {
-			id.LastModified = int64(lm.Float())
+	var openErr error
+	for i, m := range models {
+		src, err := await(r.loader.Call("ggufOpen", m, js.ValueOf(r.jsOpts)))
+		if err != nil {
+			openErr = err
+			break
 		}
+		size := int64(src.Get("size").Float())
+		parts = append(parts, loader.GGUFPart{Name: jsString(src.Get("name")), Size: size,
+			R: &jsReaderAt{ctx: r.ctx, loader: r.loader, src: src, opts: js.ValueOf(r.jsOpts), size: size}})
+		if i == 0 {
+			id = ggufSource{Name: jsString(src.Get("name")), URL: jsString(src.Get("url")), ETag: jsString(src.Get("etag"))}
+			if lm := src.Get("lastModified"); lm.Type() == js.TypeNumber {
+				id.LastModified = int64(lm.Float())
+			}
+		} else {
+			id.ETag += "," + jsString(src.Get("etag"))
+		}
+		id.Size += size
+	}
+	if openErr == nil {
 		r.ggufInfo["name"], r.ggufInfo["url"], r.ggufInfo["bytes"], r.ggufInfo["etag"] = id.Name, id.URL, id.Size, id.ETag
+		if len(parts) > 1 {
+			r.ggufInfo["parts"] = len(parts)
+		}
 	}
 	// A conversion of this GGUF already in the folder: used as it is, or,
 	// when the GGUF cannot be reached, trusted as the last one made.
@@ -102,8 +136,7 @@ func (r *loadRun) convertGGUF() error {
 		}
 	}
 	start := time.Now()
-	ra := &jsReaderAt{ctx: r.ctx, id: r.id, loader: r.loader, src: src, opts: js.ValueOf(r.jsOpts), size: id.Size}
-	s, err := source.OpenGGUFAt(id.Name, ra, id.Size)
+	s, err := source.OpenGGUFAt(parts...)
 	if err != nil {
 		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
 	}
@@ -112,12 +145,28 @@ func (r *loadRun) convertGGUF() error {
 	if err != nil {
 		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
 	}
+	// What the conversion will hold, against the device, before a tensor
+	// is read.
+	lay, err := convert.Layout(in, convert.DefaultQuant)
+	if err != nil {
+		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
+	}
+	kv, err := r.kvType()
+	if err != nil {
+		return err
+	}
+	if _, err := loading.CheckKV(lay, r.be.limits, r.o.Context, kv); err != nil {
+		return err
+	}
 	store := &jsStore{local: local}
 	idJSON, _ := json.Marshal(id)
 	if err := store.Put(ggufSourceFile, idJSON); err != nil {
 		return err
 	}
 	name := strings.TrimSuffix(id.Name, ".gguf")
+	if len(parts) > 1 { // NAME-00001-of-0000N
+		name = name[:max(0, len(name)-len("-00001-of-00001"))]
+	}
 	prog := &ggufProgress{id: r.id, size: id.Size, header: s.GGUF.DataOffset, start: start}
 	prog.post(prog.header)
 	rep, err := convert.FromSource(r.ctx, convert.Options{In: id.Name, Name: name, Quant: convert.DefaultQuant, Store: store, Workers: 1, Progress: prog.add}, in)
@@ -173,10 +222,10 @@ func localHas(local js.Value, name string) bool {
 	return err == nil && b != nil
 }
 
-// jsReaderAt reads a GGUF through web/loader.js ggufRead.
+// jsReaderAt reads a GGUF (or a part of a split one) through
+// web/loader.js ggufRead.
 type jsReaderAt struct {
 	ctx               context.Context
-	id                int
 	loader, src, opts js.Value
 	size              int64
 }

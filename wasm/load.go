@@ -270,14 +270,19 @@ func (r *loadRun) readManifest() error {
 		}
 	}
 	var err error
-	if r.kv, err = kvDType(r.o.KVCacheDtype); err != nil {
+	if r.kv, err = r.kvType(); err != nil {
 		return err
-	}
-	if r.be.name == loading.BackendCPU {
-		r.kv = loader.F32 // the CPU backend's cache is f32 (engine.Options.KVDType)
 	}
 	r.plan, err = loading.CheckKV(r.m, r.be.limits, r.o.Context, r.kv)
 	return err
+}
+
+// kvType is the KV cache's type on this load's backend.
+func (r *loadRun) kvType() (loader.DType, error) {
+	if r.be.name == loading.BackendCPU {
+		return loader.F32, nil // the CPU backend's cache is f32 (engine.Options.KVDType)
+	}
+	return kvDType(r.o.KVCacheDtype)
 }
 
 // checkQuota checks that the shards not cached yet fit the storage quota.

@@ -7,7 +7,9 @@
 // a whole matrix, or the attention of every (token, head) in a range.
 // Each kernel computes what its plain-Go twin in package cpu computes, in
 // the same order, bit for bit: F32 is gemmF32, Q8_0 dotQ8_0, Q4_0
-// dotQ4_0, Q8 dotQ8, Q4 dotQ4, Attn attnTask.run, Exp expf, Silu siluMul.
+// dotQ4_0, Q8 dotQ8, Q4 dotQ4, the DQ* kernels loader's dequantisation
+// (cpu's row), Attn attnTask.run, Exp expf, Silu siluMul; Batch makes a
+// table of kernel calls in one call from Go.
 package wasmsimd
 
 import (
@@ -87,6 +89,9 @@ func (f *fn) ltU() *fn               { return f.op(0x49) }
 func (f *fn) geU() *fn               { return f.op(0x4f) }
 func (f *fn) sel() *fn               { return f.op(0x1b) }
 func (f *fn) load16U(off uint32) *fn { return f.op(0x2f, 0).u32(off) }
+func (f *fn) load8U(off uint32) *fn  { return f.op(0x2d, 0).u32(off) }
+func (f *fn) load8S(off uint32) *fn  { return f.op(0x2c, 0).u32(off) }
+func (f *fn) f32FromI32S() *fn       { return f.op(0xb2) }
 func (f *fn) f32Store(off uint32) *fn {
 	return f.op(0x38, 0).u32(off)
 }
@@ -125,6 +130,9 @@ func (f *fn) f32Lane(i byte) *fn       { return f.simd(0x1f).op(i) }
 func (f *fn) vAnd() *fn                { return f.simd(0x4e) }
 func (f *fn) i8ShrU() *fn              { return f.simd(0x6d) }
 func (f *fn) i8Sub() *fn               { return f.simd(0x71) }
+func (f *fn) i8Add() *fn               { return f.simd(0x6e) }
+func (f *fn) i8Shl() *fn               { return f.simd(0x6b) }
+func (f *fn) vOr() *fn                 { return f.simd(0x50) }
 func (f *fn) i16FromI8Low() *fn        { return f.simd(0x87) }
 func (f *fn) i16FromI8High() *fn       { return f.simd(0x88) }
 func (f *fn) i32FromI16Low() *fn       { return f.simd(0xa7) }

@@ -53,19 +53,25 @@ const (
 	OpDQ4_0
 	OpDQ8
 	OpDQ4
+	OpDQ2_K
+	OpDQ3_K
+	OpDQ4_K
+	OpDQ5_K
+	OpDQ6_K
 	numOps
 )
 
 // opArgs is how many of an entry's seven arguments each Op's kernel takes;
 // an Op is also its kernel's index in the module.
-var opArgs = [numOps]int{7, 5, 5, 6, 6, 5, 5, 5, 5}
+var opArgs = [numOps]int{7, 5, 5, 6, 6, 5, 5, 5, 5, 5, 5, 5, 5, 5}
 
 // Module returns the module's bytes.
 func Module() []byte {
 	// The first numOps functions are the Ops' kernels, in Op order.
-	return module([]*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4),
-		dequantKernel(DQ8_0, false, 8), dequantKernel(DQ4_0, false, 4), dequantKernel(DQ8, true, 8), dequantKernel(DQ4, true, 4),
-		attnKernel(), expArrayKernel(), siluKernel(), batchKernel()})
+	fns := []*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4),
+		dequantKernel(DQ8_0, false, 8), dequantKernel(DQ4_0, false, 4), dequantKernel(DQ8, true, 8), dequantKernel(DQ4, true, 4)}
+	fns = append(fns, kquantKernels()...)
+	return module(append(fns, attnKernel(), expArrayKernel(), siluKernel(), batchKernel()))
 }
 
 // hsum replaces the f32x4 in local v by (v0 + v1) + (v2 + v3) on the stack.
