@@ -400,7 +400,10 @@
 		if (typeof Blob !== "undefined" && model instanceof Blob) {
 			return `${base}__wasmllm/file/${encodeURIComponent(`${model.name || "model.gguf"}-${model.size}-${model.lastModified || 0}`)}/`;
 		}
-		return `${base}__wasmllm/gguf/${encodeURIComponent(new URL(model, global.location.href).href)}/`;
+		// Every part of a split GGUF stands for the first.
+		const u = new URL(model, global.location.href);
+		u.pathname = u.pathname.replace(/-\d{5}-of-(\d{5})\.gguf$/i, "-00001-of-$1.gguf");
+		return `${base}__wasmllm/gguf/${encodeURIComponent(u.href)}/`;
 	}
 
 	// ggufOpen resolves to the GGUF's source: {name, size, etag, url} for

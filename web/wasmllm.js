@@ -38,7 +38,9 @@ const ggufFolder = (model) => {
 	if (typeof Blob !== "undefined" && model instanceof Blob) {
 		return `${base}__wasmllm/file/${encodeURIComponent(`${model.name || "model.gguf"}-${model.size}-${model.lastModified || 0}`)}/`;
 	}
-	return `${base}__wasmllm/gguf/${encodeURIComponent(new URL(model, globalThis.location.href).href)}/`;
+	const u = new URL(model, globalThis.location.href);
+	u.pathname = u.pathname.replace(/-\d{5}-of-(\d{5})\.gguf$/i, "-00001-of-$1.gguf"); // a split's first part
+	return `${base}__wasmllm/gguf/${encodeURIComponent(u.href)}/`;
 };
 
 // modelKey is a model's URL for the load message: a folder's, ending in
