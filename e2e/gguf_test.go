@@ -15,6 +15,7 @@ import (
 	"wasmllm/internal/testserver"
 	"wasmllm/loader"
 	"wasmllm/manifest"
+	"wasmllm/model"
 )
 
 // ggufInfo is engine.info.gguf.
@@ -207,6 +208,50 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 			}
 		})
 	}
+
+	// A GGUF that changes on the server (another model under the same
+	// name: a new ETag) is converted again, and the old conversion's
+	// files are dropped.
+	t.Run("changed", func(t *testing.T) {
+		var other *golden.File
+		for _, f := range files {
+			if strings.Contains(f.ModelPath(), "tiny-qwen3-q4_0") {
+				other = f
+			}
+		}
+		url := fmt.Sprintf("%q", hub.URL+"/resolve/main/changing.gguf")
+		for i, g := range []*golden.File{stories, other} {
+			data, err := os.ReadFile(g.ModelPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ggufs, "changing.gguf"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			later := time.Now().Add(time.Duration(i) * time.Hour) // a new ETag even within the same second
+			if err := os.Chtimes(filepath.Join(ggufs, "changing.gguf"), later, later); err != nil {
+				t.Fatal(err)
+			}
+			got := load(t, url, g)
+			if !got.GGUF.Converted {
+				t.Errorf("%s: info.gguf %+v: not converted", filepath.Base(g.ModelPath()), got.GGUF)
+			}
+			m, err := manifest.Parse([]byte(got.Manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := model.ParseTokenizerSpec("manifest.json", m.Tokenizer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys int
+			b.MustRun(`caches.open(wasmllm.cacheNameFor(`+url+`)).then((c) => c.keys()).then((k) => k.length)`, &keys)
+			// The shards, the tokenizer's files, manifest.json and gguf-source.json.
+			if want := len(m.Shards) + len(spec.Names()) + 2; keys != want {
+				t.Errorf("%s: %d files cached for the conversion, want %d", filepath.Base(g.ModelPath()), keys, want)
+			}
+		}
+	})
 
 	t.Run("split", func(t *testing.T) {
 		got := load(t, fmt.Sprintf("%q", hub.URL+"/resolve/main/"+modelName(split)+"-00002-of-00003.gguf"), split)

@@ -106,7 +106,8 @@ func (r *loadRun) convertGGUF() error {
 	}
 	// A conversion of this GGUF already in the folder: used as it is, or,
 	// when the GGUF cannot be reached, trusted as the last one made.
-	if kept, err := localJSON(local, ggufSourceFile); err == nil && kept != nil && localHas(local, "manifest.json") {
+	kept, err := localJSON(local, ggufSourceFile)
+	if err == nil && kept != nil && localHas(local, "manifest.json") {
 		var was ggufSource
 		if json.Unmarshal(kept, &was) == nil && (openErr != nil || was == id) {
 			r.ggufInfo["converted"] = false
@@ -120,6 +121,16 @@ func (r *loadRun) convertGGUF() error {
 	}
 	if openErr != nil {
 		return openErr
+	}
+	if kept != nil && local.Get("cached").Bool() {
+		// The GGUF changed since its conversion (or that one was cut
+		// short): drop the old one's files before writing the new.
+		if _, err := await(r.loader.Call("deleteModel", folder)); err != nil {
+			return err
+		}
+		if local, err = await(r.loader.Call("localFolder", folder, js.ValueOf(r.jsOpts))); err != nil {
+			return err
+		}
 	}
 	// Room for the conversion, about the GGUF's size, before it starts.
 	if local.Get("cached").Bool() {

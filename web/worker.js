@@ -134,6 +134,7 @@ self.__wasmllmLoader = {
 	ggufOpen: (model, opts) => WasmLLMLoader.ggufOpen(model, opts),
 	ggufRead: (src, off, len, opts) => WasmLLMLoader.ggufRead(src, off, len, opts),
 	localFolder: (model, opts) => WasmLLMLoader.localFolder(model, opts),
+	deleteModel: (model) => WasmLLMLoader.deleteModel(model),
 	download: (id, model, shards, onShard, opts) => WasmLLMLoader.download(model, shards, onShard, Object.assign({}, opts, {
 		onProgress: (p) => self.postMessage({ id, type: "progress", data: p }),
 		onNotice: (message) => self.postMessage({ id, type: "notice", data: { message } }),
