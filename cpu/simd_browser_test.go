@@ -31,29 +31,37 @@ func TestSIMDInBrowser(t *testing.T) {
 			for i := range wf {
 				wf[i] = float32(rng.NormFloat64())
 			}
-			lt := simdWeight(t, dt, N, K, wf)
-			w, err := b.Upload(lt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := b.NewF32(T, K)
-			xs := make([]float32, T*K)
-			for i := range xs {
-				xs[i] = float32(rng.NormFloat64())
-			}
-			b.WriteF32(x, xs)
-			run := func() []float32 {
-				out := b.NewF32(T, N)
-				b.MatMul(out, x, w)
-				v := make([]float32, T*N)
-				if err := b.ReadF32(out, v); err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
-			sameBits(t, label(fmt.Sprintf("%v T=%d N=%d K=%d", dt, T, N, K)), run)
+			matMulSameBits(t, b, rng, simdWeight(t, dt, N, K, wf), T)
 		}
 	}
+}
+
+// matMulSameBits uploads lt (N, K), multiplies T random tokens by it on the
+// SIMD kernels and on the Go loops, and requires the same bits; it
+// returns the uploaded weight.
+func matMulSameBits(t *testing.T, b *Backend, rng *rand.Rand, lt *loader.Tensor, T int) *tensor {
+	t.Helper()
+	N, K := lt.Shape[0], lt.Shape[1]
+	w, err := b.Upload(lt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := b.NewF32(T, K)
+	xs := make([]float32, T*K)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64())
+	}
+	b.WriteF32(x, xs)
+	sameBits(t, label(fmt.Sprintf("%v T=%d N=%d K=%d", lt.DType, T, N, K)), func() []float32 {
+		out := b.NewF32(T, N)
+		b.MatMul(out, x, w)
+		v := make([]float32, T*N)
+		if err := b.ReadF32(out, v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	})
+	return w.(*tensor)
 }
 
 // kquantWeight is a random (N, K) weight of K-quant type dt: random bytes
@@ -89,32 +97,14 @@ func TestSIMDKQuant(t *testing.T) {
 		for _, shape := range [][3]int{{1, 37, 256}, {3, 20, 512}, {5, 40, 256}, {17, 33, 768}} {
 			T, N, K := shape[0], shape[1], shape[2]
 			lt := kquantWeight(rng, dt, N, K)
-			w, err := b.Upload(lt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := b.NewF32(T, K)
-			xs := make([]float32, T*K)
-			for i := range xs {
-				xs[i] = float32(rng.NormFloat64())
-			}
-			b.WriteF32(x, xs)
-			sameBits(t, label(fmt.Sprintf("%v T=%d N=%d K=%d", dt, T, N, K)), func() []float32 {
-				out := b.NewF32(T, N)
-				b.MatMul(out, x, w)
-				v := make([]float32, T*N)
-				if err := b.ReadF32(out, v); err != nil {
-					t.Fatal(err)
-				}
-				return v
-			})
+			w := matMulSameBits(t, b, rng, lt, T)
 			// The kernel alone, against loader's dequantisation.
 			want := make([]float32, N*K)
 			if err := loader.Dequantize(dt, lt.Data, want); err != nil {
 				t.Fatal(err)
 			}
 			got := make([]float32, N*K)
-			simd.batch([]kcall{{op: opDequant, w: w.(*tensor), row: 0, rows: N, K: K, out: got}})
+			simd.batch([]kcall{{op: opDequant, w: w, row: 0, rows: N, K: K, out: got}})
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%v dequantised [%d]: SIMD %v, loader %v", dt, i, got[i], want[i])
