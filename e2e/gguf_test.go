@@ -71,7 +71,8 @@ func hubServers(t *testing.T, dir string) (hub, cdn *testserver.Server) {
 // conversion is lossless and equals cmd/convert's (manifest, shard hashes
 // and all), progress covers the GGUF's bytes, a second load reads only one
 // byte of the GGUF, and with the servers gone a third load runs from the
-// cache. A GGUF split in three parts loads from any part's link, a File
+// cache. A GGUF split in three parts loads from any part's link and
+// from its parts as Files (a missing part is a bad_request), a File
 // (as from a file picker) loads the same way, and so does the chat page's
 // ?model=URL and a file dropped on it; a truncated GGUF fails with
 // bad_model naming the file, a missing one with network, and one too
@@ -295,6 +296,26 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		checkGGUFProgress(t, got, src.Size())
 	})
 
+	// A split GGUF's parts as Files, in any order.
+	t.Run("split-files", func(t *testing.T) {
+		base := cdn.URL + "/cdn/" + modelName(split)
+		b.MustRun(`(async () => {
+			const file = async (i) => new File([await (await fetch(`+fmt.Sprintf("%q", base)+` + "-0000" + i + "-of-00003.gguf")).arrayBuffer()],
+				`+fmt.Sprintf("%q", modelName(split))+` + "-0000" + i + "-of-00003.gguf", {lastModified: 1700000000000});
+			window.splitFiles = [await file(3), await file(1), await file(2)];
+			return true;
+		})()`, nil)
+		got := load(t, "splitFiles", split)
+		if !got.GGUF.Converted || !got.GGUF.Lossless || got.GGUF.Parts != 3 {
+			t.Errorf("info.gguf %+v: want a lossless conversion of three Files", got.GGUF)
+		}
+		var msg string
+		b.MustRun(`codeOf(wasmllm.createEngine({model: splitFiles.slice(0, 2), backend: "cpu", cpuRanks: 1}))`, &msg)
+		if !strings.HasPrefix(msg, "bad_request: ") || !strings.Contains(msg, "missing") {
+			t.Errorf("two of three parts: %q, want bad_request naming the missing part", msg)
+		}
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		var msg string
 		b.MustRun(`codeOf(wasmllm.createEngine({model: `+fmt.Sprintf("%q", hub.URL+"/resolve/main/broken.gguf")+`, backend: "cpu", cpuRanks: 1}))`, &msg)
@@ -345,6 +366,21 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		if text == "" {
 			t.Errorf("no text from the dropped GGUF")
 		}
+		// A split GGUF's three parts dropped together.
+		base := cdn.URL + "/cdn/" + modelName(split)
+		p.MustRun(`(async () => {
+			const dt = new DataTransfer();
+			for (const i of [2, 1, 3]) {
+				const name = `+fmt.Sprintf("%q", modelName(split))+` + "-0000" + i + "-of-00003.gguf";
+				dt.items.add(new File([await (await fetch(`+fmt.Sprintf("%q", base)+` + "-0000" + i + "-of-00003.gguf")).arrayBuffer()], name));
+			}
+			document.dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+			return true;
+		})()`, nil)
+		if err := p.WaitFor(`wasmllmApp.info && wasmllmApp.info.gguf && wasmllmApp.info.gguf.parts === 3`, 2*time.Minute, nil); err != nil {
+			t.Fatalf("the dropped split GGUF did not load: %v", err)
+		}
+		waitReady(t, p)
 	})
 
 	t.Run("offline", func(t *testing.T) {

@@ -57,9 +57,15 @@ func ggufModel(j job, o loadOptions) js.Value {
 // convertGGUF is the "gguf" phase: it finds the GGUF's conversion in its
 // folder or makes it, then points the load at that folder.
 func (r *loadRun) convertGGUF() error {
-	// A split GGUF's URL (any part's) stands for every part, in order.
+	// A split GGUF's URL (any part's) stands for every part, in order; its
+	// parts as Files are put in order.
 	models := []js.Value{r.gguf}
-	if r.gguf.Type() == js.TypeString {
+	if js.Global().Get("Array").Call("isArray", r.gguf).Bool() {
+		var err error
+		if models, err = splitFiles(r.gguf); err != nil {
+			return err
+		}
+	} else if r.gguf.Type() == js.TypeString {
 		u := r.gguf.String()
 		if cut := strings.LastIndexByte(u, '/'); cut >= 0 && !strings.ContainsAny(u[cut:], "?#") {
 			if names := loader.GGUFSplitNames(u[cut+1:]); len(names) > 1 {
@@ -70,7 +76,7 @@ func (r *loadRun) convertGGUF() error {
 			}
 		}
 	}
-	folder := r.loader.Call("ggufFolder", models[0]).String()
+	folder := r.loader.Call("ggufFolder", r.gguf).String()
 	local, err := await(r.loader.Call("localFolder", folder, js.ValueOf(r.jsOpts)))
 	if err != nil {
 		return err
@@ -196,6 +202,44 @@ func (r *loadRun) convertGGUF() error {
 	runtime.GC()
 	r.useFolder(folder, local)
 	return nil
+}
+
+// splitFiles orders the Files of a split GGUF's parts
+// (NAME-0000i-of-0000N.gguf); they must be every part, once.
+func splitFiles(files js.Value) ([]js.Value, error) {
+	byName := map[string]js.Value{}
+	var first string
+	for i := range files.Length() {
+		f := files.Index(i)
+		name := jsString(f.Get("name"))
+		if _, dup := byName[name]; dup {
+			return nil, api.Errorf(api.CodeBadRequest, "load options: the GGUF file %s is given twice", name)
+		}
+		byName[name] = f
+		if first == "" || name < first {
+			first = name
+		}
+	}
+	if len(byName) == 1 {
+		return []js.Value{byName[first]}, nil
+	}
+	names := loader.GGUFSplitNames(first)
+	if names == nil {
+		return nil, api.Errorf(api.CodeBadRequest, "load options: %d GGUF files, but %s is not a split GGUF's part (NAME-0000i-of-0000N.gguf)", len(byName), first)
+	}
+	out := make([]js.Value, len(names))
+	for i, n := range names {
+		f, ok := byName[n]
+		if !ok {
+			return nil, api.Errorf(api.CodeBadRequest, "load options: the split GGUF's part %s is missing", n)
+		}
+		out[i] = f
+		delete(byName, n)
+	}
+	for n := range byName {
+		return nil, api.Errorf(api.CodeBadRequest, "load options: %s is not a part of the split GGUF %s", n, first)
+	}
+	return out, nil
 }
 
 // useFolder points the load at a converted GGUF's folder.

@@ -190,6 +190,10 @@ function modelURLFor(name) {
 // ggufEntry is a picker entry for a GGUF read where it lies: a URL
 // (?model=https://.../x.gguf) or a File (the picker, a drop).
 function ggufEntry(src) {
+	if (Array.isArray(src)) { // a split GGUF's parts
+		const first = [...src].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0];
+		return { name: first.name, url: "", file: src, gguf: true };
+	}
 	if (typeof src !== "string") return { name: src.name, url: "", file: src, gguf: true };
 	const url = new URL(src, location.href).href;
 	return { name: decodeURIComponent(new URL(url).pathname.split("/").pop()), url, gguf: true };
@@ -516,18 +520,18 @@ async function start() {
 	$("model").addEventListener("change", (e) => load(e.target.value));
 	$("load").addEventListener("click", () => app.lost ? reloadEngine() : load($("model").value));
 	$("gguf-file").addEventListener("change", (e) => {
-		const f = e.target.files && e.target.files[0];
-		if (f) openGGUF(f);
+		const fs = [...(e.target.files || [])];
+		if (fs.length) openGGUF(fs.length > 1 ? fs : fs[0]);
 		e.target.value = "";
 	});
 	document.addEventListener("dragover", (e) => {
 		if ([...(e.dataTransfer && e.dataTransfer.items || [])].some((i) => i.kind === "file")) e.preventDefault();
 	});
 	document.addEventListener("drop", (e) => {
-		const f = [...(e.dataTransfer && e.dataTransfer.files || [])].find((x) => isGGUFName(x.name));
-		if (!f) return;
+		const fs = [...(e.dataTransfer && e.dataTransfer.files || [])].filter((x) => isGGUFName(x.name));
+		if (!fs.length) return;
 		e.preventDefault();
-		openGGUF(f);
+		openGGUF(fs.length > 1 ? fs : fs[0]); // several: a split GGUF's parts
 	});
 	registerServiceWorker();
 	setStatus("loading", "model list");

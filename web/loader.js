@@ -387,9 +387,12 @@
 	// converts it tensor by tensor into a model folder in Cache Storage
 	// (ggufFolder), and loads that; the next load finds it there.
 
-	// isGGUF reports a model given as a GGUF: a Blob, or a URL whose path
-	// ends in .gguf.
-	const isGGUF = (model) => (typeof Blob !== "undefined" && model instanceof Blob) ||
+	// isGGUF reports a model given as a GGUF: a Blob, the Blobs of a split
+	// GGUF's parts, or a URL whose path ends in .gguf.
+	const isBlob = (m) => typeof Blob !== "undefined" && m instanceof Blob;
+	// isBlobs reports the parts of a split GGUF given as Files.
+	const isBlobs = (m) => Array.isArray(m) && m.length > 0 && m.every(isBlob);
+	const isGGUF = (model) => isBlob(model) || isBlobs(model) ||
 		(typeof model === "string" && /\.gguf$/i.test(new URL(model, global.location.href).pathname));
 
 	// ggufFolder is where the conversion of a GGUF is kept: a same-origin
@@ -397,8 +400,11 @@
 	// modification time.
 	function ggufFolder(model) {
 		const base = new URL("/", global.location.href).href;
-		if (typeof Blob !== "undefined" && model instanceof Blob) {
-			return `${base}__wasmllm/file/${encodeURIComponent(`${model.name || "model.gguf"}-${model.size}-${model.lastModified || 0}`)}/`;
+		if (isBlob(model) || isBlobs(model)) {
+			// A split's parts: the first by name, and the size of them all.
+			const parts = isBlob(model) ? [model] : [...model].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+			const size = parts.reduce((n, p) => n + p.size, 0);
+			return `${base}__wasmllm/file/${encodeURIComponent(`${parts[0].name || "model.gguf"}-${size}-${parts[0].lastModified || 0}`)}/`;
 		}
 		// Every part of a split GGUF stands for the first.
 		const u = new URL(model, global.location.href);

@@ -65,12 +65,13 @@ export interface EngineOptions {
   /**
    * The model folder's URL (holding manifest.json), absolute or relative to the page; or a GGUF
    * to read where it lies: its URL (a path ending in .gguf, on a server that answers Range
-   * requests, such as a Hugging Face resolve/main link), or a File (a file picker, a drop).
+   * requests, such as a Hugging Face resolve/main link; of a split GGUF, any part's), or a File
+   * (a file picker, a drop), or the Files of a split GGUF's parts (NAME-0000i-of-0000N.gguf).
    * A GGUF is converted in the worker, one tensor at a time, as cmd/convert -quant keep does,
    * into a folder in Cache Storage (its progress events have stage "gguf"); the next load of
    * the same file reads nothing of it.
    */
-  model: string | Blob;
+  model: string | Blob | Blob[];
   /** Download progress. */
   onProgress?: (p: Progress) => void;
   /** Messages for the user: the CPU fallback, a shard that could not be cached. */
@@ -553,7 +554,7 @@ export interface Engine {
    * runs on the CPU with a notice. It fails with "not_loaded" after unload().
    * onProgress and onNotice default to createEngine's.
    */
-  reload(opts?: string | { model?: string | Blob; onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
+  reload(opts?: string | { model?: string | Blob | Blob[]; onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
   /** Frees the model (GPU memory included) and stops the worker. */
   unload(): Promise<void>;
   /** Deletes this model's cached files; the loaded model keeps working. */

@@ -27,16 +27,23 @@ const CACHE_PREFIX = "wasmllm-model:"; // must match loader.js
 const toError = (d) => new WasmLLMError(d && d.code || "internal", d && d.message || "unknown error", d && d.details);
 
 // isGGUF reports a model given as a GGUF to read where it lies: a File or
-// Blob, or a URL whose path ends in .gguf (as web/loader.js isGGUF).
-const isGGUF = (model) => (typeof Blob !== "undefined" && model instanceof Blob) ||
+// Blob (or a split GGUF's parts as Files), or a URL whose path ends in
+// .gguf (as web/loader.js isGGUF).
+const isBlob = (m) => typeof Blob !== "undefined" && m instanceof Blob;
+// isFiles is a model given as Files: one GGUF, or a split GGUF's parts.
+const isFiles = (m) => isBlob(m) || (Array.isArray(m) && m.length > 0 && m.every(isBlob));
+const firstPart = (m) => (isBlob(m) ? m : [...m].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0]);
+const isGGUF = (model) => isFiles(model) ||
 	(typeof model === "string" || model instanceof URL) && /\.gguf$/i.test(new URL(model, globalThis.location.href).pathname);
 
 // ggufFolder is where a GGUF's conversion is cached (as web/loader.js
 // ggufFolder).
 const ggufFolder = (model) => {
 	const base = new URL("/", globalThis.location.href).href;
-	if (typeof Blob !== "undefined" && model instanceof Blob) {
-		return `${base}__wasmllm/file/${encodeURIComponent(`${model.name || "model.gguf"}-${model.size}-${model.lastModified || 0}`)}/`;
+	if (isFiles(model)) {
+		const first = firstPart(model);
+		const size = isBlob(model) ? model.size : model.reduce((n, p) => n + p.size, 0);
+		return `${base}__wasmllm/file/${encodeURIComponent(`${first.name || "model.gguf"}-${size}-${first.lastModified || 0}`)}/`;
 	}
 	const u = new URL(model, globalThis.location.href);
 	u.pathname = u.pathname.replace(/-\d{5}-of-(\d{5})\.gguf$/i, "-00001-of-$1.gguf"); // a split's first part
@@ -46,7 +53,7 @@ const ggufFolder = (model) => {
 // modelKey is a model's URL for the load message: a folder's, ending in
 // "/", a GGUF's as it is, or a File's name.
 const modelKey = (model) => {
-	if (typeof Blob !== "undefined" && model instanceof Blob) return model.name || "model.gguf";
+	if (isFiles(model)) return firstPart(model).name || "model.gguf";
 	return isGGUF(model) ? new URL(model, globalThis.location.href).href : folderURL(model);
 };
 
@@ -414,7 +421,7 @@ export class Engine {
 		const handlers = { onProgress: opts.onProgress || h.onProgress, onNotice };
 		let info;
 		const model = opts.model ? modelKey(opts.model) : this._model;
-		const file = opts.model instanceof Blob ? opts.model : null;
+		const file = isFiles(opts.model) ? opts.model : null;
 		if (model !== this._model || file) {
 			const load = Object.assign({}, this._load, { model });
 			info = await this._conn.call("load", { body: JSON.stringify(load), file }, handlers);
@@ -473,7 +480,7 @@ export async function createEngine(opts) {
 	if (opts && opts.endpoint) return createRemoteEngine(opts);
 	if (!opts || !opts.model) throw new WasmLLMError("bad_request", "createEngine: model (the model folder's URL, a GGUF's URL or a GGUF File) is required");
 	const model = modelKey(opts.model);
-	const file = typeof Blob !== "undefined" && opts.model instanceof Blob ? opts.model : null;
+	const file = isFiles(opts.model) ? opts.model : null;
 	const workerURL = opts.workerURL || new URL("./worker.js", import.meta.url);
 	const wasmURL = new URL(opts.wasmURL || new URL("./wasmllm.wasm", import.meta.url), globalThis.location.href).href;
 	const started = startWorker(workerURL);
