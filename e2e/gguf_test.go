@@ -338,6 +338,15 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		if !strings.HasPrefix(msg, "model_too_large: ") || !strings.HasSuffix(msg, " | 0") {
 			t.Errorf("a GGUF over the heap: %q, want model_too_large with nothing stored", msg)
 		}
+		// Over the storage quota: refused before converting.
+		b.MustRun(`(async () => {
+			const code = await codeOf(wasmllm.createEngine({model: `+fmt.Sprintf("%q", big)+`, backend: "cpu", cpuRanks: 1, storageEstimate: {quota: 4096, usage: 0}}));
+			const cache = await caches.open(wasmllm.cacheNameFor(`+fmt.Sprintf("%q", big)+`));
+			return code + " | " + (await cache.keys()).length;
+		})()`, &msg)
+		if !strings.HasPrefix(msg, "quota_exceeded: ") || !strings.HasSuffix(msg, " | 0") {
+			t.Errorf("a GGUF over the quota: %q, want quota_exceeded with nothing stored", msg)
+		}
 	})
 
 	// The chat page: ?model=URL of a GGUF, then a GGUF file dropped on it.

@@ -141,10 +141,7 @@ func (r *loadRun) convertGGUF() error {
 	// Room for the conversion, about the GGUF's size, before it starts.
 	if local.Get("cached").Bool() {
 		shards, _ := json.Marshal([]map[string]any{{"file": "(the conversion of " + id.Name + ")", "bytes": id.Size}})
-		opts := js.ValueOf(r.jsOpts)
-		opts.Set("local", local)
-		opts.Set("converting", true)
-		q, err := await(r.loader.Call("quota", r.id, folder, string(shards), opts))
+		q, err := await(r.loader.Call("quota", r.id, folder, string(shards), js.ValueOf(r.jsOpts)))
 		if err != nil {
 			return err
 		}

@@ -186,7 +186,7 @@
 	// returns {need, available, persist}.
 	async function quota(modelURL, shards, opts) {
 		if (typeof shards === "string") shards = JSON.parse(shards);
-		if (opts && opts.local && !opts.converting) return { need: 0, available: null, persist: null };
+		if (opts && opts.local) return { need: 0, available: null, persist: null }; // a converted GGUF's folder
 		const have = await cachedURLs(modelURL, opts);
 		let need = 0;
 		for (const s of shards) if (!have.has(fileURL(modelURL, s.file))) need += s.bytes;
