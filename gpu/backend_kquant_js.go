@@ -8,7 +8,7 @@ import (
 )
 
 // K-quant weights (Q2_K .. Q6_K) stay ggml's blocks on the GPU, uploaded as
-// they are (rows of K/256 blocks, no scale plane; experts split between
+// they are but for Q6_K's padding (kquant.go; rows of K/256 blocks, no scale plane; experts split between
 // parts on expert boundaries) and read by their own kernels:
 // matmul_kquant.wgsl (decode GEMV, prefill GEMM), embed_kquant.wgsl and
 // moe_kquant.wgsl (the experts, entry by entry for every chunk size).
@@ -22,9 +22,10 @@ func kquantWeight(dt loader.DType) bool {
 	return false
 }
 
-// kquantRowBytes is the bytes of one row of cols values of K-quant dt.
+// kquantRowBytes is the bytes of one row of cols values of K-quant dt in
+// GPU memory (KQuantBlockBytes).
 func kquantRowBytes(dt loader.DType, cols int) int {
-	return cols / 256 * dt.BlockBytes()
+	return cols / 256 * KQuantBlockBytes(dt)
 }
 
 // matmulKQuant runs MatMul for a K-quant weight: GEMV up to gemvMaxT
@@ -40,16 +41,16 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 		tb := min(T, kquantMaxTB)
 		// As matmul_gemv: rows share the activations they are dotted with;
 		// on a CPU adapter a workgroup is one subgroup.
-		wg := min(kquantMaxWG, b.gemvWG(K/32, kquantMaxR*kquantMaxTB, b.d.AdapterInfo.Fallback))
-		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"R", float64(kquantMaxR)}, constant{"WG", float64(wg)})
+		wg := min(kquantMaxWG, b.gemvWG(K/32, kquantR*kquantMaxTB, b.d.AdapterInfo.Fallback))
+		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"WG", float64(wg)})
 		if err != nil {
 			b.fail(err)
 			return
 		}
 		for _, p := range wt.parts {
-			gx, gy := b.groups2D((p.rows + kquantMaxR - 1) / kquantMaxR)
+			gx, gy := b.groups2D((p.rows + kquantR - 1) / kquantR)
 			k.dispatch(b, kquantParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
-				gx, gy, (T+tb-1)/tb, bind{buf: p.data}, xt.whole(), o.whole())
+				gx, gy, (T+tb-1)/tb, bind{buf: p.data}, xt.whole(), o.whole(), bind{buf: p.data})
 		}
 		return
 	}
@@ -60,7 +61,7 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 	}
 	for _, p := range wt.parts {
 		k.dispatch(b, kquantParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
-			(p.rows+gemmBN-1)/gemmBN, (T+gemmBM-1)/gemmBM, 1, bind{buf: p.data}, xt.whole(), o.whole())
+			(p.rows+gemmBN-1)/gemmBN, (T+gemmBM-1)/gemmBM, 1, bind{buf: p.data}, xt.whole(), o.whole(), bind{buf: p.data})
 	}
 }
 

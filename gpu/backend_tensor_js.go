@@ -105,8 +105,12 @@ func gpuWeight(w *loader.Tensor) (*loader.Tensor, error) {
 	case loader.Q8_0, loader.Q4_0:
 		return loader.ToPlanar(w)
 	}
-	if kquantWeight(w.DType) {
-		return w, nil // ggml's blocks as they are (backend_kquant_js.go)
+	if kquantWeight(w.DType) { // ggml's blocks, Q6_K's padded (kquant.go)
+		data, err := PadKQuant(w.DType, w.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		return &loader.Tensor{Name: w.Name, DType: w.DType, Shape: w.Shape, Data: data}, nil
 	}
 	f, err := w.F32()
 	if err != nil {

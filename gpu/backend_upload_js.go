@@ -38,9 +38,38 @@ func (b *Backend) UploadJS(name string, dt loader.DType, shape []int, src js.Val
 	if got := src.Get("byteLength").Int(); got != size {
 		return nil, fmt.Errorf("gpu: UploadJS %s: %v %s needs %d bytes, has %d", name, shape, dt, size, got)
 	}
+	if gb, bb := KQuantBlockBytes(dt), dt.BlockBytes(); kquantWeight(dt) && gb != bb {
+		// Q6_K: bytes [off, off+n) of the padded layout, from ggml's blocks
+		return b.uploadParts(name, dt, shape, func(label string, off, n int) (*webgpu.Buffer, error) {
+			return b.createPaddedFromJS(label, src, off/gb*bb, n/gb, bb, gb)
+		}, size/bb*gb)
+	}
 	return b.uploadParts(name, dt, shape, func(label string, off, n int) (*webgpu.Buffer, error) {
 		return b.createFromJS(label, src, off, n)
 	}, size)
+}
+
+// createPaddedFromJS creates a buffer holding nb blocks of bb bytes from
+// byte off of src, each padded to gb bytes (PadKQuant), copied through Go
+// a few MiB at a time.
+func (b *Backend) createPaddedFromJS(label string, src js.Value, off, nb, bb, gb int) (*webgpu.Buffer, error) {
+	buf, err := b.d.CreateBuffer(label, uint64(max(nb*gb, 4)), webgpu.UsageStorage)
+	if err != nil {
+		return nil, err
+	}
+	per := max(1, (8<<20)/bb) // blocks per copy
+	raw := make([]byte, min(per, nb)*bb)
+	out := make([]byte, min(per, nb)*gb)
+	for i := 0; i < nb; i += per {
+		k := min(per, nb-i)
+		js.CopyBytesToGo(raw[:k*bb], src.Call("subarray", off+i*bb, off+(i+k)*bb))
+		padBlocks(out[:k*gb], raw[:k*bb], bb, gb)
+		if err := b.d.WriteBuffer(buf, uint64(i*gb), out[:k*gb]); err != nil {
+			buf.Destroy()
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // uploadParts makes a weight of dtype dt (one the kernels read) resident,

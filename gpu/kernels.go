@@ -172,7 +172,7 @@ var (
 	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
 
 	kquantMaxTB = shaderConst("matmul_kquant.wgsl", "MAXTB") // tokens per K-quant GEMV workgroup
-	kquantMaxR  = shaderConst("matmul_kquant.wgsl", "MAXR")  // rows per K-quant GEMV workgroup
+	kquantR     = shaderConst("matmul_kquant.wgsl", "R")     // rows per K-quant GEMV workgroup
 	kquantMaxWG = shaderConst("matmul_kquant.wgsl", "MAXWG") // threads per K-quant GEMV workgroup
 )
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall/js"
 	"testing"
 
 	"wasmllm/cpu"
@@ -208,4 +209,56 @@ func TestKQuantGoldenShared(t *testing.T) {
 
 func kquantGoldens(t *testing.T, files []*golden.File) {
 	modelGoldens(t, modelBackend(t), files)
+}
+
+// TestKQuantUploadJS checks that K-quant weights uploaded from JavaScript
+// bytes (UploadJS, the browser loader's path: Q6_K's blocks padded on the
+// way, a few MiB at a time) give the very outputs of the same weights
+// uploaded from Go (Upload): for Q6_K, over more than one copy chunk.
+func TestKQuantUploadJS(t *testing.T) {
+	b := modelBackend(t)
+	r := rand.New(rand.NewPCG(7, 11))
+	for _, c := range []struct {
+		dt   loader.DType
+		N, K int
+	}{{loader.Q6_K, 4096, 2560}, {loader.Q6_K, 33, 512}, {loader.Q4_K, 65, 768}} {
+		w, _ := kquantTensor(t, r, c.dt, c.N, c.K)
+		src := js.Global().Get("Uint8Array").New(len(w.Data))
+		js.CopyBytesToJS(src, w.Data)
+		fromJS, err := b.UploadJS(w.Name, w.DType, w.Shape, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromGo, err := b.Upload(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xv := make([]float32, 2*c.K)
+		for i := range xv {
+			xv[i] = r.Float32()*2 - 1
+		}
+		x := b.NewF32(2, c.K)
+		b.WriteF32(x, xv)
+		got, want := make([]float32, 2*c.N), make([]float32, 2*c.N)
+		for _, o := range []struct {
+			w   model.Tensor
+			dst []float32
+		}{{fromJS, got}, {fromGo, want}} {
+			out := b.NewF32(2, c.N)
+			b.MatMul(out, x, o.w)
+			if err := b.ReadF32(out, o.dst); err != nil {
+				t.Fatal(err)
+			}
+			b.Free(out)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s %dx%d: output %d is %v from UploadJS, %v from Upload", c.dt, c.N, c.K, i, got[i], want[i])
+				break
+			}
+		}
+		b.Free(x)
+		b.Free(fromJS)
+		b.Free(fromGo)
+	}
 }

@@ -12,7 +12,7 @@ struct Params {
     rows: u32, // rows in this part
 }
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;            // (rows, D/256) KTYPE blocks, ggml's bytes
+@group(0) @binding(0) var<storage, read> w: array<u32>;            // (rows, D/256) KTYPE blocks (kq_block_bytes each)
 @group(0) @binding(1) var<storage, read> ids: array<i32>;          // (T) i32
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;    // (T, D) f32
 @group(0) @binding(3) var<uniform> p: Params;

@@ -2,12 +2,17 @@
 // weight (Q2_K .. Q6_K as ggml's blocks, KTYPE; see common.wgsl's KQUANT
 // section), K a multiple of 256.
 //
-// Entry gemv, the decode path (small T): a workgroup owns R weight rows and
-// TB tokens; its WG threads stride along K kq_step() elements at a time
-// (kq_dot4 per token: the four rows' dot products, each activation loaded
-// once for them), and the partial sums are reduced in shared memory. As matmul_gemv,
-// a CPU adapter gets one subgroup per workgroup (gemvWG). Grid
-// (groups2D(ceil(rows/R)), ceil(T/TB)).
+// Entry gemv, the decode path (small T): a workgroup owns R = 8 weight rows
+// and TB tokens; its WG threads stride along K kq_step() elements at a time
+// (kq_dot per token: the eight rows' dot products, each activation loaded
+// once for them), and the partial sums are reduced in shared memory. As
+// matmul_gemv, a CPU adapter gets one subgroup per workgroup (gemvWG), whose
+// threads take whole blocks. Q4_K and Q6_K read their quants and scales as
+// 16-byte loads and widen them with unpack4x8unorm (q/255 for bytes q, the
+// 255 applied to the sums: one rounding more than the f32 dot product,
+// within the tests' 1e-5 of the row maximum); the other types go through
+// kq_get4.
+// Grid (groups2D(ceil(rows/R)), ceil(T/TB)).
 // Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
 // out per workgroup. Grid (ceil(rows/BN), ceil(T/BM)).
 // Rows past the part and tokens past T are clamped on load and skipped on
@@ -18,11 +23,10 @@
 override KTYPE: u32 = 12u;
 override WG: u32 = 64u; // gemv threads per workgroup, a power of two, at most MAXWG
 override TB: u32 = 4u;  // gemv tokens per workgroup, at most MAXTB
-override R: u32 = 4u;   // gemv rows per workgroup: MAXR (kq_dot4 takes four)
 
 const MAXWG: u32 = 64u;
 const MAXTB: u32 = 4u;
-const MAXR: u32 = 4u;
+const R: u32 = 8u; // gemv rows per workgroup: two quads (a, b)
 
 struct Params {
     n: u32,    // N: columns of out, over all parts
@@ -33,18 +37,22 @@ struct Params {
     acc: u32,  // 1: add to out (a residual, FusedMatMul's Add), 0: store
 }
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;          // (rows, K/256) KTYPE blocks, ggml's bytes
+@group(0) @binding(0) var<storage, read> w: array<u32>;          // (rows, K/256) KTYPE blocks (kq_block_bytes each)
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;    // (T, K) f32
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;  // (T, N) f32
-@group(0) @binding(3) var<uniform> p: Params;
+@group(0) @binding(3) var<storage, read> w4: array<vec4<u32>>;   // w again, as 16-byte chunks (gemv, Q4_K and Q6_K)
+@group(0) @binding(4) var<uniform> p: Params;
 
-var<workgroup> red: array<f32, MAXWG * MAXTB * MAXR>; // gemv: (R, TB, WG) partial sums
+var<workgroup> red: array<f32, MAXWG * MAXTB * R>; // gemv: (R, TB, WG) partial sums
 
-// kq_w4 is elements k..k+3 (k a multiple of 4) of weight row n of the part.
-// kq_step is the elements a GEMV thread dots at a time: Q4_K's 64 of one
-// 32-byte run of quants (two sub-blocks, low and high nibbles), Q6_K's 128
-// of one half block, 32 (eight kq_get4) for the other types.
+// kq_step is the elements a GEMV thread dots at a time: a whole block on a
+// CPU adapter (WG <= 8); on a GPU Q4_K's 64 (one 32-byte run of quants:
+// two sub-blocks, low and high nibbles), Q6_K's 128 (half a block), and 32
+// (eight kq_get4) for the other types.
 fn kq_step() -> u32 {
+    if (WG <= 8u && (KTYPE == 12u || KTYPE == 14u)) {
+        return 256u;
+    }
     switch KTYPE {
         case 12u: { return 64u; }
         case 14u: { return 128u; }
@@ -52,77 +60,27 @@ fn kq_step() -> u32 {
     }
 }
 
-// kq_dot4 is the dot products of elements e..e+kq_step()-1 of the four
-// blocks at bytes bases (one per row) with the activations at vec4 xo of x.
-// Q4_K and Q6_K read each block's scales once a step and each quant word
-// once, and each activation once for the four rows.
-fn kq_dot4(bases: vec4<u32>, e: u32, xo: u32) -> vec4<f32> {
-    if (KTYPE == 12u) { // Q4_K: d, dmin, scales[12], qs[128]
-        let i = e / 64u;
-        let wb = bases / 4u; // 144-byte blocks are 4-byte aligned
-        let m0 = unpack2x16float(w[wb.x]);
-        let m1 = unpack2x16float(w[wb.y]);
-        let m2 = unpack2x16float(w[wb.z]);
-        let m3 = unpack2x16float(w[wb.w]);
-        let a0 = kq_scale_min_k4(bases.x + 4u, 2u * i); let b0 = kq_scale_min_k4(bases.x + 4u, 2u * i + 1u);
-        let a1 = kq_scale_min_k4(bases.y + 4u, 2u * i); let b1 = kq_scale_min_k4(bases.y + 4u, 2u * i + 1u);
-        let a2 = kq_scale_min_k4(bases.z + 4u, 2u * i); let b2 = kq_scale_min_k4(bases.z + 4u, 2u * i + 1u);
-        let a3 = kq_scale_min_k4(bases.w + 4u, 2u * i); let b3 = kq_scale_min_k4(bases.w + 4u, 2u * i + 1u);
-        let qw = wb + vec4<u32>(4u + 8u * i);
-        var q0 = vec4<f32>(0.0); // low nibbles (sub-block 2i), per row
-        var q1 = vec4<f32>(0.0); // high (2i+1)
-        var s0 = vec4<f32>(0.0);
-        var s1 = vec4<f32>(0.0);
-        for (var q = 0u; q < 8u; q++) {
-            let xl = x[xo + q];
-            let xh = x[xo + 8u + q];
-            let v = vec4<u32>(w[qw.x + q], w[qw.y + q], w[qw.z + q], w[qw.w + q]);
-            q0 += vec4<f32>(dot(kq_nib4(v.x, 0u), xl), dot(kq_nib4(v.y, 0u), xl), dot(kq_nib4(v.z, 0u), xl), dot(kq_nib4(v.w, 0u), xl));
-            q1 += vec4<f32>(dot(kq_nib4(v.x, 4u), xh), dot(kq_nib4(v.y, 4u), xh), dot(kq_nib4(v.z, 4u), xh), dot(kq_nib4(v.w, 4u), xh));
-            s0 += xl;
-            s1 += xh;
-        }
-        let one = vec4<f32>(1.0);
-        let d = vec4<f32>(m0.x, m1.x, m2.x, m3.x);
-        let dmin = vec4<f32>(m0.y, m1.y, m2.y, m3.y);
-        let sc0 = vec4<f32>(a0.x, a1.x, a2.x, a3.x);
-        let sc1 = vec4<f32>(b0.x, b1.x, b2.x, b3.x);
-        let mn0 = vec4<f32>(a0.y, a1.y, a2.y, a3.y);
-        let mn1 = vec4<f32>(b0.y, b1.y, b2.y, b3.y);
-        return d * (sc0 * q0 + sc1 * q1) - dmin * (mn0 * dot(s0, one) + mn1 * dot(s1, one));
+// kq_dot adds the dot products of one step (kq_step() elements from e of
+// the blocks at bytes ba, rows row0..row0+3, and bq, rows row0+4..) with
+// the activations at vec4 xo of x to pa and pb.
+fn kq_dot(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ba: vec4<u32>, bq: vec4<u32>, e: u32, xo: u32) {
+    if (KTYPE == 12u) {
+        q4k_dot8(pa, pb, ba / 16u, bq / 16u, e, xo);
+        return;
     }
-    if (KTYPE == 14u) { // Q6_K: ql[128], qh[64], int8 scales[16], d
-        let h = e / 128u;
-        let la = bases + vec4<u32>(64u * h);        // ql of quarters 0 (low) and 2 (high)
-        let lb = la + vec4<u32>(32u);               // ql of quarters 1 and 3
-        let hb = bases + vec4<u32>(128u + 32u * h); // qh: quarter k at bits 2k
-        let sb = bases + vec4<u32>(192u + 8u * h);  // scale of quarter k, half g: sb + 2k + g
-        var sum = vec4<f32>(0.0);
-        for (var g = 0u; g < 2u; g++) {
-            var a0 = vec4<f32>(0.0);
-            var a1 = vec4<f32>(0.0);
-            var a2 = vec4<f32>(0.0);
-            var a3 = vec4<f32>(0.0);
-            for (var q = 4u * g; q < 4u * g + 4u; q++) {
-                let x0 = x[xo + q];
-                let x1 = x[xo + 8u + q];
-                let x2 = x[xo + 16u + q];
-                let x3 = x[xo + 24u + q];
-                let o = 4u * q;
-                let va = vec4<u32>(kq_word(la.x + o), kq_word(la.y + o), kq_word(la.z + o), kq_word(la.w + o));
-                let vb = vec4<u32>(kq_word(lb.x + o), kq_word(lb.y + o), kq_word(lb.z + o), kq_word(lb.w + o));
-                let vh = vec4<u32>(kq_word(hb.x + o), kq_word(hb.y + o), kq_word(hb.z + o), kq_word(hb.w + o));
-                a0 += vec4<f32>(kq_q6(va.x, vh.x, 0u, 0u, x0), kq_q6(va.y, vh.y, 0u, 0u, x0), kq_q6(va.z, vh.z, 0u, 0u, x0), kq_q6(va.w, vh.w, 0u, 0u, x0));
-                a1 += vec4<f32>(kq_q6(vb.x, vh.x, 0u, 2u, x1), kq_q6(vb.y, vh.y, 0u, 2u, x1), kq_q6(vb.z, vh.z, 0u, 2u, x1), kq_q6(vb.w, vh.w, 0u, 2u, x1));
-                a2 += vec4<f32>(kq_q6(va.x, vh.x, 4u, 4u, x2), kq_q6(va.y, vh.y, 4u, 4u, x2), kq_q6(va.z, vh.z, 4u, 4u, x2), kq_q6(va.w, vh.w, 4u, 4u, x2));
-                a3 += vec4<f32>(kq_q6(vb.x, vh.x, 4u, 6u, x3), kq_q6(vb.y, vh.y, 4u, 6u, x3), kq_q6(vb.z, vh.z, 4u, 6u, x3), kq_q6(vb.w, vh.w, 4u, 6u, x3));
-            }
-            sum += kq_i8x4(sb + vec4<u32>(g)) * a0 + kq_i8x4(sb + vec4<u32>(2u + g)) * a1 +
-                kq_i8x4(sb + vec4<u32>(4u + g)) * a2 + kq_i8x4(sb + vec4<u32>(6u + g)) * a3;
-        }
-        return vec4<f32>(kq_half(bases.x + 208u), kq_half(bases.y + 208u), kq_half(bases.z + 208u), kq_half(bases.w + 208u)) * sum;
+    if (KTYPE == 14u) {
+        q6k_dot8(pa, pb, ba / 16u, bq / 16u, e, xo);
+        return;
     }
-    return vec4<f32>(kq_dot32(bases.x, e, xo), kq_dot32(bases.y, e, xo), kq_dot32(bases.z, e, xo), kq_dot32(bases.w, e, xo));
+    // a loop, not eight inlined kq_dot32: the shader stays small to compile
+    var da = vec4<f32>(0.0);
+    var db = vec4<f32>(0.0);
+    for (var r = 0u; r < 4u; r++) {
+        da[r] = kq_dot32(ba[r], e, xo);
+        db[r] = kq_dot32(bq[r], e, xo);
+    }
+    *pa += da;
+    *pb += db;
 }
 
 // kq_dot32 is the dot product of elements e..e+31 of the block at byte base
@@ -134,26 +92,226 @@ fn kq_dot32(base: u32, e: u32, xo: u32) -> f32 {
         dot(kq_get4(base, e + 24u), x[xo + 6u]) + dot(kq_get4(base, e + 28u), x[xo + 7u]);
 }
 
-// kq_i8x4 is the signed bytes at offsets o.
-fn kq_i8x4(o: vec4<u32>) -> vec4<f32> {
-    return vec4<f32>(kq_i8(o.x), kq_i8(o.y), kq_i8(o.z), kq_i8(o.w));
+// kq_u8 widens the four bytes of each word of v (one word per row) to
+// q/255 and dots them with x4: Σ q·x / 255 for each row.
+fn kq_u8(v: vec4<u32>, x4: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(dot(unpack4x8unorm(v.x), x4), dot(unpack4x8unorm(v.y), x4),
+                     dot(unpack4x8unorm(v.z), x4), dot(unpack4x8unorm(v.w), x4));
 }
 
-// kq_i8 is the signed byte at o.
-fn kq_i8(o: u32) -> f32 {
-    return f32(i32(kq_byte(o) << 24u) >> 24);
+// Q4_K: d, dmin (f16), scales[12], qs[128]: nine 16-byte chunks. Chunk
+// 1 + 2i + c holds bytes 16c.. of the quants of sub-blocks 2i (low
+// nibbles) and 2i+1 (high nibbles).
+
+// q4k_dot8 is kq_dot for Q4_K; ha and hq are the blocks' first chunks.
+// Each row's first chunk (d, dmin and the scales) is loaded once a step,
+// its quants as 16-byte loads, each activation once for the eight rows.
+fn q4k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4<u32>, hq: vec4<u32>, e: u32, xo: u32) {
+    let h0 = w4[ha.x]; let h1 = w4[ha.y]; let h2 = w4[ha.z]; let h3 = w4[ha.w];
+    let h4 = w4[hq.x]; let h5 = w4[hq.y]; let h6 = w4[hq.z]; let h7 = w4[hq.w];
+    let da = kq_halves(h0.x, h1.x, h2.x, h3.x);
+    let db = kq_halves(h4.x, h5.x, h6.x, h7.x);
+    let i0 = e / 64u;
+    for (var i = i0; i < i0 + kq_step() / 64u; i++) {
+        // Initialised explicitly: SwiftShader does not zero a struct var
+        // declared without one on every pass of the loop.
+        var qa0 = KqAcc(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0)); // rows a, low nibbles (sub-block 2i): Σq·x/255
+        var qa1 = qa0; // rows a, high nibbles (2i+1)
+        var qb0 = qa0;
+        var qb1 = qa0;
+        var s0 = vec4<f32>(0.0); // the activations of sub-block 2i, for the mins
+        var s1 = vec4<f32>(0.0);
+        for (var c = 0u; c < 2u; c++) {
+            let o = 1u + 2u * i + c;
+            let v0 = w4[ha.x + o]; let v1 = w4[ha.y + o]; let v2 = w4[ha.z + o]; let v3 = w4[ha.w + o];
+            let v4 = w4[hq.x + o]; let v5 = w4[hq.y + o]; let v6 = w4[hq.z + o]; let v7 = w4[hq.w + o];
+            let xb = xo + 16u * (i - i0) + 4u * c;
+            let xl0 = x[xb]; let xl1 = x[xb + 1u]; let xl2 = x[xb + 2u]; let xl3 = x[xb + 3u];
+            let xh0 = x[xb + 8u]; let xh1 = x[xb + 9u]; let xh2 = x[xb + 10u]; let xh3 = x[xb + 11u];
+            q4k_word(&qa0, &qa1, &qb0, &qb1, vec4<u32>(v0.x, v1.x, v2.x, v3.x), vec4<u32>(v4.x, v5.x, v6.x, v7.x), xl0, xh0);
+            q4k_word(&qa0, &qa1, &qb0, &qb1, vec4<u32>(v0.y, v1.y, v2.y, v3.y), vec4<u32>(v4.y, v5.y, v6.y, v7.y), xl1, xh1);
+            q4k_word(&qa0, &qa1, &qb0, &qb1, vec4<u32>(v0.z, v1.z, v2.z, v3.z), vec4<u32>(v4.z, v5.z, v6.z, v7.z), xl2, xh2);
+            q4k_word(&qa0, &qa1, &qb0, &qb1, vec4<u32>(v0.w, v1.w, v2.w, v3.w), vec4<u32>(v4.w, v5.w, v6.w, v7.w), xl3, xh3);
+            s0 += (xl0 + xl1) + (xl2 + xl3);
+            s1 += (xh0 + xh1) + (xh2 + xh3);
+        }
+        let t0 = dot(s0, vec4<f32>(1.0));
+        let t1 = dot(s1, vec4<f32>(1.0));
+        *pa += q4k_sum(da, q4k_scales(h0, i), q4k_scales(h1, i), q4k_scales(h2, i), q4k_scales(h3, i), kq_acc_sum(qa0), kq_acc_sum(qa1), t0, t1);
+        *pb += q4k_sum(db, q4k_scales(h4, i), q4k_scales(h5, i), q4k_scales(h6, i), q4k_scales(h7, i), kq_acc_sum(qb0), kq_acc_sum(qb1), t0, t1);
+    }
 }
 
-// kq_q6 is the dot product of four Q6_K values (low bits from ql word at
-// shift sh, high two bits from qh word at shift qs, minus 32) with x.
-fn kq_q6(ql: u32, qh: u32, sh: u32, qs: u32, x4: vec4<f32>) -> f32 {
-    let q = vec4<i32>(kq_bytes4((ql >> sh) & 0x0f0f0f0fu) | (kq_bytes4((qh >> qs) & 0x03030303u) << vec4<u32>(4u))) - 32;
-    return dot(vec4<f32>(q), x4);
+// q4k_word adds one quant word of each of eight rows (va, vb), its low
+// nibbles dotted with xl and its high ones with xh, to qa0 .. qb1.
+fn q4k_word(qa0: ptr<function, KqAcc>, qa1: ptr<function, KqAcc>, qb0: ptr<function, KqAcc>, qb1: ptr<function, KqAcc>,
+            va: vec4<u32>, vb: vec4<u32>, xl: vec4<f32>, xh: vec4<f32>) {
+    let m = vec4<u32>(0x0f0f0f0fu);
+    kq_acc_add(qa0, va & m, xl);
+    kq_acc_add(qa1, (va >> vec4<u32>(4u)) & m, xh);
+    kq_acc_add(qb0, vb & m, xl);
+    kq_acc_add(qb1, (vb >> vec4<u32>(4u)) & m, xh);
 }
 
-// kq_nib4 is the four nibbles of word v at shift sh (0: low, 4: high).
-fn kq_nib4(v: u32, sh: u32) -> vec4<f32> {
-    return vec4<f32>(kq_bytes4((v >> sh) & 0x0f0f0f0fu));
+// KqAcc is four rows' running products q/255·x, one vec4 per row, summed
+// across only at the end (kq_acc_sum) rather than by a dot product per word.
+struct KqAcc {
+    r0: vec4<f32>,
+    r1: vec4<f32>,
+    r2: vec4<f32>,
+    r3: vec4<f32>,
+}
+
+// kq_acc_add adds the four bytes of each row's word of v, widened to
+// q/255, times x4 to a.
+fn kq_acc_add(a: ptr<function, KqAcc>, v: vec4<u32>, x4: vec4<f32>) {
+    (*a).r0 += unpack4x8unorm(v.x) * x4;
+    (*a).r1 += unpack4x8unorm(v.y) * x4;
+    (*a).r2 += unpack4x8unorm(v.z) * x4;
+    (*a).r3 += unpack4x8unorm(v.w) * x4;
+}
+
+// kq_acc_sum is each row's Σq·x/255.
+fn kq_acc_sum(a: KqAcc) -> vec4<f32> {
+    let one = vec4<f32>(1.0);
+    return vec4<f32>(dot(a.r0, one), dot(a.r1, one), dot(a.r2, one), dot(a.r3, one));
+}
+
+// kq_halves is four rows' f16 pairs (d, dmin): .d the first, .m the second.
+struct KqHalves {
+    d: vec4<f32>,
+    m: vec4<f32>,
+}
+
+fn kq_halves(w0: u32, w1: u32, w2: u32, w3: u32) -> KqHalves {
+    let m0 = unpack2x16float(w0);
+    let m1 = unpack2x16float(w1);
+    let m2 = unpack2x16float(w2);
+    let m3 = unpack2x16float(w3);
+    return KqHalves(vec4<f32>(m0.x, m1.x, m2.x, m3.x), vec4<f32>(m0.y, m1.y, m2.y, m3.y));
+}
+
+// q4k_sum is four rows' sum over sub-blocks 2i and 2i+1, from Σq·x/255
+// (q0, q1), the activations' sums (t0, t1) and each row's scales and mins
+// (s0..s3 as q4k_scales gives them): d·(sc·Σq·x) - dmin·(m·Σx).
+fn q4k_sum(dm: KqHalves, s0: vec4<f32>, s1: vec4<f32>, s2: vec4<f32>, s3: vec4<f32>, q0: vec4<f32>, q1: vec4<f32>, t0: f32, t1: f32) -> vec4<f32> {
+    let sc0 = vec4<f32>(s0.x, s1.x, s2.x, s3.x);
+    let sc1 = vec4<f32>(s0.y, s1.y, s2.y, s3.y);
+    let mn0 = vec4<f32>(s0.z, s1.z, s2.z, s3.z);
+    let mn1 = vec4<f32>(s0.w, s1.w, s2.w, s3.w);
+    return dm.d * (sc0 * (255.0 * q0) + sc1 * (255.0 * q1)) - dm.m * (mn0 * t0 + mn1 * t1);
+}
+
+// q4k_scales is the 6-bit scales and mins of sub-blocks 2i and 2i+1 of
+// the Q4_K block whose first 16 bytes are h (d and dmin, scales[12]), as
+// (scale 2i, scale 2i+1, min 2i, min 2i+1): ggml's get_scale_min_k4 for
+// all four bytes of a word at once, then the pair i picks.
+fn q4k_scales(h: vec4<u32>, i: u32) -> vec4<f32> {
+    let sc_lo = h.y & 0x3f3f3f3fu; // sub-blocks 0..3
+    let mn_lo = h.z & 0x3f3f3f3fu;
+    let sc_hi = (h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u); // 4..7
+    let mn_hi = ((h.w >> 4u) & 0x0f0f0f0fu) | ((h.z >> 2u) & 0x30303030u);
+    let sh = 16u * (i & 1u);
+    let sc = select(sc_lo, sc_hi, i >= 2u) >> sh;
+    let mn = select(mn_lo, mn_hi, i >= 2u) >> sh;
+    return vec4<f32>(f32(sc & 255u), f32((sc >> 8u) & 255u), f32(mn & 255u), f32((mn >> 8u) & 255u));
+}
+
+// Q6_K, padded to 224 bytes (14 16-byte chunks): ql[128] (chunks 0..7),
+// qh[64] (8..11), int8 scales[16] (12), d (chunk 13's first half). Half h
+// of the block is ql chunks 4h.. (quarters 0 and 2: low and high nibbles)
+// and 4h+2.. (quarters 1 and 3), qh chunks 8+2h.. (quarter k's two bits at
+// bit 2k), scales 8h..8h+7 (quarter k, values 16g..: scale 8h + 2k + g).
+
+// q6k_dot8 is kq_dot for Q6_K; ha and hq are the blocks' first chunks.
+// Each row's scales and d are loaded once a step, its quants as 16-byte
+// loads, each activation once for the eight rows.
+fn q6k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4<u32>, hq: vec4<u32>, e: u32, xo: u32) {
+    let sc0 = w4[ha.x + 12u]; let sc1 = w4[ha.y + 12u]; let sc2 = w4[ha.z + 12u]; let sc3 = w4[ha.w + 12u];
+    let sc4 = w4[hq.x + 12u]; let sc5 = w4[hq.y + 12u]; let sc6 = w4[hq.z + 12u]; let sc7 = w4[hq.w + 12u];
+    let da = kq_halves(w4[ha.x + 13u].x, w4[ha.y + 13u].x, w4[ha.z + 13u].x, w4[ha.w + 13u].x).d;
+    let db = kq_halves(w4[hq.x + 13u].x, w4[hq.y + 13u].x, w4[hq.z + 13u].x, w4[hq.w + 13u].x).d;
+    let h0 = e / 128u;
+    var suma = vec4<f32>(0.0);
+    var sumb = vec4<f32>(0.0);
+    for (var h = h0; h < h0 + kq_step() / 128u; h++) {
+        for (var g = 0u; g < 2u; g++) {
+            // quarter k's 16 values g of each row as bytes u = q + 32:
+            // Σ(u - 32)·x = 255·Σ(u/255)·x - 32·Σx
+            var a0 = vec4<f32>(0.0);
+            var a1 = vec4<f32>(0.0);
+            var a2 = vec4<f32>(0.0);
+            var a3 = vec4<f32>(0.0);
+            var b0 = vec4<f32>(0.0);
+            var b1 = vec4<f32>(0.0);
+            var b2 = vec4<f32>(0.0);
+            var b3 = vec4<f32>(0.0);
+            var s0 = vec4<f32>(0.0);
+            var s1 = vec4<f32>(0.0);
+            var s2 = vec4<f32>(0.0);
+            var s3 = vec4<f32>(0.0);
+            let ql = 4u * h + g;     // + 2 for quarters 1 and 3
+            let qh = 8u + 2u * h + g;
+            let la0 = w4[ha.x + ql]; let la1 = w4[ha.y + ql]; let la2 = w4[ha.z + ql]; let la3 = w4[ha.w + ql];
+            let la4 = w4[hq.x + ql]; let la5 = w4[hq.y + ql]; let la6 = w4[hq.z + ql]; let la7 = w4[hq.w + ql];
+            let lb0 = w4[ha.x + ql + 2u]; let lb1 = w4[ha.y + ql + 2u]; let lb2 = w4[ha.z + ql + 2u]; let lb3 = w4[ha.w + ql + 2u];
+            let lb4 = w4[hq.x + ql + 2u]; let lb5 = w4[hq.y + ql + 2u]; let lb6 = w4[hq.z + ql + 2u]; let lb7 = w4[hq.w + ql + 2u];
+            let qh0 = w4[ha.x + qh]; let qh1 = w4[ha.y + qh]; let qh2 = w4[ha.z + qh]; let qh3 = w4[ha.w + qh];
+            let qh4 = w4[hq.x + qh]; let qh5 = w4[hq.y + qh]; let qh6 = w4[hq.z + qh]; let qh7 = w4[hq.w + qh];
+            let xq = xo + 32u * (h - h0) + 4u * g;
+            for (var j = 0u; j < 4u; j++) {
+                let x0 = x[xq + j];
+                let x1 = x[xq + 8u + j];
+                let x2 = x[xq + 16u + j];
+                let x3 = x[xq + 24u + j];
+                s0 += x0;
+                s1 += x1;
+                s2 += x2;
+                s3 += x3;
+                q6k_word(&a0, &a1, &a2, &a3, vec4<u32>(la0[j], la1[j], la2[j], la3[j]), vec4<u32>(lb0[j], lb1[j], lb2[j], lb3[j]),
+                         vec4<u32>(qh0[j], qh1[j], qh2[j], qh3[j]), x0, x1, x2, x3);
+                q6k_word(&b0, &b1, &b2, &b3, vec4<u32>(la4[j], la5[j], la6[j], la7[j]), vec4<u32>(lb4[j], lb5[j], lb6[j], lb7[j]),
+                         vec4<u32>(qh4[j], qh5[j], qh6[j], qh7[j]), x0, x1, x2, x3);
+            }
+            let t = vec4<f32>(dot(s0, vec4<f32>(1.0)), dot(s1, vec4<f32>(1.0)), dot(s2, vec4<f32>(1.0)), dot(s3, vec4<f32>(1.0)));
+            let si = 8u * h + g; // scale of quarter k: si + 2k
+            suma += q6k_sum(sc0, sc1, sc2, sc3, si, a0, a1, a2, a3, t);
+            sumb += q6k_sum(sc4, sc5, sc6, sc7, si, b0, b1, b2, b3, t);
+        }
+    }
+    *pa += da * suma;
+    *pb += db * sumb;
+}
+
+// q6k_word adds one word of ql (va: quarters 0 and 2; vb: 1 and 3) and of
+// qh (vh) of each of four rows, dotted with quarter k's activations xk, to
+// a0..a3 (Σu·x/255 per row, u = q + 32).
+fn q6k_word(a0: ptr<function, vec4<f32>>, a1: ptr<function, vec4<f32>>, a2: ptr<function, vec4<f32>>, a3: ptr<function, vec4<f32>>,
+            va: vec4<u32>, vb: vec4<u32>, vh: vec4<u32>, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) {
+    let lo = vec4<u32>(0x0f0f0f0fu);
+    let hi = vec4<u32>(0x30303030u);
+    *a0 += kq_u8((va & lo) | ((vh << vec4<u32>(4u)) & hi), x0);
+    *a1 += kq_u8((vb & lo) | ((vh << vec4<u32>(2u)) & hi), x1);
+    *a2 += kq_u8(((va >> vec4<u32>(4u)) & lo) | (vh & hi), x2);
+    *a3 += kq_u8(((vb >> vec4<u32>(4u)) & lo) | ((vh >> vec4<u32>(2u)) & hi), x3);
+}
+
+// q6k_sum is four rows' Σ scale·Σ(u-32)·x over the quarters, from their
+// scales chunks (sc0..sc3: 16 int8 each), the quarters' scale index si
+// (+ 2k), Σu·x/255 (a0..a3) and the activations' sums t (one per quarter).
+fn q6k_sum(sc0: vec4<u32>, sc1: vec4<u32>, sc2: vec4<u32>, sc3: vec4<u32>, si: u32,
+           a0: vec4<f32>, a1: vec4<f32>, a2: vec4<f32>, a3: vec4<f32>, t: vec4<f32>) -> vec4<f32> {
+    return q6k_scales(sc0, sc1, sc2, sc3, si) * (255.0 * a0 - 32.0 * t.x) +
+        q6k_scales(sc0, sc1, sc2, sc3, si + 2u) * (255.0 * a1 - 32.0 * t.y) +
+        q6k_scales(sc0, sc1, sc2, sc3, si + 4u) * (255.0 * a2 - 32.0 * t.z) +
+        q6k_scales(sc0, sc1, sc2, sc3, si + 6u) * (255.0 * a3 - 32.0 * t.w);
+}
+
+// q6k_scales is int8 scale i (0..15) of four rows' scales chunks.
+fn q6k_scales(sc0: vec4<u32>, sc1: vec4<u32>, sc2: vec4<u32>, sc3: vec4<u32>, i: u32) -> vec4<f32> {
+    let sh = 24u - 8u * (i & 3u);
+    let v = vec4<u32>(sc0[i / 4u], sc1[i / 4u], sc2[i / 4u], sc3[i / 4u]);
+    return vec4<f32>(vec4<i32>(v << vec4<u32>(sh)) >> vec4<u32>(24u));
 }
 
 fn kq_w4(n: u32, k: u32) -> vec4<f32> {
@@ -171,19 +329,42 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let tbase = wid.z * TB;
     let bb = kq_block_bytes();
     let kb = p.k / 256u;
-    var acc: array<vec4<f32>, MAXTB>; // token t's sums of rows row0..row0+3
+    // token t's sums of rows row0..row0+3 (a) and row0+4..row0+7 (b),
+    // named: SwiftShader pays dearly for indexing a local array
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    var b0 = vec4<f32>(0.0);
+    var b1 = vec4<f32>(0.0);
+    var b2 = vec4<f32>(0.0);
+    var b3 = vec4<f32>(0.0);
     let step = kq_step();
-    let rows = min(vec4<u32>(row0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.rows - 1u));
+    let xr = p.k / 4u; // vec4s of x per token
+    let ra = min(vec4<u32>(row0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.rows - 1u));
+    let rb = min(vec4<u32>(row0) + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(p.rows - 1u));
     for (var c = lid; c < p.k / step; c += WG) {
         let k = step * c;
-        let bases = (rows * kb + k / 256u) * bb;
-        for (var t = 0u; t < TB; t++) {
-            let xo = min(tbase + t, p.t - 1u) * (p.k / 4u) + k / 4u;
-            acc[t] += kq_dot4(bases, k % 256u, xo);
+        let e = k % 256u;
+        let ba = (ra * kb + k / 256u) * bb;
+        let bq = (rb * kb + k / 256u) * bb;
+        kq_dot(&a0, &b0, ba, bq, e, min(tbase, p.t - 1u) * xr + k / 4u);
+        if (TB > 1u) {
+            kq_dot(&a1, &b1, ba, bq, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
+        }
+        if (TB > 2u) {
+            kq_dot(&a2, &b2, ba, bq, e, min(tbase + 2u, p.t - 1u) * xr + k / 4u);
+        }
+        if (TB > 3u) {
+            kq_dot(&a3, &b3, ba, bq, e, min(tbase + 3u, p.t - 1u) * xr + k / 4u);
         }
     }
-    for (var i = 0u; i < R * TB; i++) {
-        red[i * WG + lid] = acc[i % TB][i / TB];
+    for (var t = 0u; t < TB; t++) {
+        let va = select(select(a0, a1, t == 1u), select(a2, a3, t == 3u), t >= 2u);
+        let vb = select(select(b0, b1, t == 1u), select(b2, b3, t == 3u), t >= 2u);
+        for (var r = 0u; r < R; r++) {
+            red[(r * TB + t) * WG + lid] = select(va[r % 4u], vb[r % 4u], r >= 4u);
+        }
     }
     workgroupBarrier();
     for (var h = WG / 2u; h > 0u; h >>= 1u) {

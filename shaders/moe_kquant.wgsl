@@ -31,7 +31,7 @@ struct Params {
     acc: u32, // down: 1 adds to out
 }
 
-@group(0) @binding(0) var<storage, read> w: array<u32>;             // (ne*n, K/256) KTYPE blocks of this part, ggml's bytes
+@group(0) @binding(0) var<storage, read> w: array<u32>;             // (ne*n, K/256) KTYPE blocks of this part (kq_block_bytes each)
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;       // gate_up: x (T, D); down: act (nt*A, F) f32
 @group(0) @binding(2) var<storage, read> ids: array<u32>;           // (nt, A) chosen experts
 @group(0) @binding(3) var<storage, read_write> act: array<f32>;     // gate_up: act (nt*A, F) f32

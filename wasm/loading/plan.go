@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"wasmllm/cpu"
-
+	wgpu "wasmllm/gpu"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
@@ -122,7 +122,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		if gpu {
 			row := gpuRowBytes(d, cols)
 			if kquantOnGPU(d, t.Shape) {
-				row = cols / 256 * int64(d.BlockBytes())
+				row = cols / 256 * int64(wgpu.KQuantBlockBytes(d))
 			}
 			if need := row * unit; uint64(need) > buf {
 				what := "one row"
@@ -133,7 +133,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}
 			}
 			if kquantOnGPU(d, t.Shape) {
-				p.WeightBytes += t.Bytes
+				p.WeightBytes += n / 256 * int64(wgpu.KQuantBlockBytes(d))
 			} else {
 				p.WeightBytes += gpuBytes(d, n, t.Bytes)
 			}

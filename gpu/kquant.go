@@ -1,0 +1,45 @@
+package gpu
+
+import (
+	"fmt"
+
+	"wasmllm/loader"
+)
+
+// K-quant blocks in GPU memory are ggml's bytes, block after block, except
+// that Q6_K's 210-byte blocks are padded with zeros to 224 bytes: every
+// block then starts on 16 bytes, and so do its ql, qh and scales runs
+// (bytes 0, 128 and 192), which the GEMV reads as 16-byte loads. The values
+// are unchanged, so dequantisation stays bit-identical to ggml's.
+const q6kGPUBlock = 224
+
+// KQuantBlockBytes is the bytes one block (256 values) of K-quant dt takes
+// in GPU memory.
+func KQuantBlockBytes(dt loader.DType) int {
+	if dt == loader.Q6_K {
+		return q6kGPUBlock
+	}
+	return dt.BlockBytes()
+}
+
+// PadKQuant returns K-quant blocks src of dt in the GPU layout: src itself
+// when that is ggml's, else a padded copy.
+func PadKQuant(dt loader.DType, src []byte) ([]byte, error) {
+	gb, bb := KQuantBlockBytes(dt), dt.BlockBytes()
+	if gb == bb {
+		return src, nil
+	}
+	if len(src)%bb != 0 {
+		return nil, fmt.Errorf("gpu: %d bytes of %s blocks: not a whole number of %d-byte blocks", len(src), dt, bb)
+	}
+	dst := make([]byte, len(src)/bb*gb)
+	padBlocks(dst, src, bb, gb)
+	return dst, nil
+}
+
+// padBlocks copies the bb-byte blocks of src to gb-byte slots of dst.
+func padBlocks(dst, src []byte, bb, gb int) {
+	for i := 0; i*bb < len(src); i++ {
+		copy(dst[i*gb:i*gb+bb], src[i*bb:(i+1)*bb])
+	}
+}
