@@ -12,7 +12,7 @@ import (
 // TestCPURanksHeap: on ranks each rank's heap holds its share of the split
 // matrices, streamed to it from the shard, so the CPU engine runs a model
 // larger than one heap. With a heap budget of 0.6 of what one rank needs
-// (weights and KV cache, engine.info.plan), one rank refuses the model with
+// (weights, KV cache and activations, engine.info.plan), one rank refuses the model with
 // model_too_large before downloading it, and three load it and give one
 // rank's greedy text.
 func TestCPURanksHeap(t *testing.T) {
@@ -31,7 +31,7 @@ func TestCPURanksHeap(t *testing.T) {
 		const opts = {model: "/models/tiny-qwen3-f32/", backend: "cpu", contextLength: 64};
 		const ask = (e) => e.completions.create({prompt: "Once upon a time", max_tokens: 8, temperature: 0, ignore_eos: true}).then((r) => r.choices[0].text);
 		let e = await wasmllm.createEngine(Object.assign({cpuRanks: 1}, opts));
-		const need = e.info.plan.weight_bytes + e.info.plan.kv_bytes;
+		const need = e.info.plan.weight_bytes + e.info.plan.kv_bytes + e.info.plan.activation_bytes;
 		const text = await ask(e);
 		await e.unload();
 		const heap = Math.floor(0.6 * need);

@@ -407,5 +407,40 @@ func (m *Model) scratchFor(T int, all bool) *scratch {
 	return s
 }
 
+// ScratchBytes is what the activations of one batch shape take: the
+// tensors scratchFor allocates for T tokens (logits for every row with
+// all, else for the last), 4 bytes a value; the total and the largest
+// tensor. A backend's own buffers (MoE routing, attention partials) are
+// not counted.
+func ScratchBytes(c *Config, T int, all bool) (total, largest int64) {
+	if T == 1 {
+		all = true
+	}
+	t, d := int64(T), int64(c.Hidden)
+	add := func(values int64) {
+		total += 4 * values
+		largest = max(largest, 4*values)
+	}
+	add(t) // ids
+	add(t) // pos
+	add(t * d)
+	add(t * d)
+	add(t * int64(c.Heads+2*c.KVHeads) * int64(c.HeadDim))
+	add(t * int64(c.Heads) * int64(c.HeadDim))
+	if c.MoE() {
+		add(t * d)
+	} else {
+		add(2 * t * int64(c.FFN))
+		add(t * int64(c.FFN))
+	}
+	rows := t
+	if !all {
+		rows = 1
+		add(d)
+	}
+	add(rows * int64(c.Vocab))
+	return total, largest
+}
+
 // Backend returns the backend the model runs on.
 func (m *Model) Backend() Backend { return m.b }

@@ -113,12 +113,10 @@ fn q4k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4
     let db = kq_halves(h4.x, h5.x, h6.x, h7.x);
     let i0 = e / 64u;
     for (var i = i0; i < i0 + kq_step() / 64u; i++) {
-        // Initialised explicitly: SwiftShader does not zero a struct var
-        // declared without one on every pass of the loop.
-        var qa0 = KqAcc(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0)); // rows a, low nibbles (sub-block 2i): Σq·x/255
-        var qa1 = qa0; // rows a, high nibbles (2i+1)
-        var qb0 = qa0;
-        var qb1 = qa0;
+        var qa0 = vec4<f32>(0.0); // rows a, low nibbles (sub-block 2i): Σq·x/255
+        var qa1 = vec4<f32>(0.0); // rows a, high nibbles (2i+1)
+        var qb0 = vec4<f32>(0.0);
+        var qb1 = vec4<f32>(0.0);
         var s0 = vec4<f32>(0.0); // the activations of sub-block 2i, for the mins
         var s1 = vec4<f32>(0.0);
         for (var c = 0u; c < 2u; c++) {
@@ -137,44 +135,20 @@ fn q4k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4
         }
         let t0 = dot(s0, vec4<f32>(1.0));
         let t1 = dot(s1, vec4<f32>(1.0));
-        *pa += q4k_sum(da, q4k_scales(h0, i), q4k_scales(h1, i), q4k_scales(h2, i), q4k_scales(h3, i), kq_acc_sum(qa0), kq_acc_sum(qa1), t0, t1);
-        *pb += q4k_sum(db, q4k_scales(h4, i), q4k_scales(h5, i), q4k_scales(h6, i), q4k_scales(h7, i), kq_acc_sum(qb0), kq_acc_sum(qb1), t0, t1);
+        *pa += q4k_sum(da, q4k_scales(h0, i), q4k_scales(h1, i), q4k_scales(h2, i), q4k_scales(h3, i), qa0, qa1, t0, t1);
+        *pb += q4k_sum(db, q4k_scales(h4, i), q4k_scales(h5, i), q4k_scales(h6, i), q4k_scales(h7, i), qb0, qb1, t0, t1);
     }
 }
 
 // q4k_word adds one quant word of each of eight rows (va, vb), its low
 // nibbles dotted with xl and its high ones with xh, to qa0 .. qb1.
-fn q4k_word(qa0: ptr<function, KqAcc>, qa1: ptr<function, KqAcc>, qb0: ptr<function, KqAcc>, qb1: ptr<function, KqAcc>,
+fn q4k_word(qa0: ptr<function, vec4<f32>>, qa1: ptr<function, vec4<f32>>, qb0: ptr<function, vec4<f32>>, qb1: ptr<function, vec4<f32>>,
             va: vec4<u32>, vb: vec4<u32>, xl: vec4<f32>, xh: vec4<f32>) {
     let m = vec4<u32>(0x0f0f0f0fu);
-    kq_acc_add(qa0, va & m, xl);
-    kq_acc_add(qa1, (va >> vec4<u32>(4u)) & m, xh);
-    kq_acc_add(qb0, vb & m, xl);
-    kq_acc_add(qb1, (vb >> vec4<u32>(4u)) & m, xh);
-}
-
-// KqAcc is four rows' running products q/255·x, one vec4 per row, summed
-// across only at the end (kq_acc_sum) rather than by a dot product per word.
-struct KqAcc {
-    r0: vec4<f32>,
-    r1: vec4<f32>,
-    r2: vec4<f32>,
-    r3: vec4<f32>,
-}
-
-// kq_acc_add adds the four bytes of each row's word of v, widened to
-// q/255, times x4 to a.
-fn kq_acc_add(a: ptr<function, KqAcc>, v: vec4<u32>, x4: vec4<f32>) {
-    (*a).r0 += unpack4x8unorm(v.x) * x4;
-    (*a).r1 += unpack4x8unorm(v.y) * x4;
-    (*a).r2 += unpack4x8unorm(v.z) * x4;
-    (*a).r3 += unpack4x8unorm(v.w) * x4;
-}
-
-// kq_acc_sum is each row's Σq·x/255.
-fn kq_acc_sum(a: KqAcc) -> vec4<f32> {
-    let one = vec4<f32>(1.0);
-    return vec4<f32>(dot(a.r0, one), dot(a.r1, one), dot(a.r2, one), dot(a.r3, one));
+    *qa0 += kq_u8(va & m, xl);
+    *qa1 += kq_u8((va >> vec4<u32>(4u)) & m, xh);
+    *qb0 += kq_u8(vb & m, xl);
+    *qb1 += kq_u8((vb >> vec4<u32>(4u)) & m, xh);
 }
 
 // kq_halves is four rows' f16 pairs (d, dmin): .d the first, .m the second.

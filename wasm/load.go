@@ -410,7 +410,7 @@ func (r *loadRun) buildEngine() error {
 	if err != nil {
 		return err
 	}
-	if r.eng, err = engine.New(mdl, r.tok, engine.Options{Context: r.plan.Context, KVDType: r.kv}); err != nil {
+	if r.eng, err = engine.New(mdl, r.tok, engine.Options{Context: r.plan.Context, KVDType: r.kv, PrefillChunk: r.plan.PrefillChunk}); err != nil {
 		return err
 	}
 	runtime.GC()
@@ -440,7 +440,8 @@ func (r *loadRun) info() map[string]any {
 			// The template has Qwen3's thinking switch (chat_template_kwargs.enable_thinking).
 			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
-		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes},
+		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes,
+			"activation_bytes": r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk},
 		"load": map[string]any{
 			"ms":                  msSince(r.start),
 			"phases_ms":           r.phases,
@@ -554,7 +555,7 @@ func openBackend(ctx context.Context, o *loadOptions) (*backend, error) {
 	}
 	return &backend{
 		name: loading.BackendWebGPU, b: b, dev: d,
-		limits: loading.Limits{Backend: loading.BackendWebGPU, HeapBytes: o.HeapBytes,
+		limits: loading.Limits{Backend: loading.BackendWebGPU, HeapBytes: o.HeapBytes, PrefillChunk: b.PrefillChunk(),
 			MaxStorageBufferBindingSize: d.Limits.MaxStorageBufferBindingSize, MaxBufferSize: d.Limits.MaxBufferSize},
 		adapter: map[string]any{"vendor": d.AdapterInfo.Vendor, "architecture": d.AdapterInfo.Architecture,
 			"device": d.AdapterInfo.Device, "description": d.AdapterInfo.Description, "fallback": d.AdapterInfo.Fallback,

@@ -52,7 +52,13 @@ type Limits struct {
 	// split across them, so the model may be up to Ranks times one heap.
 	Ranks         int
 	MinShardBytes int
+	// PrefillChunk is the tokens of a prefill batch (the engine's
+	// PrefillChunk; 0 means DefaultPrefillChunk).
+	PrefillChunk int
 }
+
+// DefaultPrefillChunk is engine.Options.PrefillChunk's default.
+const DefaultPrefillChunk = 128
 
 // Plan is the outcome of checking a manifest against Limits.
 type Plan struct {
@@ -61,6 +67,11 @@ type Plan struct {
 	KVBytes       int64 // the whole KV cache
 	KVDType       loader.DType
 	DownloadBytes int64 // the shards
+	// ActivationBytes is the activations of a decode step and of a
+	// prefill batch of PrefillChunk tokens (model.ScratchBytes): what a
+	// prompt and its answer allocate beside the weights and the KV cache.
+	ActivationBytes int64
+	PrefillChunk    int // tokens per prefill batch, at most Context
 }
 
 // Check verifies, before anything is downloaded, that every tensor of m
@@ -181,13 +192,39 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 			ctx = int(fit)
 		}
 	}
+	// The activations: a decode step's and a prefill batch's (never
+	// longer than the context). On WebGPU each is one buffer, so the
+	// largest must fit a binding: a shorter batch when it does not.
+	chunk := lim.PrefillChunk
+	if chunk <= 0 {
+		chunk = DefaultPrefillChunk
+	}
+	chunk = min(chunk, ctx)
+	if gpu {
+		if _, big := model.ScratchBytes(c, 1, true); uint64(big) > buf {
+			return nil, &TooLargeError{What: "the activations of one token (the largest buffer)", Limit: "the device's " + bufName, Need: big, Have: int64(buf)}
+		}
+		for chunk > 1 {
+			if _, big := model.ScratchBytes(c, chunk, false); uint64(big) <= buf {
+				break
+			}
+			chunk--
+		}
+	}
+	step, _ := model.ScratchBytes(c, 1, true)
+	batch, _ := model.ScratchBytes(c, chunk, false)
+	p.PrefillChunk = chunk
+	p.ActivationBytes = step
+	if chunk > 1 {
+		p.ActivationBytes += batch
+	}
 	// On the CPU a context nobody asked for shrinks to what the heap
-	// leaves beside the weights (the fullest rank's), down to
-	// minAutoContext, as on WebGPU it shrinks to the binding limit.
+	// leaves beside the weights (the fullest rank's) and the activations,
+	// down to minAutoContext, as on WebGPU it shrinks to the binding limit.
 	if !gpu && !asked {
-		onHeap := p.WeightBytes
+		onHeap := p.WeightBytes + p.ActivationBytes
 		if ranks > 1 {
-			onHeap = rank0 + transit
+			onHeap = rank0 + transit + p.ActivationBytes
 		}
 		if fit := (heap - onHeap) / (2 * int64(c.Layers) * row); fit < int64(ctx) && fit >= minAutoContext {
 			ctx = int(fit)
@@ -203,17 +240,18 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				Limit: "the wasm heap budget", Need: need, Have: heap}
 		}
 	} else if ranks == 1 {
-		if need := p.WeightBytes + p.KVBytes; need > heap {
-			return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache)", bytesText(p.WeightBytes), bytesText(p.KVBytes)),
-				Limit: "the wasm heap budget", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, p.WeightBytes, heap, p.KVBytes, ctx, 1)}
+		act := p.ActivationBytes
+		if need := p.WeightBytes + p.KVBytes + act; need > heap {
+			return nil, &TooLargeError{What: fmt.Sprintf("the model on the CPU backend (%s of weights, %s of KV cache, %s of activations)", bytesText(p.WeightBytes), bytesText(p.KVBytes), bytesText(act)),
+				Limit: "the wasm heap budget", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, p.WeightBytes, act, heap, p.KVBytes, ctx, 1)}
 		}
-	} else if need := rank0 + p.KVBytes + transit; need > heap || peer > heap {
+	} else if need := rank0 + p.KVBytes + transit + p.ActivationBytes; need > heap || peer > heap {
 		if peer > need {
 			need = peer
 		}
-		return nil, &TooLargeError{What: fmt.Sprintf("the model on %d CPU ranks (%s of weights, %s on the first rank with %s of KV cache and %s passing through, %s on each other)",
-			ranks, bytesText(p.WeightBytes), bytesText(rank0), bytesText(p.KVBytes), bytesText(transit), bytesText(peer)),
-			Limit: "the wasm heap budget of each rank", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, rank0+transit, heap, p.KVBytes, ctx, ranks)}
+		return nil, &TooLargeError{What: fmt.Sprintf("the model on %d CPU ranks (%s of weights, %s on the first rank with %s of KV cache, %s of activations and %s passing through, %s on each other)",
+			ranks, bytesText(p.WeightBytes), bytesText(rank0), bytesText(p.KVBytes), bytesText(p.ActivationBytes), bytesText(transit), bytesText(peer)),
+			Limit: "the wasm heap budget of each rank", Need: need, Have: heap, Hint: cpuHint(m, p.WeightBytes, rank0+transit, p.ActivationBytes, heap, p.KVBytes, ctx, ranks)}
 	}
 	for _, s := range m.Shards {
 		if s.Bytes > MaxShardBytes {
@@ -226,13 +264,14 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 
 // cpuHint says what would fit a CPU heap of heap bytes that the model
 // (total bytes of weights as the CPU stores them, weights of them on the
-// fullest heap, kv bytes of KV cache for ctx tokens) does not: a shorter
+// fullest heap, act bytes of activations, kv bytes of KV cache for ctx
+// tokens) does not: a shorter
 // context when the weights leave room, else a smaller quantisation of the
 // model's matrices (q8, then q4; only one smaller than what it has now;
 // split evenly across the ranks, an estimate) or more ranks.
-func cpuHint(m *manifest.Manifest, total, weights, heap, kv int64, ctx, ranks int) string {
+func cpuHint(m *manifest.Manifest, total, weights, act, heap, kv int64, ctx, ranks int) string {
 	kvToken := kv / int64(max(ctx, 1))
-	if room := heap - weights; room > 0 && kvToken > 0 {
+	if room := heap - weights - act; room > 0 && kvToken > 0 {
 		if n := room / kvToken; n >= 1 {
 			return fmt.Sprintf("a context of at most %d tokens fits (the context option)", n)
 		}
@@ -246,7 +285,7 @@ func cpuHint(m *manifest.Manifest, total, weights, heap, kv int64, ctx, ranks in
 		if b >= total {
 			continue
 		}
-		if per := b / int64(ranks); per+kv <= heap {
+		if per := b / int64(ranks); per+kv+act <= heap {
 			hints = append(hints, fmt.Sprintf("converted with -quant %s (%s of weights) it fits", q.name, bytesText(b)))
 			break
 		}

@@ -49,6 +49,36 @@ func TestCheckFits(t *testing.T) {
 	if want := int64(256000 + 4608 + 4*4*32*64); p.WeightBytes != want || p.Context != 100 {
 		t.Errorf("cpu: weight bytes %d (want %d), context %d", p.WeightBytes, want, p.Context)
 	}
+	// The activations of a decode step and of a prefill batch, which is
+	// no longer than the context: 1706 values and 100 × 706 + 64 + 1000
+	// (the last row and its logits).
+	if p.PrefillChunk != 100 || p.ActivationBytes != 4*(1706+100*706+64+1000) {
+		t.Errorf("cpu: prefill chunk %d, activation bytes %d", p.PrefillChunk, p.ActivationBytes)
+	}
+}
+
+// TestCheckActivations: on WebGPU a prefill batch whose largest activation
+// (the (T, 2F) gate_up) exceeds the binding limit is shortened to fit, and
+// a model whose single token's logits do not fit is refused.
+func TestCheckActivations(t *testing.T) {
+	m := planManifest()
+	lim := loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 65536, MaxBufferSize: 1 << 28, PrefillChunk: 512}
+	p, err := loading.Check(m, lim, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64 tokens × 2 × 128 values × 4 bytes is the binding: 64 fit
+	if p.PrefillChunk != 64 {
+		t.Errorf("prefill chunk %d, want 64", p.PrefillChunk)
+	}
+	if step, _ := model.ScratchBytes(&m.Config, 1, true); p.ActivationBytes != step+func() int64 { b, _ := model.ScratchBytes(&m.Config, 64, false); return b }() {
+		t.Errorf("activation bytes %d", p.ActivationBytes)
+	}
+	m.Config.Vocab = 20000 // 80000 bytes of logits, over the binding; the embedding is not in the manifest
+	d := tooLarge(t, func() error { _, err := loading.Check(m, lim, 0); return err }())
+	if d["need"] != int64(80000) || !strings.Contains(d["what"].(string), "activations of one token") {
+		t.Errorf("details %v", d)
+	}
 }
 
 // code is the error code the worker posts for err ("" for nil), with its
@@ -150,7 +180,7 @@ func TestCheckHeap(t *testing.T) {
 	m := planManifest()
 	_, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU, HeapBytes: 300000}, 16)
 	d := tooLarge(t, err)
-	need := int64(256000+4608+4*4*32*64) + 2*2*16*128
+	need := int64(256000+4608+4*4*32*64) + 2*2*16*128 + 4*(1706+16*706+64+1000) // weights, KV cache, activations
 	if d["need"] != need || d["over"] != need-300000 {
 		t.Errorf("details %v (need %d)", d, need)
 	}
@@ -160,10 +190,11 @@ func TestCheckHeap(t *testing.T) {
 }
 
 // TestCheckHints: a model over the CPU heap says what would fit: a
-// shorter context when the weights leave room (293376 bytes of weights,
-// 512 bytes of KV cache a token: 12 tokens in a heap of 300000), else a
-// smaller quantisation (q8: 68000 + 4608 + 8704 bytes of weights and 8192
-// of KV cache fit 200000), else that even q4 does not.
+// shorter context when the weights and activations leave room (293376
+// bytes of weights, 372552 of activations at 128-token batches, 512 bytes
+// of KV cache a token: 12 tokens in a heap of 672172), else a smaller
+// quantisation (q8: 68000 + 4608 + 8704 bytes of weights, 8192 of KV
+// cache and 56264 of activations fit 200000), else that even q4 does not.
 func TestCheckHints(t *testing.T) {
 	m := planManifest()
 	for _, c := range []struct {
@@ -171,7 +202,7 @@ func TestCheckHints(t *testing.T) {
 		ctx  int
 		want []string
 	}{
-		{300000, 4096, []string{"a context of at most 12 tokens fits"}},
+		{672172, 4096, []string{"a context of at most 12 tokens fits"}},
 		{200000, 16, []string{"converted with -quant q8 (79.4 KiB (81312 bytes) of weights) it fits", "more CPU ranks"}},
 		{20000, 16, []string{"even with -quant q8", "even with -quant q4", "more CPU ranks"}},
 	} {
@@ -186,20 +217,21 @@ func TestCheckHints(t *testing.T) {
 }
 
 // TestCheckAutoContext: on the CPU a context nobody asked for shrinks to
-// what the heap leaves beside the weights (312 tokens of 512 bytes beside
-// 293376 bytes of weights in 453600), but not below 256 tokens, and an
-// asked-for context never shrinks.
+// what the heap leaves beside the weights and activations (312 tokens of
+// 512 bytes beside 293376 bytes of weights and 372552 of activations in
+// 825672), but not below 256 tokens, and an asked-for context never
+// shrinks.
 func TestCheckAutoContext(t *testing.T) {
 	m := planManifest()
-	lim := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 453600}
+	lim := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 825672}
 	p, err := loading.Check(m, lim, 0)
 	if err != nil || p.Context != 312 || p.KVBytes != 312*512 {
-		t.Fatalf("default context in a heap of 453600: %+v, %v", p, err)
+		t.Fatalf("default context in a heap of 825672: %+v, %v", p, err)
 	}
 	if _, err := loading.Check(m, lim, 1024); err == nil {
 		t.Error("an asked-for context of 1024 shrank")
 	}
-	lim.HeapBytes = 300000
+	lim.HeapBytes = 672172
 	if _, err := loading.Check(m, lim, 0); err == nil || !strings.Contains(err.Error(), "at most 12 tokens") {
 		t.Errorf("room for 12 tokens: %v", err)
 	}
@@ -207,29 +239,31 @@ func TestCheckAutoContext(t *testing.T) {
 
 // TestCheckHeapRanks: on CPU ranks each rank's heap holds its share of
 // the split matrices (cpu.Shardable) and rank 0 the rest, the KV cache and
-// what passes through as a split tensor is handed out: a model too large
-// for one heap of 700000 bytes fits two, and the message of one that does
-// not fit names the ranks.
+// what passes through as a split tensor is handed out, and the
+// activations: a model too large for one heap of 750000 bytes fits two,
+// and the message of one that does not fit names the ranks.
 func TestCheckHeapRanks(t *testing.T) {
 	m := planManifest()
 	for i := range 8 {
 		m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: fmt.Sprintf("blk.%d.ffn_down.weight", i), DType: "F32", Shape: []int{256, 64}, Bytes: 65536})
 	}
-	// One rank: 256000 + 4608 + 32768 (the F16 experts, widened) + 8 × 65536, and 8192 of KV cache.
-	one := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 700000}
+	// One rank: 256000 + 4608 + 32768 (the F16 experts, widened) + 8 × 65536,
+	// 8192 of KV cache and 56264 of activations.
+	one := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 750000}
 	if _, err := loading.Check(m, one, 16); err == nil {
-		t.Fatal("one heap of 700000 held 825856 bytes")
+		t.Fatal("one heap of 750000 held 882120 bytes")
 	}
 	// Two: rank 0 holds 128000 + 2304 + 8 × 32768 + 32768, the KV cache,
-	// and 256000 in passing (the embedding's two shares): 689408.
-	two := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 700000, Ranks: 2, MinShardBytes: 1}
+	// the activations and 256000 in passing (the embedding's two shares):
+	// 745672.
+	two := loading.Limits{Backend: loading.BackendCPU, HeapBytes: 750000, Ranks: 2, MinShardBytes: 1}
 	if _, err := loading.Check(m, two, 16); err != nil {
-		t.Fatalf("two heaps of 700000: %v", err)
+		t.Fatalf("two heaps of 750000: %v", err)
 	}
-	two.HeapBytes = 680000
+	two.HeapBytes = 740000
 	_, err := loading.Check(m, two, 16)
-	if d := tooLarge(t, err); d["need"] != int64(689408) || !strings.Contains(err.Error(), "2 CPU ranks") {
-		t.Errorf("two heaps of 680000: %v (details %v)", err, d)
+	if d := tooLarge(t, err); d["need"] != int64(745672) || !strings.Contains(err.Error(), "2 CPU ranks") {
+		t.Errorf("two heaps of 740000: %v (details %v)", err, d)
 	}
 }
 
