@@ -8,8 +8,8 @@ import (
 )
 
 // K-quant weights (Q2_K .. Q6_K) stay ggml's blocks on the GPU, uploaded as
-// they are but for Q6_K's padding (kquant.go; rows of K/256 blocks, no scale plane; experts split between
-// parts on expert boundaries) and read by their own kernels:
+// they are but for padding to 16 bytes (kquant.go; rows of K/256 blocks,
+// no scale plane; experts split between parts on expert boundaries) and read by their own kernels:
 // matmul_kquant.wgsl (decode GEMV, prefill GEMM), embed_kquant.wgsl and
 // moe_kquant.wgsl (the experts, entry by entry for every chunk size).
 

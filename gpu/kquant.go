@@ -7,17 +7,18 @@ import (
 )
 
 // K-quant blocks in GPU memory are ggml's bytes, block after block, except
-// that Q6_K's 210-byte blocks are padded with zeros to 224 bytes: every
-// block then starts on 16 bytes, and so do its ql, qh and scales runs
-// (bytes 0, 128 and 192), which the GEMV reads as 16-byte loads. The values
-// are unchanged, so dequantisation stays bit-identical to ggml's.
-const q6kGPUBlock = 224
+// that the blocks whose size is not a multiple of 16 are padded with zeros
+// (Q2_K 84 -> 96 bytes, Q3_K 110 -> 112, Q6_K 210 -> 224): every block then
+// starts on 16 bytes, and so do the runs of quants, scales and high bits
+// the GEMV reads as 16-byte loads. The values are unchanged, so
+// dequantisation stays bit-identical to ggml's.
+var kquantGPUBlock = map[loader.DType]int{loader.Q2_K: 96, loader.Q3_K: 112, loader.Q6_K: 224}
 
 // KQuantBlockBytes is the bytes one block (256 values) of K-quant dt takes
 // in GPU memory.
 func KQuantBlockBytes(dt loader.DType) int {
-	if dt == loader.Q6_K {
-		return q6kGPUBlock
+	if gb, ok := kquantGPUBlock[dt]; ok {
+		return gb
 	}
 	return dt.BlockBytes()
 }

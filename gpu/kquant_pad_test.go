@@ -7,36 +7,42 @@ import (
 	"wasmllm/loader"
 )
 
-// TestPadKQuant checks the GPU layout of K-quant blocks: Q6_K's blocks
-// padded with zeros to 224 bytes, the other types as they are.
+// TestPadKQuant checks the GPU layout of K-quant blocks: Q2_K's, Q3_K's
+// and Q6_K's blocks padded with zeros to 96, 112 and 224 bytes, the other
+// types as they are.
 func TestPadKQuant(t *testing.T) {
-	src := make([]byte, 3*210)
-	for i := range src {
-		src[i] = byte(i*7 + 1)
-	}
-	got, err := PadKQuant(loader.Q6_K, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 3*224 {
-		t.Fatalf("len %d, want %d", len(got), 3*224)
-	}
-	for b := 0; b < 3; b++ {
-		if !bytes.Equal(got[b*224:b*224+210], src[b*210:(b+1)*210]) {
-			t.Errorf("block %d moved its bytes", b)
+	for _, c := range []struct {
+		dt loader.DType
+		gb int
+	}{{loader.Q2_K, 96}, {loader.Q3_K, 112}, {loader.Q6_K, 224}} {
+		bb := c.dt.BlockBytes()
+		src := make([]byte, 3*bb)
+		for i := range src {
+			src[i] = byte(i*7 + 1)
 		}
-		if !bytes.Equal(got[b*224+210:(b+1)*224], make([]byte, 14)) {
-			t.Errorf("block %d: padding %v, want zeros", b, got[b*224+210:(b+1)*224])
+		got, err := PadKQuant(c.dt, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3*c.gb || KQuantBlockBytes(c.dt) != c.gb {
+			t.Fatalf("%s: len %d, block %d, want %d-byte blocks", c.dt, len(got), KQuantBlockBytes(c.dt), c.gb)
+		}
+		for b := 0; b < 3; b++ {
+			if !bytes.Equal(got[b*c.gb:b*c.gb+bb], src[b*bb:(b+1)*bb]) {
+				t.Errorf("%s block %d moved its bytes", c.dt, b)
+			}
+			if pad := got[b*c.gb+bb : (b+1)*c.gb]; !bytes.Equal(pad, make([]byte, c.gb-bb)) {
+				t.Errorf("%s block %d: padding %v, want zeros", c.dt, b, pad)
+			}
+		}
+		if _, err := PadKQuant(c.dt, src[:bb+1]); err == nil {
+			t.Errorf("%s: a partial block: no error", c.dt)
 		}
 	}
-	if _, err := PadKQuant(loader.Q6_K, src[:211]); err == nil {
-		t.Error("a partial block: no error")
-	}
-	q4k := make([]byte, 144)
-	if got, _ := PadKQuant(loader.Q4_K, q4k); &got[0] != &q4k[0] {
-		t.Error("Q4_K copied; its blocks are already 16-byte aligned")
-	}
-	if KQuantBlockBytes(loader.Q6_K)%16 != 0 || KQuantBlockBytes(loader.Q4_K) != 144 {
-		t.Error("block sizes")
+	for _, dt := range []loader.DType{loader.Q4_K, loader.Q5_K} {
+		src := make([]byte, dt.BlockBytes())
+		if got, _ := PadKQuant(dt, src); &got[0] != &src[0] || KQuantBlockBytes(dt) != dt.BlockBytes() {
+			t.Errorf("%s copied; its blocks are already 16-byte aligned", dt)
+		}
 	}
 }

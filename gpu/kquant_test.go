@@ -107,6 +107,47 @@ func TestKQuantKernels(t *testing.T) {
 	}
 }
 
+// TestKQuantGemvGPU runs the K-quant GEMV as a GPU adapter gets it (a
+// workgroup of threads striding along K by parts of a block, a
+// shared-memory reduction), which the software adapters here would not
+// pick: the adapter is taken as not a fallback for the test.
+func TestKQuantGemvGPU(t *testing.T) {
+	b := modelBackend(t)
+	fb := b.d.AdapterInfo.Fallback
+	b.d.AdapterInfo.Fallback = false
+	defer func() { b.d.AdapterInfo.Fallback = fb }()
+	r := rand.New(rand.NewPCG(16, 4))
+	for _, dt := range kquantTypes {
+		for _, sh := range [][3]int{{1, 67, 256}, {3, 130, 768}, {4, 9, 2048}} {
+			T, N, K := sh[0], sh[1], sh[2]
+			w, wf := kquantTensor(t, r, dt, N, K)
+			wt, err := b.Upload(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xv := make([]float32, T*K)
+			for i := range xv {
+				xv[i] = r.Float32()*2 - 1
+			}
+			x, out := b.NewF32(T, K), b.NewF32(T, N)
+			b.WriteF32(x, xv)
+			b.MatMul(out, x, wt)
+			got := make([]float32, T*N)
+			if err := b.ReadF32(out, got); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, T*N)
+			cpu.MatMul(want, xv, wf, T, N, K)
+			if e, i := golden.RowError(got, want); e > 1e-5 {
+				t.Errorf("MatMul %s T=%d N=%d K=%d: error %.3g at %d: got %v want %v", dt, T, N, K, e, i, got[i], want[i])
+			}
+			b.Free(x)
+			b.Free(out)
+			b.Free(wt)
+		}
+	}
+}
+
 // TestKQuantMoE checks the K-quant expert kernels against cpu.MoE on the
 // dequantised experts: a decode step, a few tokens and a prefill chunk,
 // with and without renormalised top-k weights, gate_up and down of
@@ -221,7 +262,7 @@ func TestKQuantUploadJS(t *testing.T) {
 	for _, c := range []struct {
 		dt   loader.DType
 		N, K int
-	}{{loader.Q6_K, 4096, 2560}, {loader.Q6_K, 33, 512}, {loader.Q4_K, 65, 768}} {
+	}{{loader.Q6_K, 4096, 2560}, {loader.Q6_K, 33, 512}, {loader.Q4_K, 65, 768}, {loader.Q3_K, 33, 512}, {loader.Q2_K, 65, 768}} {
 		w, _ := kquantTensor(t, r, c.dt, c.N, c.K)
 		src := js.Global().Get("Uint8Array").New(len(w.Data))
 		js.CopyBytesToJS(src, w.Data)

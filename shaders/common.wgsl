@@ -190,15 +190,14 @@ fn silu(x: f32) -> f32 {
 // embed_kquant, moe_kquant): ggml's super-blocks of 256 elements kept as
 // they are, one row of K elements = K/256 blocks of kq_block_bytes(), rows
 // back to back, in the kernel's array<u32> w; KTYPE is ggml's type id (10
-// Q2_K, 11 Q3_K, 12 Q4_K, 13 Q5_K, 14 Q6_K). Q6_K's 210-byte blocks are
-// padded with zeros to 224 bytes on upload (gpu.KQuantBlockBytes), so that
-// they start on 16 bytes; Q3_K's (110 bytes) are only 2-byte aligned, so
-// their bytes are read from the words around them. The arithmetic is
+// Q2_K, 11 Q3_K, 12 Q4_K, 13 Q5_K, 14 Q6_K). Q2_K's, Q3_K's and Q6_K's
+// blocks are padded with zeros to 96, 112 and 224 bytes on upload
+// (gpu.KQuantBlockBytes), so that every block starts on 16 bytes. The arithmetic is
 // ggml's dequantize_row_* (see loader/dequant_k.go), in f32.
 fn kq_block_bytes() -> u32 {
     switch KTYPE {
-        case 10u: { return 84u; }
-        case 11u: { return 110u; }
+        case 10u: { return 96u; }
+        case 11u: { return 112u; }
         case 12u: { return 144u; }
         case 13u: { return 176u; }
         default: { return 224u; }

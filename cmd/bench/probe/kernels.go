@@ -87,7 +87,7 @@ func (k *kernelBench) weight(dt loader.DType, shape ...int) (model.Tensor, int64
 		return nil, 0, err
 	}
 	data := make([]byte, size)
-	if dt == loader.Q4_K || dt == loader.Q6_K {
+	if dt.BlockElems() == 256 { // the K-quants
 		k.kquantBlocks(dt, data, cols)
 		w, err := k.be.Upload(&loader.Tensor{Name: fmt.Sprintf("bench %s %v", dt, shape), DType: dt, Shape: shape, Data: data})
 		return w, int64(size), err
@@ -201,7 +201,7 @@ func (k *kernelBench) free(ts ...model.Tensor) {
 	}
 }
 
-// kquantBlocks fills data with random Q4_K or Q6_K blocks of 256 values:
+// kquantBlocks fills data with random K-quant blocks of 256 values:
 // random quants and sub-block scales, and super-block scales (f16) that
 // keep the values small.
 func (k *kernelBench) kquantBlocks(dt loader.DType, data []byte, cols int) {
@@ -212,15 +212,12 @@ func (k *kernelBench) kquantBlocks(dt loader.DType, data []byte, cols int) {
 		data[i] = byte(k.rng.Uint32())
 	}
 	d := loader.F32ToF16(0.02 / float32(cols))
-	switch dt {
-	case loader.Q4_K: // d, dmin, scales[12], qs[128]
-		for b := 0; b+144 <= len(data); b += 144 {
-			binary.LittleEndian.PutUint16(data[b:], d)
-			binary.LittleEndian.PutUint16(data[b+2:], d)
-		}
-	case loader.Q6_K: // ql[128], qh[64], scales[16], d
-		for b := 0; b+210 <= len(data); b += 210 {
-			binary.LittleEndian.PutUint16(data[b+208:], d)
+	// the blocks' f16 super-block scales (d, dmin), at these byte offsets
+	halves := map[loader.DType][]int{loader.Q2_K: {80, 82}, loader.Q3_K: {108}, loader.Q4_K: {0, 2}, loader.Q5_K: {0, 2}, loader.Q6_K: {208}}[dt]
+	bb := dt.BlockBytes()
+	for b := 0; b+bb <= len(data); b += bb {
+		for _, o := range halves {
+			binary.LittleEndian.PutUint16(data[b+o:], d)
 		}
 	}
 }

@@ -110,7 +110,7 @@ func run(c *config, out *output) error {
 }
 
 // kernelCases are Llama-3.2-1B's decode shapes (hidden 2048, 32/8 heads of
-// 64, ffn 8192, vocab 128256; gate_up also as Q4_K and Q6_K blocks), its
+// 64, ffn 8192, vocab 128256; gate_up also as each K-quant's blocks), its
 // prefill GEMM at 128 tokens, and
 // Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8), by the
 // names of result.KernelNames(false); quick ones are small.
@@ -121,6 +121,9 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 			"gemv_q8":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q8, 1024, 1024) },
 			"gemv_q4_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4_K, 1024, 1024) },
 			"gemv_q6_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q6_K, 1024, 1024) },
+			"gemv_q5_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q5_K, 1024, 1024) },
+			"gemv_q3_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q3_K, 1024, 1024) },
+			"gemv_q2_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 1024, 1024) },
 			"gemm_q4":        func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
 			"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
 			"moe_q4":         func(k *kernelBench, n string) error { return k.moe(n, 256, 16, 4, 64) },
@@ -132,9 +135,13 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		"gemv_q4_down":    func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 2048, 8192) },
 		"gemv_q4_lm_head": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 128256, 2048) },
 		"gemv_q8_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q8, 16384, 2048) },
-		// Q4_K_M's two types, kept as ggml's blocks.
+		// The K-quants, kept as ggml's blocks: Q4_K_M's two types, then the
+		// rest of Q5_K_M's, Q3_K_M's and Q2_K's.
 		"gemv_q4_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4_K, 16384, 2048) },
 		"gemv_q6_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q6_K, 16384, 2048) },
+		"gemv_q5_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q5_K, 16384, 2048) },
+		"gemv_q3_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q3_K, 16384, 2048) },
+		"gemv_q2_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 16384, 2048) },
 		"gemm_q4":           func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 128, 3072, 2048) },
 		"attn_decode_1k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
 		"attn_decode_4k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 4096) },
