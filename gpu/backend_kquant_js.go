@@ -11,7 +11,8 @@ import (
 // they are but for padding to 16 bytes (kquant.go; rows of K/256 blocks,
 // no scale plane; experts split between parts on expert boundaries) and read by their own kernels:
 // matmul_kquant.wgsl (decode GEMV, prefill GEMM), embed_kquant.wgsl and
-// moe_kquant.wgsl (the experts, entry by entry for every chunk size).
+// moe_kquant.wgsl (the experts, eight rows a workgroup, entry by entry for
+// every chunk size).
 
 // kquantWeight reports the K-quant block types kept as they are on the GPU.
 func kquantWeight(dt loader.DType) bool {
@@ -89,14 +90,16 @@ func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *
 		b.opErr("MoE", "%s experts: D %d and F %d must be multiples of 256", gt.dtype, D, F)
 		return
 	}
-	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)})
-	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)})
-	gx, gy := b.groups2D(F)
+	// eight rows a workgroup, its threads as the GEMV's (matmulKQuant)
+	fb := b.d.AdapterInfo.Fallback
+	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(D/32, kquantR, fb)))})
+	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(F/32, kquantR, fb)))})
+	gx, gy := b.groups2D(F / 4)
 	for _, p := range gt.parts {
 		gu.dispatch(b, kquantMoeParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},
 			gx, gy, nt*A, bind{buf: p.data}, bind{buf: x.buf}, bind{buf: ids}, bind{buf: act})
 	}
-	dx, dy := b.groups2D(D)
+	dx, dy := b.groups2D(D / 8)
 	for i, p := range dt.parts {
 		acc := uint32(0)
 		if i > 0 || x.acc {

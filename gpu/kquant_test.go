@@ -107,8 +107,8 @@ func TestKQuantKernels(t *testing.T) {
 	}
 }
 
-// TestKQuantGemvGPU runs the K-quant GEMV as a GPU adapter gets it (a
-// workgroup of threads striding along K by parts of a block, a
+// TestKQuantGemvGPU runs the K-quant GEMV and experts as a GPU adapter
+// gets them (a workgroup of threads striding along K by parts of a block, a
 // shared-memory reduction), which the software adapters here would not
 // pick: the adapter is taken as not a fallback for the test.
 func TestKQuantGemvGPU(t *testing.T) {
@@ -145,6 +145,9 @@ func TestKQuantGemvGPU(t *testing.T) {
 			b.Free(out)
 			b.Free(wt)
 		}
+	}
+	for i, dt := range kquantTypes {
+		kquantMoECheck(t, b, r, dt, kquantTypes[(i+2)%len(kquantTypes)], [5]int{2, 512, 8, 768, 2}, true)
 	}
 }
 

@@ -565,8 +565,9 @@ func (p *parser) fnBody() ([]string, error) {
 		return nil, p.errorf("function without a body")
 	}
 	var ids []string
-	for _, t := range p.group("{", "}") {
-		if isIdent(t) {
+	body := p.group("{", "}")
+	for i, t := range body {
+		if isIdent(t) && (i == 0 || body[i-1] != ".") { // not a member (v.w)
 			ids = append(ids, t)
 		}
 	}

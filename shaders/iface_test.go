@@ -75,7 +75,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(64)
 fn second(@builtin(global_invocation_id) gid: vec3<u32>) {
-    scratch[0] = a2[gid.x].x + f32(o.k);
+    scratch[0] = a2[gid.x].b + f32(o.k); // .b: a member, not binding b
 }
 `
 

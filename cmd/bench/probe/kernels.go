@@ -173,25 +173,26 @@ func (k *kernelBench) attention(name string, dt loader.DType, H, Hk, Dh, ctx int
 		func() { k.be.Attention(out, qkv, pos, cache, 0, 0) })
 }
 
-// moe times the MoE op at T=1: router, top-A and the A chosen experts'
-// GEMVs; the bytes are the router and the chosen experts' weights.
-func (k *kernelBench) moe(name string, D, E, A, F int) error {
+// moe times the MoE op at T=1 on experts of type dt: router, top-A and the
+// A chosen experts' GEMVs; the bytes are the router and the chosen
+// experts' weights.
+func (k *kernelBench) moe(name string, dt loader.DType, D, E, A, F int) error {
 	router, rb, err := k.weight(loader.F32, E, D)
 	if err != nil {
 		return err
 	}
-	gu, gb, err := k.weight(loader.Q4, E, 2*F, D)
+	gu, gb, err := k.weight(dt, E, 2*F, D)
 	if err != nil {
 		return err
 	}
-	dn, db, err := k.weight(loader.Q4, E, D, F)
+	dn, db, err := k.weight(dt, E, D, F)
 	if err != nil {
 		return err
 	}
 	x, out := k.input(1, D), k.be.NewF32(1, D)
 	defer k.free(router, gu, dn, x, out)
 	bytes := rb + (gb+db)/int64(E)*int64(A)
-	return k.bandwidth(name, fmt.Sprintf("q4 D=%d E=%d A=%d F=%d", D, E, A, F), bytes,
+	return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes,
 		func() { k.be.MoE(out, x, router, gu, dn, A, true) })
 }
 

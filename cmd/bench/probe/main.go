@@ -126,7 +126,8 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 			"gemv_q2_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 1024, 1024) },
 			"gemm_q4":        func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
 			"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
-			"moe_q4":         func(k *kernelBench, n string) error { return k.moe(n, 256, 16, 4, 64) },
+			"moe_q4":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 256, 16, 4, 256) },
+			"moe_q4_k":       func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 256, 16, 4, 256) },
 		}
 	}
 	return map[string]func(k *kernelBench, name string) error{
@@ -147,7 +148,8 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		"attn_decode_4k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 4096) },
 		// The default cache on WebGPU: half the bytes, unpacked in the kernel.
 		"attn_decode_4k_f16": func(k *kernelBench, n string) error { return k.attention(n, loader.F16, 32, 8, 64, 4096) },
-		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, 2048, 128, 8, 768) },
+		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 2048, 128, 8, 768) },
+		"moe_q4_k":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 2048, 128, 8, 768) },
 	}
 }
 
