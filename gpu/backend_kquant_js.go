@@ -41,15 +41,22 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 	if T <= b.gemvMaxT() {
 		tb := min(T, kquantMaxTB)
 		// As matmul_gemv: rows share the activations they are dotted with;
-		// on a CPU adapter a workgroup is one subgroup.
-		wg := min(kquantMaxWG, b.gemvWG(K/32, kquantR*kquantMaxTB, b.d.AdapterInfo.Fallback))
-		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"WG", float64(wg)})
+		// on a CPU adapter a workgroup is one subgroup, with 16 rows for
+		// one or two tokens.
+		cpu := b.d.AdapterInfo.Fallback
+		wg := min(kquantMaxWG, b.gemvWG(K/32, kquantR*kquantMaxTB, cpu))
+		ro := 1
+		if cpu && tb <= 2 {
+			ro = 2
+		}
+		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"WG", float64(wg)}, constant{"RO", float64(ro)})
 		if err != nil {
 			b.fail(err)
 			return
 		}
+		rows := kquantR * ro
 		for _, p := range wt.parts {
-			gx, gy := b.groups2D((p.rows + kquantR - 1) / kquantR)
+			gx, gy := b.groups2D((p.rows + rows - 1) / rows)
 			k.dispatch(b, kquantParams{N: uint32(N), K: uint32(K), Row0: uint32(p.row0), Rows: uint32(p.rows), T: uint32(T), Acc: a},
 				gx, gy, (T+tb-1)/tb, bind{buf: p.data}, xt.whole(), o.whole(), bind{buf: p.data})
 		}
@@ -90,16 +97,21 @@ func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *
 		b.opErr("MoE", "%s experts: D %d and F %d must be multiples of 256", gt.dtype, D, F)
 		return
 	}
-	// eight rows a workgroup, its threads as the GEMV's (matmulKQuant)
-	fb := b.d.AdapterInfo.Fallback
-	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(D/32, kquantR, fb)))})
-	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(F/32, kquantR, fb)))})
-	gx, gy := b.groups2D(F / 4)
+	// eight rows a workgroup (16 on a CPU adapter), its threads as the
+	// GEMV's (matmulKQuant)
+	cpu := b.d.AdapterInfo.Fallback
+	ro := 1
+	if cpu {
+		ro = 2
+	}
+	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(D/32, kquantR, cpu)))}, constant{"RO", float64(ro)})
+	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(F/32, kquantR, cpu)))}, constant{"RO", float64(ro)})
+	gx, gy := b.groups2D(F / (4 * ro))
 	for _, p := range gt.parts {
 		gu.dispatch(b, kquantMoeParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},
 			gx, gy, nt*A, bind{buf: p.data}, bind{buf: x.buf}, bind{buf: ids}, bind{buf: act})
 	}
-	dx, dy := b.groups2D(D / 8)
+	dx, dy := b.groups2D(D / (8 * ro))
 	for i, p := range dt.parts {
 		acc := uint32(0)
 		if i > 0 || x.acc {

@@ -91,6 +91,8 @@ func (b *Backend) gemvShapeFor(dt loader.DType, T, K int, cpu bool) gemvShape {
 	s := gemvShape{r: 8, tb: min(T, gemvMaxTB)}
 	if s.tb > 2 {
 		s.r = 4
+	} else if cpu {
+		s.r = 16 // fewer, longer workgroups: 1.3x faster on SwiftShader
 	}
 	s.wg = b.gemvWG(K/gemvChunk(dt), (s.r+1)*s.tb, cpu) // the sums and the norm's sums of squares
 	return s

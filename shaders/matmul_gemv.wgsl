@@ -10,7 +10,8 @@
 // past T are clamped for loading and skipped for storing: the K loop has no
 // bounds branches. Needs K to be a multiple of the chunk (the Go side sends
 // other shapes to the GEMM). On GPUs WG covers a row in one pass; on CPU
-// adapters the Go side picks one subgroup per workgroup instead.
+// adapters the Go side picks one subgroup per workgroup instead, and 16
+// rows for one or two tokens (fewer, longer workgroups).
 //
 // Fusions (model.MatMulFusion), set in the params: norm reads x as
 // RMSNorm(x) * nw (each thread also sums its x values' squares, reduced
@@ -25,7 +26,7 @@ override WG: u32 = 64u; // threads per workgroup, a power of two
 override R: u32 = 4u;   // weight rows per workgroup, at most MAXR
 override TB: u32 = 1u;  // tokens per workgroup, at most MAXTB
 
-const MAXR: u32 = 8u;
+const MAXR: u32 = 16u;
 const MAXTB: u32 = 4u;
 
 //#if SUBGROUPS

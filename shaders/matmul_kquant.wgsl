@@ -3,12 +3,13 @@
 // section), K a multiple of 256.
 //
 // Entry gemv, the decode path (small T): a workgroup owns R = 8 weight rows
-// and TB tokens; its WG threads stride along K kq_step() elements at a time
-// (kq_dot per token: the eight rows' dot products, each activation loaded
-// once for them), and the partial sums are reduced in shared memory. As
-// matmul_gemv, a CPU adapter gets one subgroup per workgroup (gemvWG), whose
-// threads take whole blocks. kq_dot is common.wgsl's KQUANT_DOT section.
-// Grid (groups2D(ceil(rows/R)), ceil(T/TB)).
+// (16 with RO = 2) and TB tokens; its WG threads stride along K kq_step()
+// elements at a time (kq_dot per token and octet of rows: eight rows' dot
+// products, each activation loaded once for them), and the partial sums
+// are reduced in shared memory. As matmul_gemv, a CPU adapter gets one
+// subgroup per workgroup (gemvWG), whose threads take whole blocks, and 16
+// rows for one or two tokens. kq_dot is common.wgsl's KQUANT_DOT section.
+// Grid (groups2D(ceil(rows/(R*RO))), ceil(T/TB)).
 // Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
 // out per workgroup. Grid (ceil(rows/BN), ceil(T/BM)).
 // Rows past the part and tokens past T are clamped on load and skipped on
@@ -21,9 +22,13 @@ override KTYPE: u32 = 12u;
 override WG: u32 = 64u; // gemv threads per workgroup, a power of two, at most MAXWG
 override TB: u32 = 4u;  // gemv tokens per workgroup, at most MAXTB
 
+// gemv row octets per workgroup: 1, or 2 with TB <= 2 (CPU adapters:
+// fewer, longer workgroups)
+override RO: u32 = 1u;
+
 const MAXWG: u32 = 64u;
 const MAXTB: u32 = 4u;
-const R: u32 = 8u; // gemv rows per workgroup: two quads (a, b)
+const R: u32 = 8u; // gemv rows of an octet: two quads (a, b; c, d the second octet's)
 
 struct Params {
     n: u32,    // N: columns of out, over all parts
@@ -40,7 +45,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read> w4: array<vec4<u32>>;   // w again, as 16-byte chunks (gemv)
 @group(0) @binding(4) var<uniform> p: Params;
 
-var<workgroup> red: array<f32, MAXWG * MAXTB * R>; // gemv: (R, TB, WG) partial sums
+override RED: u32 = WG * TB * R * RO;
+var<workgroup> red: array<f32, RED>; // gemv: (R*RO, TB, WG) partial sums
 
 fn kq_w4(n: u32, k: u32) -> vec4<f32> {
     let bb = kq_block_bytes();
@@ -50,15 +56,16 @@ fn kq_w4(n: u32, k: u32) -> vec4<f32> {
 @compute @workgroup_size(WG)
 fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row0 = (wid.y * nwg.x + wid.x) * R;
+    let row0 = (wid.y * nwg.x + wid.x) * R * RO;
     if (row0 >= p.rows) {
         return; // the whole workgroup: spare groups of a 2D dispatch
     }
     let tbase = wid.z * TB;
     let bb = kq_block_bytes();
     let kb = p.k / 256u;
-    // token t's sums of rows row0..row0+3 (a) and row0+4..row0+7 (b),
-    // named: SwiftShader pays dearly for indexing a local array
+    // token t's sums of rows row0..row0+3 (a), row0+4..row0+7 (b) and
+    // with RO = 2 row0+8.. (c, d), named: SwiftShader pays dearly for
+    // indexing a local array
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);
     var a2 = vec4<f32>(0.0);
@@ -67,10 +74,16 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var b1 = vec4<f32>(0.0);
     var b2 = vec4<f32>(0.0);
     var b3 = vec4<f32>(0.0);
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var d0 = vec4<f32>(0.0);
+    var d1 = vec4<f32>(0.0);
     let step = kq_step();
     let xr = p.k / 4u; // vec4s of x per token
     let ra = min(vec4<u32>(row0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.rows - 1u));
     let rb = min(vec4<u32>(row0) + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(p.rows - 1u));
+    let rc = min(ra + vec4<u32>(8u), vec4<u32>(p.rows - 1u));
+    let rd = min(rb + vec4<u32>(8u), vec4<u32>(p.rows - 1u));
     for (var c = lid; c < p.k / step; c += WG) {
         let k = step * c;
         let e = k % 256u;
@@ -86,24 +99,35 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (TB > 3u) {
             kq_dot(&a3, &b3, ba, bq, e, min(tbase + 3u, p.t - 1u) * xr + k / 4u);
         }
+        if (RO > 1u) {
+            let bc = (rc * kb + k / 256u) * bb;
+            let bd = (rd * kb + k / 256u) * bb;
+            kq_dot(&c0, &d0, bc, bd, e, min(tbase, p.t - 1u) * xr + k / 4u);
+            if (TB > 1u) {
+                kq_dot(&c1, &d1, bc, bd, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
+            }
+        }
     }
     for (var t = 0u; t < TB; t++) {
         let va = select(select(a0, a1, t == 1u), select(a2, a3, t == 3u), t >= 2u);
         let vb = select(select(b0, b1, t == 1u), select(b2, b3, t == 3u), t >= 2u);
-        for (var r = 0u; r < R; r++) {
-            red[(r * TB + t) * WG + lid] = select(va[r % 4u], vb[r % 4u], r >= 4u);
+        let vc = select(c0, c1, t == 1u);
+        let vd = select(d0, d1, t == 1u);
+        for (var r = 0u; r < R * RO; r++) {
+            let v = select(select(va, vb, r >= 4u), select(vc, vd, r >= 12u), r >= 8u);
+            red[(r * TB + t) * WG + lid] = v[r % 4u];
         }
     }
     workgroupBarrier();
     for (var h = WG / 2u; h > 0u; h >>= 1u) {
         if (lid < h) {
-            for (var i = 0u; i < R * TB; i++) {
+            for (var i = 0u; i < R * RO * TB; i++) {
                 red[i * WG + lid] += red[i * WG + lid + h];
             }
         }
         workgroupBarrier();
     }
-    for (var i = lid; i < R * TB; i += WG) { // WG may be under R*TB
+    for (var i = lid; i < R * RO * TB; i += WG) { // WG may be under R*RO*TB
         let r = i / TB;
         let t = i % TB;
         if (tbase + t < p.t && row0 + r < p.rows) {

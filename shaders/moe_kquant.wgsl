@@ -2,23 +2,25 @@
 // blocks, KTYPE; see common.wgsl's KQUANT section), reading the chosen
 // experts and their weights from the route buffers (moe_route), so that a
 // step needs no readback. Every chunk of tokens runs entry by entry (token
-// t, slot a). A workgroup dots eight weight rows with one activation row
+// t, slot a). A workgroup dots 8·RO weight rows with one activation row
 // (common.wgsl's kq_dot, each activation loaded once for the eight), its
 // WG threads striding along K kq_step() values at a time, the sums reduced
 // in shared memory. D and F are multiples of 256.
 //
 // Entry gate_up: for entry j = t*A + a (expert e = ids[j]) and gate rows
-// i..i+3 with their up rows, act[j, i] = silu(W[e, i] · x[t0 + t]) *
-// (W[e, F + i] · x[t0 + t]); grid (groups2D(F/4), nt*A). Experts outside
-// this part are skipped.
+// i..i+4RO-1 with their up rows, act[j, i] = silu(W[e, i] · x[t0 + t]) *
+// (W[e, F + i] · x[t0 + t]); grid (groups2D(F/(4RO)), nt*A). Experts
+// outside this part are skipped.
 // Entry down: out[t0 + t, n] (+)= Σ_a wts[t*A + a] * (W[e_a, n] · act[t*A + a])
-// for rows n..n+7, over the experts in this part; grid (groups2D(D/8), nt).
+// for rows n..n+8RO-1, over the experts in this part; grid
+// (groups2D(D/(8RO)), nt).
 // acc = 1 adds to out (parts after the first; MoEAdd's residual).
 
 //#define KQUANT
 //#define KQUANT_DOT
 override KTYPE: u32 = 12u;
 override WG: u32 = 64u; // threads per workgroup, a power of two, at most MAXWG
+override RO: u32 = 1u;  // row octets per workgroup: 1, or 2 (CPU adapters: fewer, longer workgroups)
 
 const MAXWG: u32 = 64u;
 
@@ -43,7 +45,7 @@ struct Params {
 @group(0) @binding(5) var<uniform> pd: Params;                      // down's params
 @group(0) @binding(6) var<storage, read> w: array<u32>;             // w4 as words: common.wgsl's kq_get4 (unused)
 
-var<workgroup> red: array<vec4<f32>, 2u * MAXWG>; // (2, WG): the rows' partial sums, a then b
+var<workgroup> red: array<vec4<f32>, 4u * MAXWG>; // (4, WG): the rows' partial sums, a, b, c, d
 
 // kq_rows adds the dot products of rows ra (four) and rb (four), counted
 // over the part, of K values with the activation row at vec4 xo to *pa
@@ -58,49 +60,67 @@ fn kq_rows(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ra: vec4<
     }
 }
 
-// reduce8 sums a and b over the workgroup; thread 0 gets the totals.
-fn reduce8(lid: u32, a: vec4<f32>, b: vec4<f32>) {
+// reduce sums a, b, c and d (c and d with RO = 2) over the workgroup into
+// red[0], red[MAXWG], red[2 MAXWG] and red[3 MAXWG].
+fn reduce(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) {
     red[lid] = a;
     red[MAXWG + lid] = b;
+    red[2u * MAXWG + lid] = c;
+    red[3u * MAXWG + lid] = d;
     workgroupBarrier();
     for (var h = WG / 2u; h > 0u; h >>= 1u) {
         if (lid < h) {
-            red[lid] += red[lid + h];
-            red[MAXWG + lid] += red[MAXWG + lid + h];
+            for (var i = 0u; i < 2u * RO; i++) {
+                red[i * MAXWG + lid] += red[i * MAXWG + lid + h];
+            }
         }
         workgroupBarrier();
     }
 }
 
+// total is row r (0 .. 8RO-1) of the workgroup's totals: quad r/4 of red.
+fn total(r: u32) -> f32 {
+    return red[(r / 4u) * MAXWG][r % 4u];
+}
+
 @compute @workgroup_size(WG)
 fn gate_up(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
-    let i = 4u * (wid.y * nwg.x + wid.x);
+    let i = 4u * RO * (wid.y * nwg.x + wid.x);
     let j = wid.z;
     let e = ids[j];
     if (i >= pg.f || e < pg.e0 || e >= pg.e0 + pg.ne) {
         return; // the whole workgroup
     }
     let rg = vec4<u32>((e - pg.e0) * pg.n + i) + vec4<u32>(0u, 1u, 2u, 3u);
+    let xo = (pg.t0 + j / pg.a) * (pg.k / 4u);
     var g = vec4<f32>(0.0);
     var u = vec4<f32>(0.0);
-    kq_rows(&g, &u, rg, rg + vec4<u32>(pg.f), pg.k, (pg.t0 + j / pg.a) * (pg.k / 4u), lid);
-    reduce8(lid, g, u);
-    if (lid < 4u) {
-        act[j * pg.f + i + lid] = silu(red[0][lid]) * red[MAXWG][lid];
+    var g2 = vec4<f32>(0.0); // RO = 2: gate rows i+4.. and their up rows
+    var u2 = vec4<f32>(0.0);
+    kq_rows(&g, &u, rg, rg + vec4<u32>(pg.f), pg.k, xo, lid);
+    if (RO > 1u) {
+        kq_rows(&g2, &u2, rg + vec4<u32>(4u), rg + vec4<u32>(pg.f + 4u), pg.k, xo, lid);
+    }
+    reduce(lid, g, u, g2, u2);
+    for (var r = lid; r < 4u * RO; r += WG) {
+        let q = 8u * (r / 4u) + r % 4u; // gate total; up is q + 4
+        act[j * pg.f + i + r] = silu(total(q)) * total(q + 4u);
     }
 }
 
 @compute @workgroup_size(WG)
 fn down(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let n = 8u * (wid.y * nwg.x + wid.x);
+    let n = 8u * RO * (wid.y * nwg.x + wid.x);
     let t = wid.z;
     if (n >= pd.n) {
         return;
     }
     var sa = vec4<f32>(0.0);
     var sb = vec4<f32>(0.0);
+    var sc = vec4<f32>(0.0); // RO = 2: rows n+8..
+    var sd = vec4<f32>(0.0);
     for (var a = 0u; a < pd.a; a++) {
         let j = t * pd.a + a;
         let e = ids[j];
@@ -113,11 +133,18 @@ fn down(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         kq_rows(&da, &db, r, r + vec4<u32>(4u), pd.k, j * (pd.k / 4u), lid);
         sa += wts[j] * da;
         sb += wts[j] * db;
+        if (RO > 1u) {
+            var dc = vec4<f32>(0.0);
+            var dd = vec4<f32>(0.0);
+            kq_rows(&dc, &dd, r + vec4<u32>(8u), r + vec4<u32>(12u), pd.k, j * (pd.k / 4u), lid);
+            sc += wts[j] * dc;
+            sd += wts[j] * dd;
+        }
     }
-    reduce8(lid, sa, sb);
-    for (var r = lid; r < 8u; r += WG) { // WG may be 4
+    reduce(lid, sa, sb, sc, sd);
+    for (var r = lid; r < 8u * RO; r += WG) { // WG may be 4
         let o = (pd.t0 + t) * pd.n + n + r;
-        let v = select(red[0][r % 4u], red[MAXWG][r % 4u], r >= 4u);
+        let v = total(r);
         if (pd.acc == 1u) {
             out[o] += v;
         } else {
