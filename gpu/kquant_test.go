@@ -64,22 +64,7 @@ func TestKQuantKernels(t *testing.T) {
 			if got := tt(wt).dtype; got != dt {
 				t.Fatalf("%s uploaded as %s, want the blocks as they are", dt, got)
 			}
-			xv := make([]float32, T*K)
-			for i := range xv {
-				xv[i] = r.Float32()*2 - 1
-			}
-			x, out := b.NewF32(T, K), b.NewF32(T, N)
-			b.WriteF32(x, xv)
-			b.MatMul(out, x, wt)
-			got := make([]float32, T*N)
-			if err := b.ReadF32(out, got); err != nil {
-				t.Fatal(err)
-			}
-			want := make([]float32, T*N)
-			cpu.MatMul(want, xv, wf, T, N, K)
-			if e, i := golden.RowError(got, want); e > 1e-5 {
-				t.Errorf("MatMul %s T=%d N=%d K=%d: error %.3g at %d: got %v want %v", dt, T, N, K, e, i, got[i], want[i])
-			}
+			kquantMatMulCheck(t, b, r, wt, wf, dt, T, N, K)
 			if T == 1 {
 				ids := []int32{0, int32(N - 1), 3, int32(N / 2)}
 				it, eo := b.NewI32(len(ids)), b.NewF32(len(ids), K)
@@ -100,10 +85,33 @@ func TestKQuantKernels(t *testing.T) {
 				b.Free(it)
 				b.Free(eo)
 			}
-			b.Free(x)
-			b.Free(out)
 			b.Free(wt)
 		}
+	}
+}
+
+// kquantMatMulCheck runs MatMul of T random activation rows against the
+// uploaded K-quant weight wt ((N, K) of type dt, wf its exact values) and
+// compares it with cpu.MatMul.
+func kquantMatMulCheck(t *testing.T, b *Backend, r *rand.Rand, wt model.Tensor, wf []float32, dt loader.DType, T, N, K int) {
+	t.Helper()
+	xv := make([]float32, T*K)
+	for i := range xv {
+		xv[i] = r.Float32()*2 - 1
+	}
+	x, out := b.NewF32(T, K), b.NewF32(T, N)
+	defer b.Free(x)
+	defer b.Free(out)
+	b.WriteF32(x, xv)
+	b.MatMul(out, x, wt)
+	got := make([]float32, T*N)
+	if err := b.ReadF32(out, got); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, T*N)
+	cpu.MatMul(want, xv, wf, T, N, K)
+	if e, i := golden.RowError(got, want); e > 1e-5 {
+		t.Errorf("MatMul %s T=%d N=%d K=%d: error %.3g at %d: got %v want %v", dt, T, N, K, e, i, got[i], want[i])
 	}
 }
 
@@ -125,24 +133,7 @@ func TestKQuantGemvGPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			xv := make([]float32, T*K)
-			for i := range xv {
-				xv[i] = r.Float32()*2 - 1
-			}
-			x, out := b.NewF32(T, K), b.NewF32(T, N)
-			b.WriteF32(x, xv)
-			b.MatMul(out, x, wt)
-			got := make([]float32, T*N)
-			if err := b.ReadF32(out, got); err != nil {
-				t.Fatal(err)
-			}
-			want := make([]float32, T*N)
-			cpu.MatMul(want, xv, wf, T, N, K)
-			if e, i := golden.RowError(got, want); e > 1e-5 {
-				t.Errorf("MatMul %s T=%d N=%d K=%d: error %.3g at %d: got %v want %v", dt, T, N, K, e, i, got[i], want[i])
-			}
-			b.Free(x)
-			b.Free(out)
+			kquantMatMulCheck(t, b, r, wt, wf, dt, T, N, K)
 			b.Free(wt)
 		}
 	}
