@@ -9,11 +9,11 @@ import (
 	"wasmllm/shaders"
 )
 
-// kernelKey names a pipeline: a shader file, its entry point and up to four
+// kernelKey names a pipeline: a shader file, its entry point and up to five
 // override constants.
 type kernelKey struct {
 	file, entry string
-	consts      [4]constant
+	consts      [5]constant
 }
 
 type constant struct {
@@ -55,7 +55,7 @@ type groupKey struct {
 type kernelOf[P any] struct{ k *kernel }
 
 // use returns the kernel of s with the given override constants (at most
-// four), compiling it on first use.
+// five), compiling it on first use.
 func use[P any](b *Backend, s kernelSpec[P], consts ...constant) (kernelOf[P], error) {
 	key := kernelKey{file: s.file, entry: s.entry}
 	if len(consts) > len(key.consts) {

@@ -49,7 +49,7 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 		if cpu && tb <= 2 {
 			ro = 2
 		}
-		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"WG", float64(wg)}, constant{"RO", float64(ro)})
+		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"WG", float64(wg)}, constant{"RO", float64(ro)}, b.oneSubgroup(wg))
 		if err != nil {
 			b.fail(err)
 			return
@@ -104,8 +104,9 @@ func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *
 	if cpu {
 		ro = 2
 	}
-	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(D/32, kquantR, cpu)))}, constant{"RO", float64(ro)})
-	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(min(kquantMaxWG, b.gemvWG(F/32, kquantR, cpu)))}, constant{"RO", float64(ro)})
+	gwg, dwg := min(kquantMaxWG, b.gemvWG(D/32, kquantR, cpu)), min(kquantMaxWG, b.gemvWG(F/32, kquantR, cpu))
+	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(gwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(gwg))
+	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(dwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(dwg))
 	gx, gy := b.groups2D(F / (4 * ro))
 	for _, p := range gt.parts {
 		gu.dispatch(b, kquantMoeParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},

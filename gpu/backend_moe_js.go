@@ -305,12 +305,19 @@ func (b *Backend) moeGemvKernel(s kernelSpec[moeGemvParams], dt loader.DType, n 
 		r = moeGemvMaxRows
 	}
 	wg := b.gemvWG(n/moeChunk(dt), r, cpu)
+	k := op(b, s, constant{"WTYPE", float64(wtype(dt))}, constant{"WG", float64(wg)}, constant{"R", float64(r)}, b.oneSubgroup(wg))
+	return k, r
+}
+
+// oneSubgroup is the ONESG override of a workgroup of wg threads: 1 when
+// the adapter has subgroups and wg is at most the smallest, so that a
+// subgroupAdd alone reduces over the workgroup.
+func (b *Backend) oneSubgroup(wg int) constant {
 	onesg := 0.0
 	if f := b.d.Features; f.Subgroups && wg <= f.SubgroupMinSize {
 		onesg = 1
 	}
-	k := op(b, s, constant{"WTYPE", float64(wtype(dt))}, constant{"WG", float64(wg)}, constant{"R", float64(r)}, constant{"ONESG", onesg})
-	return k, r
+	return constant{"ONESG", onesg}
 }
 
 // scratch returns *slot grown to at least n bytes. Growing first submits the

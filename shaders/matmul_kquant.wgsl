@@ -25,6 +25,9 @@ override TB: u32 = 4u;  // gemv tokens per workgroup, at most MAXTB
 // gemv row octets per workgroup: 1, or 2 with TB <= 2 (CPU adapters:
 // fewer, longer workgroups)
 override RO: u32 = 1u;
+// ONESG = 1 promises that the workgroup is one subgroup (WG at most the
+// adapter's smallest subgroup): gemv's reduction is then subgroupAdd alone.
+override ONESG: u32 = 0u;
 
 const MAXWG: u32 = 64u;
 const MAXTB: u32 = 4u;
@@ -113,10 +116,19 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let vb = select(select(b0, b1, t == 1u), select(b2, b3, t == 3u), t >= 2u);
         let vc = select(c0, c1, t == 1u);
         let vd = select(d0, d1, t == 1u);
+//#if SUBGROUPS
+        if (ONESG == 1u) {
+            kq_store_rows(tbase + t, row0, subgroupAdd(va), subgroupAdd(vb), subgroupAdd(vc), subgroupAdd(vd), lid);
+            continue;
+        }
+//#endif
         for (var r = 0u; r < R * RO; r++) {
             let v = select(select(va, vb, r >= 4u), select(vc, vd, r >= 12u), r >= 8u);
             red[(r * TB + t) * WG + lid] = v[r % 4u];
         }
+    }
+    if (ONESG == 1u) {
+        return;
     }
     workgroupBarrier();
     for (var h = WG / 2u; h > 0u; h >>= 1u) {
@@ -132,6 +144,20 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let t = i % TB;
         if (tbase + t < p.t && row0 + r < p.rows) {
             kq_put((tbase + t) * p.n + p.row0 + row0 + r, red[i * WG]);
+        }
+    }
+}
+
+// kq_store_rows stores token t's totals of rows row0.. (a, b, c, d: four
+// each, c and d with RO = 2) from thread 0.
+fn kq_store_rows(t: u32, row0: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>, lid: u32) {
+    if (lid != 0u || t >= p.t) {
+        return;
+    }
+    for (var r = 0u; r < R * RO; r++) {
+        let v = select(select(a, b, r >= 4u), select(c, d, r >= 12u), r >= 8u);
+        if (row0 + r < p.rows) {
+            kq_put(t * p.n + p.row0 + row0 + r, v[r % 4u]);
         }
     }
 }

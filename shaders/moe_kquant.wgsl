@@ -21,6 +21,9 @@
 override KTYPE: u32 = 12u;
 override WG: u32 = 64u; // threads per workgroup, a power of two, at most MAXWG
 override RO: u32 = 1u;  // row octets per workgroup: 1, or 2 (CPU adapters: fewer, longer workgroups)
+// ONESG = 1 promises that the workgroup is one subgroup (WG at most the
+// adapter's smallest subgroup): the reduction is then subgroupAdd alone.
+override ONESG: u32 = 0u;
 
 const MAXWG: u32 = 64u;
 
@@ -60,9 +63,20 @@ fn kq_rows(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ra: vec4<
     }
 }
 
-// reduce sums a, b, c and d (c and d with RO = 2) over the workgroup into
-// red[0], red[MAXWG], red[2 MAXWG] and red[3 MAXWG].
+var<private> tots: array<vec4<f32>, 4>; // the totals, set by reduce
+
+// reduce sums a, b, c and d (c and d with RO = 2) over the workgroup;
+// afterwards total(r) is row r's sum (quad r/4), in every thread.
 fn reduce(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) {
+//#if SUBGROUPS
+    if (ONESG == 1u) {
+        tots[0] = subgroupAdd(a);
+        tots[1] = subgroupAdd(b);
+        tots[2] = subgroupAdd(c);
+        tots[3] = subgroupAdd(d);
+        return;
+    }
+//#endif
     red[lid] = a;
     red[MAXWG + lid] = b;
     red[2u * MAXWG + lid] = c;
@@ -76,11 +90,13 @@ fn reduce(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) {
         }
         workgroupBarrier();
     }
+    for (var i = 0u; i < 2u * RO; i++) {
+        tots[i] = red[i * MAXWG];
+    }
 }
 
-// total is row r (0 .. 8RO-1) of the workgroup's totals: quad r/4 of red.
 fn total(r: u32) -> f32 {
-    return red[(r / 4u) * MAXWG][r % 4u];
+    return tots[r / 4u][r % 4u];
 }
 
 @compute @workgroup_size(WG)
