@@ -96,6 +96,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var ssq: array<f32, MAXTB>;        // norm: Σx² of each token's share
 
     for (var c = lid; c < p.chunks; c += WG) {
+        if (TB == 1u) {
+            // one token: each row's chunk dotted as it is loaded, with no
+            // local array of chunks (SwiftShader keeps one in memory: 1.35x
+            // for q4, 1.45x for q8 there)
+            var xc = mm_x(toff[0] + c * mm_xpc(WTYPE));
+            if (p.norm == 1u) {
+                ssq[0] += mm_norm(&xc, c * mm_xpc(WTYPE));
+            }
+            let sh = select(0u, 1u, WTYPE == WTYPE_Q8);
+            for (var r = 0u; r < R; r++) {
+                let d = mm_dot(WTYPE, w[roff[r] + c], xc);
+                if (WTYPE == WTYPE_Q4 || WTYPE == WTYPE_Q8) {
+                    acc[r] += mm_scale((roff[r] + c) >> sh) * (d - xc.off);
+                } else {
+                    acc[r] += d;
+                }
+            }
+            continue;
+        }
         var wv: array<vec4<u32>, MAXR>;
         for (var r = 0u; r < R; r++) {
             wv[r] = w[roff[r] + c];
