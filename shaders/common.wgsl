@@ -59,18 +59,18 @@ fn q4_hi(w: u32) -> vec4<f32> {
 // 1e-5 of the row maximum).
 const MM_ONE: u32 = 0x3F800000u;
 
-// mm_q4lo and mm_q4hi give 1 + q/16 for the low and high nibbles of w's
-// four bytes.
-fn mm_q4lo(w: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(w << 19u, w << 11u, w << 3u, w >> 5u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
+// mm_q4lo and mm_q4hi give 1 + n/16 for the low and high nibbles n of
+// q's four bytes.
+fn mm_q4lo(q: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>((vec4<u32>(q << 19u, q << 11u, q << 3u, q >> 5u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
 }
-fn mm_q4hi(w: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(w << 15u, w << 7u, w >> 1u, w >> 9u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
+fn mm_q4hi(q: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>((vec4<u32>(q << 15u, q << 7u, q >> 1u, q >> 9u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
 }
-// mm_q8 gives 1 + u/256 for w's four bytes, where u = q + 128 (w's sign
-// bits already flipped by the caller).
-fn mm_q8(w: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(w << 15u, w << 7u, w >> 1u, w >> 9u) & vec4<u32>(0x007F8000u)) | vec4<u32>(MM_ONE));
+// mm_q8 gives 1 + u/256 for the four bytes u of q, u = value + 128 (the
+// sign bits already flipped by the caller).
+fn mm_q8(q: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>((vec4<u32>(q << 15u, q << 7u, q >> 1u, q >> 9u) & vec4<u32>(0x007F8000u)) | vec4<u32>(MM_ONE));
 }
 fn mm_half4(a: u32, b: u32) -> vec4<f32> {
     return vec4<f32>(unpack2x16float(a), unpack2x16float(b));
@@ -103,14 +103,23 @@ fn mm_xoff(wt: u32, x: MmX) -> f32 {
 // 16+4j..16+4j+3 (high); a q8 chunk is half a group.
 fn mm_dot(wt: u32, q: vec4<u32>, x: MmX) -> f32 {
     if (wt == WTYPE_Q4) {
-        return 16.0 * (dot(mm_q4lo(q.x), x.v0) + dot(mm_q4hi(q.x), x.v4)
-                     + dot(mm_q4lo(q.y), x.v1) + dot(mm_q4hi(q.y), x.v5)
-                     + dot(mm_q4lo(q.z), x.v2) + dot(mm_q4hi(q.z), x.v6)
-                     + dot(mm_q4lo(q.w), x.v3) + dot(mm_q4hi(q.w), x.v7));
+        var s = mm_q4lo(q.x) * x.v0;
+        s = fma(mm_q4hi(q.x), x.v4, s);
+        s = fma(mm_q4lo(q.y), x.v1, s);
+        s = fma(mm_q4hi(q.y), x.v5, s);
+        s = fma(mm_q4lo(q.z), x.v2, s);
+        s = fma(mm_q4hi(q.z), x.v6, s);
+        s = fma(mm_q4lo(q.w), x.v3, s);
+        s = fma(mm_q4hi(q.w), x.v7, s);
+        return 16.0 * dot(s, vec4<f32>(1.0));
     }
     if (wt == WTYPE_Q8) {
         let u = q ^ vec4<u32>(0x80808080u);
-        return 256.0 * (dot(mm_q8(u.x), x.v0) + dot(mm_q8(u.y), x.v1) + dot(mm_q8(u.z), x.v2) + dot(mm_q8(u.w), x.v3));
+        var s = mm_q8(u.x) * x.v0;
+        s = fma(mm_q8(u.y), x.v1, s);
+        s = fma(mm_q8(u.z), x.v2, s);
+        s = fma(mm_q8(u.w), x.v3, s);
+        return 256.0 * dot(s, vec4<f32>(1.0));
     }
     if (wt == WTYPE_F16) {
         return dot(mm_half4(q.x, q.y), x.v0) + dot(mm_half4(q.z, q.w), x.v1);
@@ -303,16 +312,19 @@ fn kq_get4(base: u32, e: u32) -> vec4<f32> {
 //#endif
 
 //#if KQUANT_DOT
-// The K-quant dot products of eight rows at once, for the kernels that
-// define KQUANT_DOT (matmul_kquant's gemv, moe_kquant): kq_dot reads the
-// blocks through the kernel's w4 (array<vec4<u32>>, its w again) and the
-// activations through its x (array<vec4<f32>>); WG is its threads per
-// workgroup. Every type's quants and scales are 16-byte loads (blocks
-// padded to 16 bytes, gpu.KQuantBlockBytes), widened with unpack4x8unorm
-// (q/255 for bytes q, the 255 applied to the sums: one rounding more than
-// the f32 dot product, within the tests' 1e-5 of the row maximum).
+// The K-quant dot products, for the kernels that define KQUANT_DOT
+// (matmul_kquant's gemv, moe_kquant): kq_rows1 for one activation row (the
+// experts, the one-token GEMV), row by row, and kq_dot for two to four,
+// eight rows at once. Both read the blocks through the kernel's w4
+// (array<vec4<u32>>, its w again) and the activations through its x
+// (array<vec4<f32>>); WG is its threads per workgroup. Every type's quants
+// and scales are 16-byte loads (blocks padded to 16 bytes,
+// gpu.KQuantBlockBytes). kq_dot widens them with unpack4x8unorm (q/255 for
+// bytes q, the 255 applied to the sums), kq_rows1 as matmul_gemv does
+// (kq_wide); either way one or two roundings more than the f32 dot
+// product, within the tests' 1e-5 of the row maximum.
 
-// kq_step is the elements a GEMV thread dots at a time: a whole block on a
+// kq_step is the elements a kq_dot thread dots at a time: a whole block on a
 // CPU adapter (WG <= 8); on a GPU Q4_K's and Q5_K's 64 (one 32-byte run of
 // quants: two sub-blocks, low and high nibbles), the other types' 128 (half
 // a block).
@@ -515,6 +527,221 @@ fn q45k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec
         *pa += q4k_sum(da, q4k_scales(h0, i), q4k_scales(h1, i), q4k_scales(h2, i), q4k_scales(h3, i), qa0, qa1, t0, t1);
         *pb += q4k_sum(db, q4k_scales(h4, i), q4k_scales(h5, i), q4k_scales(h6, i), q4k_scales(h7, i), qb0, qb1, t0, t1);
     }
+}
+
+// The one-token path (kq_rows1): a thread's step is 64 values of a block,
+// its sub-step s (0..3), dotted row by row (kq_row), so that no more than
+// one row's chunks are live, with the widening of matmul_gemv (the bits
+// placed in an f32 mantissa, kq_wide) and fma. Sub-step s of Q4_K and Q5_K
+// is sub-blocks 2s and 2s+1; of the others, values 16g.. of each quarter j
+// (32j..32j+31) of half h, s = 2h + g.
+
+// KqX is a sub-step's activations: four runs of 16 (v0..v3, v4..v7, ...),
+// for Q4_K/Q5_K the two sub-blocks' 32 each, for the others quarter j's 16
+// values g; t holds each run's sum.
+struct KqX {
+    v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
+    v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>,
+    v8: vec4<f32>, v9: vec4<f32>, v10: vec4<f32>, v11: vec4<f32>,
+    v12: vec4<f32>, v13: vec4<f32>, v14: vec4<f32>, v15: vec4<f32>,
+    t: vec4<f32>,
+}
+
+// kq_x loads sub-step s's activations of the block whose first activation
+// vec4 is o.
+fn kq_x(o: u32, s: u32) -> KqX {
+    var q = o + 16u * s; // Q4_K, Q5_K: 64 consecutive values
+    var r = 4u;          // vec4s from one run to the next
+    if (KTYPE != 12u && KTYPE != 13u) {
+        q = o + 32u * (s / 2u) + 4u * (s % 2u);
+        r = 8u;
+    }
+    var v: KqX;
+    v.v0 = x[q]; v.v1 = x[q + 1u]; v.v2 = x[q + 2u]; v.v3 = x[q + 3u];
+    v.v4 = x[q + r]; v.v5 = x[q + r + 1u]; v.v6 = x[q + r + 2u]; v.v7 = x[q + r + 3u];
+    v.v8 = x[q + 2u * r]; v.v9 = x[q + 2u * r + 1u]; v.v10 = x[q + 2u * r + 2u]; v.v11 = x[q + 2u * r + 3u];
+    v.v12 = x[q + 3u * r]; v.v13 = x[q + 3u * r + 1u]; v.v14 = x[q + 3u * r + 2u]; v.v15 = x[q + 3u * r + 3u];
+    let one = vec4<f32>(1.0);
+    v.t = vec4<f32>(dot((v.v0 + v.v1) + (v.v2 + v.v3), one), dot((v.v4 + v.v5) + (v.v6 + v.v7), one),
+                    dot((v.v8 + v.v9) + (v.v10 + v.v11), one), dot((v.v12 + v.v13) + (v.v14 + v.v15), one));
+    return v;
+}
+
+// kq_wide gives 1 + u/2^b for the b-bit values u (b at most 6) of q's
+// four bytes, as mm_q4lo does for nibbles.
+fn kq_wide(q: u32, b: u32) -> vec4<f32> {
+    let m = ((1u << b) - 1u) << (23u - b);
+    return bitcast<vec4<f32>>((vec4<u32>(q << (23u - b), q << (15u - b), q << (7u - b), q >> (b + 1u)) & vec4<u32>(m)) | vec4<u32>(MM_ONE));
+}
+
+// kq_fma4 is Σ(1 + u/2^b)·x over four words of b-bit values u and the
+// activations x0..x3 (16 values).
+fn kq_fma4(u: vec4<u32>, b: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> f32 {
+    var a = kq_wide(u.x, b) * x0;
+    a = fma(kq_wide(u.y, b), x1, a);
+    a = fma(kq_wide(u.z, b), x2, a);
+    a = fma(kq_wide(u.w, b), x3, a);
+    return dot(a, vec4<f32>(1.0));
+}
+
+// kq_row is one row's dot product over sub-step s of the block whose first
+// chunk is hb, with the activations xs.
+fn kq_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
+    switch KTYPE {
+        case 10u, 11u: { return q23k_row(hb, s, xs); }
+        case 12u, 13u: { return q45k_row(hb, s, xs); }
+        default: { return q6k_row(hb, s, xs); }
+    }
+}
+
+// kq_rows1 adds the dot products of rows ra, rb (and with nq = 4 rc, rd:
+// quads of row indices, each row K values) with the one activation row
+// from vec4 xo of x to *oa.. *od: this thread's share, sub-steps lid,
+// lid+WG, ...
+fn kq_rows1(oa: ptr<function, vec4<f32>>, ob: ptr<function, vec4<f32>>, oc: ptr<function, vec4<f32>>, od: ptr<function, vec4<f32>>,
+            ra: vec4<u32>, rb: vec4<u32>, rc: vec4<u32>, rd: vec4<u32>, nq: u32, k: u32, xo: u32, lid: u32) {
+    let kb = k / 256u;
+    let bc = kq_block_bytes() / 16u;
+    var acc: array<f32, 16>;
+    for (var c = lid; c < k / 64u; c += WG) {
+        let blk = c / 4u;
+        var xs = kq_x(xo + 64u * blk, c % 4u);
+        for (var r = 0u; r < 4u * nq; r++) {
+            let q = select(select(ra, rb, r >= 4u), select(rc, rd, r >= 12u), r >= 8u);
+            acc[r] += kq_row((q[r % 4u] * kb + blk) * bc, c % 4u, &xs);
+        }
+    }
+    *oa += vec4<f32>(acc[0], acc[1], acc[2], acc[3]);
+    *ob += vec4<f32>(acc[4], acc[5], acc[6], acc[7]);
+    *oc += vec4<f32>(acc[8], acc[9], acc[10], acc[11]);
+    *od += vec4<f32>(acc[12], acc[13], acc[14], acc[15]);
+}
+
+// q45k_row is kq_row for Q4_K and Q5_K (fifth bits from qh: bits 2s and
+// 2s+1 of its byte l for value l of sub-blocks 2s and 2s+1):
+// Σq·x = 2^b(Σ(1+q/2^b)·x - Σx).
+fn q45k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
+    let h = w4[hb];
+    let qo = hb + select(1u, 3u, KTYPE == 13u) + 2u * s;
+    let v0 = w4[qo];
+    let v1 = w4[qo + 1u];
+    var q0: f32;
+    var q1: f32;
+    if (KTYPE == 13u) {
+        let m = vec4<u32>(0x0f0f0f0fu);
+        let b = vec4<u32>(0x01010101u);
+        let g0 = w4[hb + 1u] >> vec4<u32>(2u * s);
+        let g1 = w4[hb + 2u] >> vec4<u32>(2u * s);
+        q0 = kq_fma4((v0 & m) | ((g0 & b) << vec4<u32>(4u)), 5u, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3) +
+             kq_fma4((v1 & m) | ((g1 & b) << vec4<u32>(4u)), 5u, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7);
+        q1 = kq_fma4(((v0 >> vec4<u32>(4u)) & m) | ((g0 << vec4<u32>(3u)) & (b << vec4<u32>(4u))), 5u, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11) +
+             kq_fma4(((v1 >> vec4<u32>(4u)) & m) | ((g1 << vec4<u32>(3u)) & (b << vec4<u32>(4u))), 5u, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15);
+    } else {
+        // the nibbles straight from the quants, one dot a sub-block
+        var a0 = mm_q4lo(v0.x) * (*xs).v0;
+        var a1 = mm_q4hi(v0.x) * (*xs).v8;
+        a0 = fma(mm_q4lo(v0.y), (*xs).v1, a0);
+        a1 = fma(mm_q4hi(v0.y), (*xs).v9, a1);
+        a0 = fma(mm_q4lo(v0.z), (*xs).v2, a0);
+        a1 = fma(mm_q4hi(v0.z), (*xs).v10, a1);
+        a0 = fma(mm_q4lo(v0.w), (*xs).v3, a0);
+        a1 = fma(mm_q4hi(v0.w), (*xs).v11, a1);
+        a0 = fma(mm_q4lo(v1.x), (*xs).v4, a0);
+        a1 = fma(mm_q4hi(v1.x), (*xs).v12, a1);
+        a0 = fma(mm_q4lo(v1.y), (*xs).v5, a0);
+        a1 = fma(mm_q4hi(v1.y), (*xs).v13, a1);
+        a0 = fma(mm_q4lo(v1.z), (*xs).v6, a0);
+        a1 = fma(mm_q4hi(v1.z), (*xs).v14, a1);
+        a0 = fma(mm_q4lo(v1.w), (*xs).v7, a0);
+        a1 = fma(mm_q4hi(v1.w), (*xs).v15, a1);
+        q0 = dot(a0, vec4<f32>(1.0));
+        q1 = dot(a1, vec4<f32>(1.0));
+    }
+    let f = select(16.0, 32.0, KTYPE == 13u);
+    let t0 = (*xs).t.x + (*xs).t.y;
+    let t1 = (*xs).t.z + (*xs).t.w;
+    let sc = q4k_scales(h, s);
+    let dm = unpack2x16float(h.x);
+    return dm.x * f * (sc.x * (q0 - t0) + sc.y * (q1 - t1)) - dm.y * (sc.z * t0 + sc.w * t1);
+}
+
+// q6k_row is kq_row for Q6_K: quarter j's values u = q + 32 are ql's
+// nibbles (chunk 4h+g: quarters 0, 2; 4h+g+2: 1, 3) with bits 2j of qh
+// (chunk 8+2h+g) above; Σ(u-32)·x = 64(Σ(1+u/64)·x - Σx) - 32Σx.
+fn q6k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
+    let h = s / 2u;
+    let g = s % 2u;
+    let la = w4[hb + 4u * h + g];
+    let lb = w4[hb + 4u * h + g + 2u];
+    let qh = w4[hb + 8u + 2u * h + g];
+    let sc = w4[hb + 12u];
+    let d = unpack2x16float(w4[hb + 13u].x).x;
+    let lo = vec4<u32>(0x0f0f0f0fu);
+    let hi = vec4<u32>(0x30303030u);
+    let f0 = kq_fma4((la & lo) | ((qh << vec4<u32>(4u)) & hi), 6u, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3);
+    let f1 = kq_fma4((lb & lo) | ((qh << vec4<u32>(2u)) & hi), 6u, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7);
+    let f2 = kq_fma4(((la >> vec4<u32>(4u)) & lo) | (qh & hi), 6u, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11);
+    let f3 = kq_fma4(((lb >> vec4<u32>(4u)) & lo) | ((qh >> vec4<u32>(2u)) & hi), 6u, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15);
+    // scale of quarter j: int8 8h + 2j + g, word 2h + j/2, byte 2(j%2) + g
+    let w0 = select(sc.x, sc.z, h == 1u);
+    let w1 = select(sc.y, sc.w, h == 1u);
+    let sv = vec4<f32>(vec4<i32>(vec4<u32>(w0 << (24u - 8u * g), w0 << (8u - 8u * g), w1 << (24u - 8u * g), w1 << (8u - 8u * g))) >> vec4<u32>(24u));
+    let t = (*xs).t;
+    return d * dot(sv, 64.0 * vec4<f32>(f0, f1, f2, f3) - 96.0 * t);
+}
+
+// q23k_row is kq_row for Q2_K and Q3_K: quarter j's values are bits 2j of
+// the qs bytes (chunk 1+2h+g, Q3_K's 2+2h+g), Q3_K's with bit 4h + j of
+// the hmask bytes (chunk g) as a third; Σu·x = 2^b(Σ(1+u/2^b)·x - Σx).
+// Q2_K: d·Σ sc·Σu·x - dmin·Σ m·Σx (sc, m a scale byte's nibbles); Q3_K:
+// d·Σ sc·Σ(u-4)·x (sc signed 6 bits).
+fn q23k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
+    let h = s / 2u;
+    let g = s % 2u;
+    let q3 = KTYPE == 11u;
+    let v = w4[hb + select(1u, 2u, q3) + 2u * h + g];
+    // kq_wide reads the low b bits of each byte: Q2_K's need no mask
+    var u0 = v;
+    var u1 = v >> vec4<u32>(2u);
+    var u2 = v >> vec4<u32>(4u);
+    var u3 = v >> vec4<u32>(6u);
+    var b = 2u;
+    if (q3) {
+        let m3 = vec4<u32>(0x03030303u);
+        u0 &= m3;
+        u1 &= m3;
+        u2 &= m3;
+        u3 &= m3;
+        let hh = w4[hb + g] >> vec4<u32>(4u * h);
+        let m4 = vec4<u32>(0x04040404u);
+        u0 |= (hh << vec4<u32>(2u)) & m4;
+        u1 |= (hh << vec4<u32>(1u)) & m4;
+        u2 |= hh & m4;
+        u3 |= (hh >> vec4<u32>(1u)) & m4;
+        b = 3u;
+    }
+    let t = (*xs).t;
+    let f = vec4<f32>(kq_fma4(u0, b, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3), kq_fma4(u1, b, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7),
+                      kq_fma4(u2, b, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11), kq_fma4(u3, b, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15));
+    let qx = f32(1u << b) * (f - t); // Σu·x of each quarter
+    // scale j is byte 8h + 2j + g: bytes g and g+2 of words 2h (j = 0, 1)
+    // and 2h + 1 (j = 2, 3) for Q2_K; Q3_K's 6-bit ones have their low
+    // nibbles in bytes g + 2j (bits 4h..), their high bits in bytes
+    // 8 + g + 2(j%2) (bits 2(2h + j/2)..)
+    let sh = vec4<u32>(8u * g) + vec4<u32>(0u, 16u, 0u, 16u);
+    if (q3) {
+        let k = w4[hb + 6u];
+        let lo = (vec4<u32>(k.x, k.x, k.y, k.y) >> (sh + vec4<u32>(4u * h))) & vec4<u32>(15u);
+        let hi = (vec4<u32>(k.z) >> (sh + vec4<u32>(4u * h) + vec4<u32>(0u, 0u, 2u, 2u))) & vec4<u32>(3u);
+        let sc = vec4<f32>(vec4<i32>(lo | (hi << vec4<u32>(4u))) - 32);
+        return unpack2x16float(k.w).x * dot(sc, qx - 4.0 * t);
+    }
+    let k = w4[hb];
+    let k0 = select(k.x, k.z, h == 1u);
+    let k1 = select(k.y, k.w, h == 1u);
+    let by = (vec4<u32>(k0, k0, k1, k1) >> sh) & vec4<u32>(255u);
+    let dm = unpack2x16float(w4[hb + 5u].x);
+    return dm.x * dot(vec4<f32>(by & vec4<u32>(15u)), qx) - dm.y * dot(vec4<f32>(by >> vec4<u32>(4u)), t);
 }
 
 // q45k_word adds one quant word (v) of each of four rows, its low nibbles

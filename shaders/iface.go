@@ -558,16 +558,29 @@ func (p *parser) variable() (Binding, error) {
 // fnBody reads `(params) [-> type] { body }` after the name and returns
 // the identifiers of the body.
 func (p *parser) fnBody() ([]string, error) {
+	// Parameters and locals shadow module-scope names: a parameter named
+	// w is not binding w.
+	local := map[string]bool{}
+	var prev string
 	for !p.done() && p.peek() != "{" {
-		p.next()
+		t := p.next()
+		if t == ":" && isIdent(prev) {
+			local[prev] = true
+		}
+		prev = t
 	}
 	if p.done() {
 		return nil, p.errorf("function without a body")
 	}
-	var ids []string
 	body := p.group("{", "}")
 	for i, t := range body {
-		if isIdent(t) && (i == 0 || body[i-1] != ".") { // not a member (v.w)
+		if (t == "let" || t == "var" || t == "const") && i+1 < len(body) && isIdent(body[i+1]) {
+			local[body[i+1]] = true
+		}
+	}
+	var ids []string
+	for i, t := range body {
+		if isIdent(t) && !local[t] && (i == 0 || body[i-1] != ".") { // not a member (v.w)
 			ids = append(ids, t)
 		}
 	}

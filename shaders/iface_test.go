@@ -67,6 +67,8 @@ const NEG: f32 = -3.0e38;
 
 fn helper(i: u32) -> f32 { return c[i] + f32(p.n); }
 fn two(i: u32) -> f32 { return helper(i) * 2.0; }
+// a parameter c and a local p: not bindings c and p
+fn shadow(c: f32) -> f32 { let p = c * 2.0; return p; }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -75,7 +77,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(64)
 fn second(@builtin(global_invocation_id) gid: vec3<u32>) {
-    scratch[0] = a2[gid.x].b + f32(o.k); // .b: a member, not binding b
+    scratch[0] = shadow(a2[gid.x].b) + f32(o.k); // .b: a member, not binding b
 }
 `
 

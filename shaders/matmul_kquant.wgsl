@@ -3,13 +3,15 @@
 // section), K a multiple of 256.
 //
 // Entry gemv, the decode path (small T): a workgroup owns R = 8 weight rows
-// (16 with RO = 2) and TB tokens; its WG threads stride along K kq_step()
-// elements at a time (kq_dot per token and octet of rows: eight rows' dot
-// products, each activation loaded once for them), and the partial sums
-// are reduced in shared memory. As matmul_gemv, a CPU adapter gets one
-// subgroup per workgroup (gemvWG), whose threads take whole blocks, and 16
-// rows for one or two tokens. kq_dot is common.wgsl's KQUANT_DOT section.
-// Grid (groups2D(ceil(rows/(R*RO))), ceil(T/TB)).
+// (16 with RO = 2) and TB tokens, and the partial sums are reduced in
+// shared memory. One token (TB = 1) goes row by row (kq_rows1): its WG
+// threads stride along K 64 values at a time, each dotting its 64
+// activations with every row in turn. Two to four go by octets of rows
+// (kq_dot per token and octet: eight rows' dot products, kq_step() values
+// a thread at a time, each activation loaded once for them). As
+// matmul_gemv, a CPU adapter gets one subgroup per workgroup (gemvWG), and
+// 16 rows for one or two tokens. kq_rows1 and kq_dot are common.wgsl's
+// KQUANT_DOT section. Grid (groups2D(ceil(rows/(R*RO))), ceil(T/TB)).
 // Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
 // out per workgroup. Grid (ceil(rows/BN), ceil(T/BM)).
 // Rows past the part and tokens past T are clamped on load and skipped on
@@ -87,27 +89,32 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let rb = min(vec4<u32>(row0) + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(p.rows - 1u));
     let rc = min(ra + vec4<u32>(8u), vec4<u32>(p.rows - 1u));
     let rd = min(rb + vec4<u32>(8u), vec4<u32>(p.rows - 1u));
-    for (var c = lid; c < p.k / step; c += WG) {
-        let k = step * c;
-        let e = k % 256u;
-        let ba = (ra * kb + k / 256u) * bb;
-        let bq = (rb * kb + k / 256u) * bb;
-        kq_dot(&a0, &b0, ba, bq, e, min(tbase, p.t - 1u) * xr + k / 4u);
-        if (TB > 1u) {
-            kq_dot(&a1, &b1, ba, bq, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
-        }
-        if (TB > 2u) {
-            kq_dot(&a2, &b2, ba, bq, e, min(tbase + 2u, p.t - 1u) * xr + k / 4u);
-        }
-        if (TB > 3u) {
-            kq_dot(&a3, &b3, ba, bq, e, min(tbase + 3u, p.t - 1u) * xr + k / 4u);
-        }
-        if (RO > 1u) {
-            let bc = (rc * kb + k / 256u) * bb;
-            let bd = (rd * kb + k / 256u) * bb;
-            kq_dot(&c0, &d0, bc, bd, e, min(tbase, p.t - 1u) * xr + k / 4u);
+    if (TB == 1u) {
+        // one token: row by row (kq_rows1)
+        kq_rows1(&a0, &b0, &c0, &d0, ra, rb, rc, rd, 2u * RO, p.k, min(tbase, p.t - 1u) * xr, lid);
+    } else {
+        for (var c = lid; c < p.k / step; c += WG) {
+            let k = step * c;
+            let e = k % 256u;
+            let ba = (ra * kb + k / 256u) * bb;
+            let bq = (rb * kb + k / 256u) * bb;
+            kq_dot(&a0, &b0, ba, bq, e, min(tbase, p.t - 1u) * xr + k / 4u);
             if (TB > 1u) {
-                kq_dot(&c1, &d1, bc, bd, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
+                kq_dot(&a1, &b1, ba, bq, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
+            }
+            if (TB > 2u) {
+                kq_dot(&a2, &b2, ba, bq, e, min(tbase + 2u, p.t - 1u) * xr + k / 4u);
+            }
+            if (TB > 3u) {
+                kq_dot(&a3, &b3, ba, bq, e, min(tbase + 3u, p.t - 1u) * xr + k / 4u);
+            }
+            if (RO > 1u) {
+                let bc = (rc * kb + k / 256u) * bb;
+                let bd = (rd * kb + k / 256u) * bb;
+                kq_dot(&c0, &d0, bc, bd, e, min(tbase, p.t - 1u) * xr + k / 4u);
+                if (TB > 1u) {
+                    kq_dot(&c1, &d1, bc, bd, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
+                }
             }
         }
     }

@@ -3,9 +3,9 @@
 // experts and their weights from the route buffers (moe_route), so that a
 // step needs no readback. Every chunk of tokens runs entry by entry (token
 // t, slot a). A workgroup dots 8·RO weight rows with one activation row
-// (common.wgsl's kq_dot, each activation loaded once for the eight), its
-// WG threads striding along K kq_step() values at a time, the sums reduced
-// in shared memory. D and F are multiples of 256.
+// (common.wgsl's kq_rows1: its WG threads stride along K 64 values at a
+// time, dotting them with each row in turn), the sums reduced in shared
+// memory. D and F are multiples of 256.
 //
 // Entry gate_up: for entry j = t*A + a (expert e = ids[j]) and gate rows
 // i..i+4RO-1 with their up rows, act[j, i] = silu(W[e, i] · x[t0 + t]) *
@@ -49,19 +49,6 @@ struct Params {
 @group(0) @binding(6) var<storage, read> w: array<u32>;             // w4 as words: common.wgsl's kq_get4 (unused)
 
 var<workgroup> red: array<vec4<f32>, 4u * MAXWG>; // (4, WG): the rows' partial sums, a, b, c, d
-
-// kq_rows adds the dot products of rows ra (four) and rb (four), counted
-// over the part, of K values with the activation row at vec4 xo to *pa
-// and *pb: this thread's share.
-fn kq_rows(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ra: vec4<u32>, rb: vec4<u32>, k: u32, xo: u32, lid: u32) {
-    let step = kq_step();
-    let kb = k / 256u;
-    let bb = kq_block_bytes();
-    for (var c = lid; c < k / step; c += WG) {
-        let e = step * c;
-        kq_dot(pa, pb, (ra * kb + e / 256u) * bb, (rb * kb + e / 256u) * bb, e % 256u, xo + e / 4u);
-    }
-}
 
 var<private> tots: array<vec4<f32>, 4>; // the totals, set by reduce
 
@@ -114,10 +101,7 @@ fn gate_up(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     var u = vec4<f32>(0.0);
     var g2 = vec4<f32>(0.0); // RO = 2: gate rows i+4.. and their up rows
     var u2 = vec4<f32>(0.0);
-    kq_rows(&g, &u, rg, rg + vec4<u32>(pg.f), pg.k, xo, lid);
-    if (RO > 1u) {
-        kq_rows(&g2, &u2, rg + vec4<u32>(4u), rg + vec4<u32>(pg.f + 4u), pg.k, xo, lid);
-    }
+    kq_rows1(&g, &u, &g2, &u2, rg, rg + vec4<u32>(pg.f), rg + vec4<u32>(4u), rg + vec4<u32>(pg.f + 4u), 2u * RO, pg.k, xo, lid);
     reduce(lid, g, u, g2, u2);
     for (var r = lid; r < 4u * RO; r += WG) {
         let q = 8u * (r / 4u) + r % 4u; // gate total; up is q + 4
@@ -146,16 +130,13 @@ fn down(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let r = vec4<u32>((e - pd.e0) * pd.n + n) + vec4<u32>(0u, 1u, 2u, 3u);
         var da = vec4<f32>(0.0);
         var db = vec4<f32>(0.0);
-        kq_rows(&da, &db, r, r + vec4<u32>(4u), pd.k, j * (pd.k / 4u), lid);
+        var dc = vec4<f32>(0.0);
+        var dd = vec4<f32>(0.0);
+        kq_rows1(&da, &db, &dc, &dd, r, r + vec4<u32>(4u), r + vec4<u32>(8u), r + vec4<u32>(12u), 2u * RO, pd.k, j * (pd.k / 4u), lid);
         sa += wts[j] * da;
         sb += wts[j] * db;
-        if (RO > 1u) {
-            var dc = vec4<f32>(0.0);
-            var dd = vec4<f32>(0.0);
-            kq_rows(&dc, &dd, r + vec4<u32>(8u), r + vec4<u32>(12u), pd.k, j * (pd.k / 4u), lid);
-            sc += wts[j] * dc;
-            sd += wts[j] * dd;
-        }
+        sc += wts[j] * dc;
+        sd += wts[j] * dd;
     }
     reduce(lid, sa, sb, sc, sd);
     for (var r = lid; r < 8u * RO; r += WG) { // WG may be 4
