@@ -403,9 +403,13 @@ fn q23k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec
             let qo = select(1u, 2u, q3) + 2u * n + c;
             let v0 = w4[ha.x + qo]; let v1 = w4[ha.y + qo]; let v2 = w4[ha.z + qo]; let v3 = w4[ha.w + qo];
             let v4 = w4[hq.x + qo]; let v5 = w4[hq.y + qo]; let v6 = w4[hq.z + qo]; let v7 = w4[hq.w + qo];
-            // Q3_K's hmask chunk c (not read for Q2_K)
-            let m0 = w4[ha.x + c]; let m1 = w4[ha.y + c]; let m2 = w4[ha.z + c]; let m3 = w4[ha.w + c];
-            let m4 = w4[hq.x + c]; let m5 = w4[hq.y + c]; let m6 = w4[hq.z + c]; let m7 = w4[hq.w + c];
+            // Q3_K's hmask chunk c
+            var m0 = vec4<u32>(0u); var m1 = vec4<u32>(0u); var m2 = vec4<u32>(0u); var m3 = vec4<u32>(0u);
+            var m4 = vec4<u32>(0u); var m5 = vec4<u32>(0u); var m6 = vec4<u32>(0u); var m7 = vec4<u32>(0u);
+            if (q3) {
+                m0 = w4[ha.x + c]; m1 = w4[ha.y + c]; m2 = w4[ha.z + c]; m3 = w4[ha.w + c];
+                m4 = w4[hq.x + c]; m5 = w4[hq.y + c]; m6 = w4[hq.z + c]; m7 = w4[hq.w + c];
+            }
             let xq = xo + 32u * (n - n0) + 4u * c;
             for (var i = 0u; i < 4u; i++) {
                 let x0 = x[xq + i];
@@ -505,9 +509,13 @@ fn q45k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec
             let o = qs + 2u * i + c;
             let v0 = w4[ha.x + o]; let v1 = w4[ha.y + o]; let v2 = w4[ha.z + o]; let v3 = w4[ha.w + o];
             let v4 = w4[hq.x + o]; let v5 = w4[hq.y + o]; let v6 = w4[hq.z + o]; let v7 = w4[hq.w + o];
-            // Q5_K's qh chunk 1 + c (not read for Q4_K)
-            let g0 = w4[ha.x + 1u + c]; let g1 = w4[ha.y + 1u + c]; let g2 = w4[ha.z + 1u + c]; let g3 = w4[ha.w + 1u + c];
-            let g4 = w4[hq.x + 1u + c]; let g5 = w4[hq.y + 1u + c]; let g6 = w4[hq.z + 1u + c]; let g7 = w4[hq.w + 1u + c];
+            // Q5_K's qh chunk 1 + c
+            var g0 = vec4<u32>(0u); var g1 = vec4<u32>(0u); var g2 = vec4<u32>(0u); var g3 = vec4<u32>(0u);
+            var g4 = vec4<u32>(0u); var g5 = vec4<u32>(0u); var g6 = vec4<u32>(0u); var g7 = vec4<u32>(0u);
+            if (KTYPE == 13u) {
+                g0 = w4[ha.x + 1u + c]; g1 = w4[ha.y + 1u + c]; g2 = w4[ha.z + 1u + c]; g3 = w4[ha.w + 1u + c];
+                g4 = w4[hq.x + 1u + c]; g5 = w4[hq.y + 1u + c]; g6 = w4[hq.z + 1u + c]; g7 = w4[hq.w + 1u + c];
+            }
             let xb = xo + 16u * (i - i0) + 4u * c;
             let xl0 = x[xb]; let xl1 = x[xb + 1u]; let xl2 = x[xb + 2u]; let xl3 = x[xb + 3u];
             let xh0 = x[xb + 8u]; let xh1 = x[xb + 9u]; let xh2 = x[xb + 10u]; let xh3 = x[xb + 11u];

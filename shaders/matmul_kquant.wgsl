@@ -125,7 +125,13 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let vd = select(d0, d1, t == 1u);
 //#if SUBGROUPS
         if (ONESG == 1u) {
-            kq_store_rows(tbase + t, row0, subgroupAdd(va), subgroupAdd(vb), subgroupAdd(vc), subgroupAdd(vd), lid);
+            var sc = vec4<f32>(0.0);
+            var sd = vec4<f32>(0.0);
+            if (RO > 1u) {
+                sc = subgroupAdd(vc);
+                sd = subgroupAdd(vd);
+            }
+            kq_store_rows(tbase + t, row0, subgroupAdd(va), subgroupAdd(vb), sc, sd, lid);
             continue;
         }
 //#endif
