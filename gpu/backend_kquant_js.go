@@ -23,6 +23,15 @@ func kquantWeight(dt loader.DType) bool {
 	return false
 }
 
+// ktypeOf is a kernel's KTYPE for weights of dtype dt: ggml's type id for a
+// K-quant, 0 for the others (moe_gemm's WTYPE then).
+func ktypeOf(dt loader.DType) float64 {
+	if kquantWeight(dt) {
+		return float64(dt)
+	}
+	return 0
+}
+
 // kquantRowBytes is the bytes of one row of cols values of K-quant dt in
 // GPU memory (KQuantBlockBytes).
 func kquantRowBytes(dt loader.DType, cols int) int {
@@ -87,16 +96,12 @@ func (b *Backend) embedKQuant(o, tb, id *tensor) {
 	}
 }
 
-// moeKQuant runs one chunk's K-quant experts: the gate_up+SiluMul kernel
-// for every (token, slot) entry, then the down kernel that sums each
+// moeKQuant runs one decode-sized chunk's K-quant experts (larger ones go
+// to moeTiled's tiles): the gate_up+SiluMul kernel for every (token, slot) entry, then the down kernel that sums each
 // token's experts with their weights. Both run once per part of the expert
 // tensors; parts after the first (and MoEAdd's residual) add to out.
 func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *tensor, ids, wts, act *webgpu.Buffer) {
 	D, F, A := sh.D, sh.F, sh.A
-	if D%256 != 0 || F%256 != 0 {
-		b.opErr("MoE", "%s experts: D %d and F %d must be multiples of 256", gt.dtype, D, F)
-		return
-	}
 	// eight rows a workgroup (16 on a CPU adapter), its threads as the
 	// GEMV's (matmulKQuant)
 	cpu := b.d.AdapterInfo.Fallback

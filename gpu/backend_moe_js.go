@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 
 	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
@@ -16,7 +17,12 @@ const (
 	moeMaxE   = 4096 // experts: moe_route ranks each against all
 	moeChunkT = 512  // tokens per chunk: bounds the scratch buffers
 	// moeDecodeMaxT is the most tokens a chunk runs through the
-	// per-token GEMV path; larger chunks group tokens by expert.
+	// per-token GEMV path on a GPU; larger chunks group tokens by expert,
+	// so that an expert's weights are read once per tile, not per token.
+	// A CPU adapter runs every chunk token by token: its GEMVs are bound
+	// by arithmetic, not by reading weights, and on SwiftShader the tiles
+	// ran 3.7x slower (a 128-token chunk of Qwen3-30B-A3B's experts, q4
+	// and Q4_K alike, cmd/bench's moe_prefill rows).
 	moeDecodeMaxT = 4
 )
 
@@ -39,10 +45,11 @@ type moeState struct {
 // matmuls all run on the GPU: the expert kernels read the chosen experts and
 // their weights from buffers the routing kernel wrote, so the recorded
 // commands do not depend on the choice and a decode step replays as one
-// program. Chunks of at most moeDecodeMaxT tokens run per-token GEMVs over
-// the A chosen experts; larger chunks are grouped by expert on the GPU and
-// run tiled kernels that read each expert's weights once per tile of up to
-// 16 of its tokens.
+// program. Chunks of at most moeDecodeMaxT tokens (any number on a CPU
+// adapter) run per-token GEMVs over the A chosen experts; larger chunks are
+// grouped by expert on the GPU and run tiled kernels that read each
+// expert's weights once per tile of up to 16 of its tokens. The K-quants
+// take both paths too.
 func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
 	if tt(out).buf == tt(x).buf {
 		b.opErr("MoE", "out and x must be distinct tensors")
@@ -71,6 +78,10 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 		return
 	}
 	T, D, E, F, A := sh.T, sh.D, sh.E, sh.F, sh.A
+	if kquantWeight(gt.dtype) && (D%256 != 0 || F%256 != 0) {
+		b.opErr(name, "%s experts: D %d and F %d must be multiples of 256", gt.dtype, D, F)
+		return
+	}
 	m := &b.ops.moe
 	chunk := m.chunkT
 	if chunk <= 0 {
@@ -86,6 +97,9 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 	}
 	chunk = min(chunk, T)
 	decodeMax := moeDecodeMaxT
+	if b.d.AdapterInfo.Fallback {
+		decodeMax = math.MaxInt
+	}
 	if m.decodeMaxT != 0 {
 		decodeMax = m.decodeMaxT
 	}
@@ -96,13 +110,13 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 	wts := b.scratch(&m.wts, "moe weights", uint64(4*n))
 	act := b.scratch(&m.act, "moe act", uint64(4*n*F))
 	var y, order, tiles, counts *webgpu.Buffer
-	if chunk > decodeMax && !kquantWeight(gt.dtype) {
+	if chunk > decodeMax {
 		y = b.scratch(&m.y, "moe y", uint64(4*n*D))
 		order = b.scratch(&m.order, "moe order", uint64(4*n))
 		tiles = b.scratch(&m.tiles, "moe tiles", uint64(16*(maxTiles+1)))
 		counts = b.scratch(&m.counts, "moe counts", uint64(12*E))
 	}
-	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && !kquantWeight(gt.dtype) && (y == nil || order == nil || tiles == nil || counts == nil)) {
+	if logits == nil || ids == nil || wts == nil || act == nil || (chunk > decodeMax && (y == nil || order == nil || tiles == nil || counts == nil)) {
 		return
 	}
 	// the experts' input: x, or the normalised rows of the chunk
@@ -140,7 +154,7 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 		}
 		route.dispatch(b, moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}, nt, 1, 1,
 			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
-		if kquantWeight(gt.dtype) { // ggml's blocks: their own kernels (backend_kquant_js.go)
+		if nt <= decodeMax && kquantWeight(gt.dtype) { // ggml's blocks: their own kernels (backend_kquant_js.go)
 			b.moeKQuant(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
 		} else if nt <= decodeMax {
 			b.moeDecode(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
@@ -232,7 +246,8 @@ func (b *Backend) moeDecode(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *
 	}
 }
 
-// moeTiled runs one chunk's experts grouped by expert: moe_group builds the
+// moeTiled runs one chunk's experts grouped by expert (any dtype, the
+// K-quants too): moe_group builds the
 // per-expert entry lists and the tile table, the tiled gate_up+SiluMul and
 // down kernels run over every possible tile (those past the table's count
 // return at once), and moe_combine sums each token's A outputs.
@@ -250,19 +265,19 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o *tensor, x moeIn, gt, d
 		b.fail(err)
 		return
 	}
-	gu := op(b, kMoeGemmGateUp, constant{"WTYPE", float64(ew)})
-	dn := op(b, kMoeGemmDown, constant{"WTYPE", float64(ew)})
+	gu := op(b, kMoeGemmGateUp, constant{"WTYPE", float64(ew)}, constant{"KTYPE", ktypeOf(gt.dtype)})
+	dn := op(b, kMoeGemmDown, constant{"WTYPE", float64(ew)}, constant{"KTYPE", ktypeOf(dt.dtype)})
 	group.dispatch(b, moeGroupParams{E: uint32(E), N: uint32(n), TT: uint32(moeTileT)}, 1, 1, 1,
 		bind{buf: ids}, bind{buf: order}, bind{buf: tiles}, bind{buf: counts})
 	for _, p := range gt.parts {
 		gu.dispatch(b, moeGemmParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},
 			moeCeil(F, moeTileRows/2), maxTiles, 1,
-			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: x.buf}, bind{buf: order}, bind{buf: tiles}, bind{buf: act})
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: x.buf}, bind{buf: order}, bind{buf: tiles}, bind{buf: act}, bind{buf: p.data})
 	}
 	for _, p := range dt.parts {
 		dn.dispatch(b, moeGemmParams{K: uint32(F), N: uint32(D), E0: uint32(p.row0 / D), NE: uint32(p.rows / D), A: uint32(A), F: uint32(F)},
 			moeCeil(D, moeTileRows), maxTiles, 1,
-			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: order}, bind{buf: tiles}, bind{buf: y})
+			bind{buf: p.data}, bind{buf: p.scales}, bind{buf: act}, bind{buf: order}, bind{buf: tiles}, bind{buf: y}, bind{buf: p.data})
 	}
 	gx, gy := b.groups2D(moeCeil(nt*D, 64))
 	cacc := uint32(0)

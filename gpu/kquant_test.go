@@ -144,10 +144,11 @@ func TestKQuantGemvGPU(t *testing.T) {
 
 // TestKQuantMoE checks the K-quant expert kernels against cpu.MoE on the
 // dequantised experts: a decode step, a few tokens and a prefill chunk,
-// with and without renormalised top-k weights, gate_up and down of
-// different types as in llama.cpp's mixes.
+// token by token and in tiles, with and without renormalised top-k
+// weights, gate_up and down of different types as in llama.cpp's mixes.
 func TestKQuantMoE(t *testing.T) {
 	b := modelBackend(t)
+	defer func() { b.ops.moe.decodeMaxT = 0 }()
 	r := rand.New(rand.NewPCG(16, 4))
 	for i, dt := range kquantTypes {
 		for _, c := range [][5]int{{1, 256, 8, 256, 2}, {5, 256, 8, 512, 2}, {40, 512, 4, 256, 3}} {
@@ -155,6 +156,12 @@ func TestKQuantMoE(t *testing.T) {
 				kquantMoECheck(t, b, r, dt, kquantTypes[(i+1)%len(kquantTypes)], c, norm)
 			}
 		}
+		// the tiles a GPU takes for chunks past moeDecodeMaxT (this
+		// adapter's default is token by token)
+		b.ops.moe.decodeMaxT = -1
+		kquantMoECheck(t, b, r, dt, kquantTypes[(i+1)%len(kquantTypes)], [5]int{40, 512, 4, 256, 3}, true)
+		kquantMoECheck(t, b, r, dt, kquantTypes[(i+1)%len(kquantTypes)], [5]int{5, 256, 8, 512, 2}, false)
+		b.ops.moe.decodeMaxT = 0
 	}
 }
 
@@ -180,6 +187,9 @@ func TestKQuantMoESplit(t *testing.T) {
 		for _, T := range []int{1, 3, 33} {
 			kquantMoECheck(t, b, r, dt, dt, [5]int{T, D, 8, F, 2}, true)
 		}
+		b.ops.moe.decodeMaxT = -1 // tiles
+		kquantMoECheck(t, b, r, dt, dt, [5]int{33, D, 8, F, 2}, true)
+		b.ops.moe.decodeMaxT = 0
 	}
 }
 

@@ -12,9 +12,13 @@
 // Entry down: y[entry, n] = W[e, n] · act[entry] for rows n0..n0+RT.
 // Grid (ceil(D/RT), max tiles). Tiles past the table's count, or of experts
 // outside this part, return at once.
-// WTYPE: the weight dtype (see common.wgsl).
+// WTYPE: the weight dtype (see common.wgsl); KTYPE, when not 0, a K-quant
+// instead (ggml's blocks, dequantised four values at a time by common.wgsl's
+// kq_get4; D and F multiples of 256).
 
+//#define KQUANT
 override WTYPE: u32 = 0u;
+override KTYPE: u32 = 0u;
 
 const WG: u32 = 64u;
 const RT: u32 = 32u; // rows per tile
@@ -32,13 +36,14 @@ struct Params {
     f: u32,  // F
 }
 
-@group(0) @binding(0) var<storage, read> w: array<vec4<u32>>;      // (rows, K) WTYPE values of this part, as 16-byte chunks
+@group(0) @binding(0) var<storage, read> w4: array<vec4<u32>>;     // (rows, K) WTYPE values of this part, as 16-byte chunks
 @group(0) @binding(1) var<storage, read> s: array<u32>;            // (rows, K/32) f16 pairs (q8, q4)
 @group(0) @binding(2) var<storage, read> x: array<vec4<f32>>;      // gate_up: x (T, D); down: act (nt*A, F) f32
 @group(0) @binding(3) var<storage, read> order: array<u32>;        // (nt*A) entries grouped by expert
 @group(0) @binding(4) var<storage, read> tiles: array<vec4<u32>>;  // moe_group's tile table
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;    // gate_up: act (nt*A, F); down: y (nt*A, D) f32
-@group(0) @binding(6) var<uniform> p: Params;
+@group(0) @binding(6) var<storage, read> w: array<u32>;            // w4 again as words: KTYPE's (rows, K/256) blocks
+@group(0) @binding(7) var<uniform> p: Params;
 
 // Tile row r is lane r%4 of quad r/4. gate_up: a quad holds the gate rows
 // of F-rows i, i+1 (i = i0 + 2*quad), then their up rows; down: rows
@@ -48,8 +53,11 @@ var<workgroup> ws: array<vec4<f32>, KT * RT / 4u>; // [k][quad]
 var<workgroup> xs: array<vec2<f32>, KT * TT / 2u>; // [k][pair]
 var<workgroup> ent: array<u32, TT>;
 
-// vpc is the values in a 16-byte chunk.
+// vpc is the values in a 16-byte chunk, or a K-quant's kq_get4.
 fn vpc() -> u32 {
+    if (KTYPE != 0u) {
+        return 4u;
+    }
     switch WTYPE {
         case 0u: { return 4u; }
         case 1u: { return 8u; }
@@ -87,8 +95,13 @@ fn stage(r: u32, row: u32, c: u32, k: u32) {
         }
         return;
     }
+    if (KTYPE != 0u) {
+        let e = 4u * c;
+        put4(k, r, kq_get4((row * (p.k / 256u) + e / 256u) * kq_block_bytes(), e % 256u));
+        return;
+    }
     let i = row * cpr + c;
-    let q = w[i];
+    let q = w4[i];
     switch WTYPE {
         case 0u: {
             put4(k, r, bitcast<vec4<f32>>(q));

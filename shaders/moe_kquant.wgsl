@@ -1,8 +1,8 @@
 // moe_kquant: the MoE experts for K-quant weights (Q2_K .. Q6_K as ggml's
 // blocks, KTYPE; see common.wgsl's KQUANT section), reading the chosen
 // experts and their weights from the route buffers (moe_route), so that a
-// step needs no readback. Every chunk of tokens runs entry by entry (token
-// t, slot a). A workgroup dots 8·RO weight rows with one activation row
+// step needs no readback. A decode-sized chunk of tokens runs entry by
+// entry (token t, slot a); larger ones go to moe_gemm's tiles. A workgroup dots 8·RO weight rows with one activation row
 // (common.wgsl's kq_rows1: its WG threads stride along K 64 values at a
 // time, dotting them with each row in turn), the sums reduced in shared
 // memory. D and F are multiples of 256.

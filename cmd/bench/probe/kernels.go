@@ -141,14 +141,19 @@ func (k *kernelBench) gemm(name string, dt loader.DType, T, N, K int) error {
 	}
 	x, o := k.input(T, K), k.be.NewF32(T, N)
 	defer k.free(w, x, o)
-	ms, calls, err := k.time(func() { k.be.MatMul(o, x, w) })
+	return k.compute(name, fmt.Sprintf("%s T=%d N=%d K=%d", dt, T, N, K), 2*float64(T)*float64(N)*float64(K), func() { k.be.MatMul(o, x, w) })
+}
+
+// compute records a kernel that does flops per call, against the FMA
+// probe.
+func (k *kernelBench) compute(name, shape string, flops float64, issue func()) error {
+	ms, calls, err := k.time(issue)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	flops := 2 * float64(T) * float64(N) * float64(K)
 	gflops := flops / ms / 1e6
-	k.log("%s T=%d N=%d K=%d: %.3f ms, %.1f GFLOP/s, %.2f of the FMA probe", name, T, N, K, ms, gflops, gflops/k.rf.FMAGFLOPs)
-	k.out = append(k.out, result.Kernel{Name: name, Shape: fmt.Sprintf("%s T=%d N=%d K=%d", dt, T, N, K), Unit: "GFLOP/s",
+	k.log("%s %s: %.3f ms, %.1f GFLOP/s, %.2f of the FMA probe", name, shape, ms, gflops, gflops/k.rf.FMAGFLOPs)
+	k.out = append(k.out, result.Kernel{Name: name, Shape: shape, Unit: "GFLOP/s",
 		Rate: gflops, Ratio: gflops / k.rf.FMAGFLOPs, Ms: ms, Flops: flops, Calls: calls})
 	return nil
 }
@@ -193,6 +198,29 @@ func (k *kernelBench) moe(name string, dt loader.DType, D, E, A, F int) error {
 	defer k.free(router, gu, dn, x, out)
 	bytes := rb + (gb+db)/int64(E)*int64(A)
 	return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes,
+		func() { k.be.MoE(out, x, router, gu, dn, A, true) })
+}
+
+// moePrefill times the MoE op at T tokens, a prefill chunk (the entries
+// grouped by expert into tiles), against the FMA probe: the flops are the
+// router's and the chosen experts' products.
+func (k *kernelBench) moePrefill(name string, dt loader.DType, T, D, E, A, F int) error {
+	router, _, err := k.weight(loader.F32, E, D)
+	if err != nil {
+		return err
+	}
+	gu, _, err := k.weight(dt, E, 2*F, D)
+	if err != nil {
+		return err
+	}
+	dn, _, err := k.weight(dt, E, D, F)
+	if err != nil {
+		return err
+	}
+	x, out := k.input(T, D), k.be.NewF32(T, D)
+	defer k.free(router, gu, dn, x, out)
+	flops := 2 * float64(T) * float64(D) * (float64(E) + 3*float64(A*F))
+	return k.compute(name, fmt.Sprintf("%s T=%d D=%d E=%d A=%d F=%d", dt, T, D, E, A, F), flops,
 		func() { k.be.MoE(out, x, router, gu, dn, A, true) })
 }
 

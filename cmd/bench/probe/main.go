@@ -112,22 +112,25 @@ func run(c *config, out *output) error {
 // kernelCases are Llama-3.2-1B's decode shapes (hidden 2048, 32/8 heads of
 // 64, ffn 8192, vocab 128256; gate_up also as each K-quant's blocks), its
 // prefill GEMM at 128 tokens, and
-// Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8), by the
+// Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8) for one
+// token and a 128-token prefill chunk, by the
 // names of result.KernelNames(false); quick ones are small.
 func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error {
 	if quick {
 		return map[string]func(k *kernelBench, name string) error{
-			"gemv_q4":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 1024, 1024) },
-			"gemv_q8":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q8, 1024, 1024) },
-			"gemv_q4_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4_K, 1024, 1024) },
-			"gemv_q6_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q6_K, 1024, 1024) },
-			"gemv_q5_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q5_K, 1024, 1024) },
-			"gemv_q3_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q3_K, 1024, 1024) },
-			"gemv_q2_k":      func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 1024, 1024) },
-			"gemm_q4":        func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
-			"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
-			"moe_q4":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 256, 16, 4, 256) },
-			"moe_q4_k":       func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 256, 16, 4, 256) },
+			"gemv_q4":          func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4, 1024, 1024) },
+			"gemv_q8":          func(k *kernelBench, n string) error { return k.gemv(n, loader.Q8, 1024, 1024) },
+			"gemv_q4_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q4_K, 1024, 1024) },
+			"gemv_q6_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q6_K, 1024, 1024) },
+			"gemv_q5_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q5_K, 1024, 1024) },
+			"gemv_q3_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q3_K, 1024, 1024) },
+			"gemv_q2_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 1024, 1024) },
+			"gemm_q4":          func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
+			"attn_decode_1k":   func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
+			"moe_q4":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 256, 16, 4, 256) },
+			"moe_q4_k":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 256, 16, 4, 256) },
+			"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4, 16, 256, 16, 4, 256) },
+			"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4_K, 16, 256, 16, 4, 256) },
 		}
 	}
 	return map[string]func(k *kernelBench, name string) error{
@@ -150,6 +153,9 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		"attn_decode_4k_f16": func(k *kernelBench, n string) error { return k.attention(n, loader.F16, 32, 8, 64, 4096) },
 		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 2048, 128, 8, 768) },
 		"moe_q4_k":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 2048, 128, 8, 768) },
+		// a prefill chunk of 128 tokens through the same experts
+		"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4, 128, 2048, 128, 8, 768) },
+		"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4_K, 128, 2048, 128, 8, 768) },
 	}
 }
 

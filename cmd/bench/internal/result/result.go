@@ -146,16 +146,14 @@ type Model struct {
 
 // KernelNames are the hot kernels the probe times, in order: Llama-3.2-1B's
 // decode GEMVs, its prefill GEMM, decode attention and Qwen3-30B-A3B's
-// experts; quick (the bench's -short mode) has small shapes of fewer.
+// experts for a token and for a prefill chunk; quick (the bench's -short
+// mode) has small shapes of fewer.
 func KernelNames(quick bool) []string {
 	if quick {
-		return []string{"gemv_q4", "gemv_q8", "gemv_q4_k", "gemv_q6_k", "gemv_q5_k", "gemv_q3_k", "gemv_q2_k", "gemm_q4", "attn_decode_1k", "moe_q4", "moe_q4_k"}
-	}
-	if true { // EXPERIMENT
-		return []string{"gemv_q4_gate_up", "gemv_q8_gate_up", "gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemv_q2_k_gate_up", "gemv_q3_k_gate_up", "gemv_q5_k_gate_up", "moe_q4", "moe_q4_k"}
+		return []string{"gemv_q4", "gemv_q8", "gemv_q4_k", "gemv_q6_k", "gemv_q5_k", "gemv_q3_k", "gemv_q2_k", "gemm_q4", "attn_decode_1k", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k"}
 	}
 	return []string{"gemv_q4_qkv", "gemv_q4_gate_up", "gemv_q4_down", "gemv_q4_lm_head", "gemv_q8_gate_up",
-		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemv_q5_k_gate_up", "gemv_q3_k_gate_up", "gemv_q2_k_gate_up", "gemm_q4", "attn_decode_1k", "attn_decode_4k", "attn_decode_4k_f16", "moe_q4", "moe_q4_k"}
+		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemv_q5_k_gate_up", "gemv_q3_k_gate_up", "gemv_q2_k_gate_up", "gemm_q4", "attn_decode_1k", "attn_decode_4k", "attn_decode_4k_f16", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k"}
 }
 
 // Median returns the median of xs (0 for none).
