@@ -178,10 +178,13 @@ func (k *kernelBench) attention(name string, dt loader.DType, H, Hk, Dh, ctx int
 		func() { k.be.Attention(out, qkv, pos, cache, 0, 0) })
 }
 
-// moe times the MoE op at T=1 on experts of type dt: router, top-A and the
-// A chosen experts' GEMVs; the bytes are the router and the chosen
-// experts' weights.
-func (k *kernelBench) moe(name string, dt loader.DType, D, E, A, F int) error {
+// moe times the MoE op on experts of type dt: the router, top-A and the
+// chosen experts. At T=1 (a decode step: the A experts' GEMVs) against the
+// read probe, the bytes being the router's and the chosen experts'
+// weights; at more tokens (a prefill chunk: tiles on a GPU, entry by entry
+// on a CPU adapter) against the FMA probe, the flops being the router's
+// and the chosen experts' products.
+func (k *kernelBench) moe(name string, dt loader.DType, T, D, E, A, F int) error {
 	router, rb, err := k.weight(loader.F32, E, D)
 	if err != nil {
 		return err
@@ -194,34 +197,15 @@ func (k *kernelBench) moe(name string, dt loader.DType, D, E, A, F int) error {
 	if err != nil {
 		return err
 	}
-	x, out := k.input(1, D), k.be.NewF32(1, D)
-	defer k.free(router, gu, dn, x, out)
-	bytes := rb + (gb+db)/int64(E)*int64(A)
-	return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes,
-		func() { k.be.MoE(out, x, router, gu, dn, A, true) })
-}
-
-// moePrefill times the MoE op at T tokens, a prefill chunk (the entries
-// grouped by expert into tiles), against the FMA probe: the flops are the
-// router's and the chosen experts' products.
-func (k *kernelBench) moePrefill(name string, dt loader.DType, T, D, E, A, F int) error {
-	router, _, err := k.weight(loader.F32, E, D)
-	if err != nil {
-		return err
-	}
-	gu, _, err := k.weight(dt, E, 2*F, D)
-	if err != nil {
-		return err
-	}
-	dn, _, err := k.weight(dt, E, D, F)
-	if err != nil {
-		return err
-	}
 	x, out := k.input(T, D), k.be.NewF32(T, D)
 	defer k.free(router, gu, dn, x, out)
+	issue := func() { k.be.MoE(out, x, router, gu, dn, A, true) }
+	if T == 1 {
+		bytes := rb + (gb+db)/int64(E)*int64(A)
+		return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes, issue)
+	}
 	flops := 2 * float64(T) * float64(D) * (float64(E) + 3*float64(A*F))
-	return k.compute(name, fmt.Sprintf("%s T=%d D=%d E=%d A=%d F=%d", dt, T, D, E, A, F), flops,
-		func() { k.be.MoE(out, x, router, gu, dn, A, true) })
+	return k.compute(name, fmt.Sprintf("%s T=%d D=%d E=%d A=%d F=%d", dt, T, D, E, A, F), flops, issue)
 }
 
 func (k *kernelBench) free(ts ...model.Tensor) {

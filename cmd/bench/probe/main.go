@@ -127,10 +127,10 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 			"gemv_q2_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 1024, 1024) },
 			"gemm_q4":          func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
 			"attn_decode_1k":   func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
-			"moe_q4":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 256, 16, 4, 256) },
-			"moe_q4_k":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 256, 16, 4, 256) },
-			"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4, 16, 256, 16, 4, 256) },
-			"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4_K, 16, 256, 16, 4, 256) },
+			"moe_q4":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 1, 256, 16, 4, 256) },
+			"moe_q4_k":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 1, 256, 16, 4, 256) },
+			"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 16, 256, 16, 4, 256) },
+			"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 16, 256, 16, 4, 256) },
 		}
 	}
 	return map[string]func(k *kernelBench, name string) error{
@@ -151,11 +151,11 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		"attn_decode_4k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 4096) },
 		// The default cache on WebGPU: half the bytes, unpacked in the kernel.
 		"attn_decode_4k_f16": func(k *kernelBench, n string) error { return k.attention(n, loader.F16, 32, 8, 64, 4096) },
-		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 2048, 128, 8, 768) },
-		"moe_q4_k":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 2048, 128, 8, 768) },
+		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 1, 2048, 128, 8, 768) },
+		"moe_q4_k":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 1, 2048, 128, 8, 768) },
 		// a prefill chunk of 128 tokens through the same experts
-		"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4, 128, 2048, 128, 8, 768) },
-		"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moePrefill(n, loader.Q4_K, 128, 2048, 128, 8, 768) },
+		"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 128, 2048, 128, 8, 768) },
+		"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 128, 2048, 128, 8, 768) },
 	}
 }
 
