@@ -54,7 +54,7 @@ func TestKQuantKernels(t *testing.T) {
 	b := modelBackend(t)
 	r := rand.New(rand.NewPCG(16, 3))
 	for _, dt := range kquantTypes {
-		for _, sh := range [][3]int{{1, 67, 256}, {3, 130, 512}, {5, 33, 768}, {1, 1000, 2048}, {70, 100, 512}, {130, 65, 256}} {
+		for _, sh := range [][3]int{{1, 67, 256}, {2, 45, 512}, {3, 130, 512}, {5, 33, 768}, {1, 1000, 2048}, {70, 100, 512}, {130, 65, 256}} {
 			T, N, K := sh[0], sh[1], sh[2]
 			w, wf := kquantTensor(t, r, dt, N, K)
 			wt, err := b.Upload(w)
@@ -126,7 +126,7 @@ func TestKQuantGemvGPU(t *testing.T) {
 	defer func() { b.d.AdapterInfo.Fallback = fb }()
 	r := rand.New(rand.NewPCG(16, 4))
 	for _, dt := range kquantTypes {
-		for _, sh := range [][3]int{{1, 67, 256}, {3, 130, 768}, {4, 9, 2048}} {
+		for _, sh := range [][3]int{{1, 67, 256}, {2, 20, 512}, {3, 130, 768}, {4, 9, 2048}} {
 			T, N, K := sh[0], sh[1], sh[2]
 			w, wf := kquantTensor(t, r, dt, N, K)
 			wt, err := b.Upload(w)

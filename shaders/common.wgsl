@@ -313,233 +313,21 @@ fn kq_get4(base: u32, e: u32) -> vec4<f32> {
 
 //#if KQUANT_DOT
 // The K-quant dot products, for the kernels that define KQUANT_DOT
-// (matmul_kquant's gemv, moe_kquant): kq_rows1 for one activation row (the
-// experts, the one-token GEMV), row by row, and kq_dot for two to four,
-// eight rows at once. Both read the blocks through the kernel's w4
-// (array<vec4<u32>>, its w again) and the activations through its x
-// (array<vec4<f32>>); WG is its threads per workgroup. Every type's quants
-// and scales are 16-byte loads (blocks padded to 16 bytes,
-// gpu.KQuantBlockBytes). kq_dot widens them with unpack4x8unorm (q/255 for
-// bytes q, the 255 applied to the sums), kq_rows1 as matmul_gemv does
-// (kq_wide); either way one or two roundings more than the f32 dot
+// (matmul_kquant's gemv, moe_kquant): kq_rows dots up to four activation
+// rows with a workgroup's 8 or 16 weight rows, token by token and row by
+// row. It reads the blocks through the kernel's w4 (array<vec4<u32>>, its
+// w again) and the activations through its x (array<vec4<f32>>); WG is its
+// threads per workgroup. Every type's quants and scales are 16-byte loads
+// (blocks padded to 16 bytes, gpu.KQuantBlockBytes), widened as
+// matmul_gemv does (kq_wide): one or two roundings more than the f32 dot
 // product, within the tests' 1e-5 of the row maximum.
 
-// kq_step is the elements a kq_dot thread dots at a time: a whole block on a
-// CPU adapter (WG <= 8); on a GPU Q4_K's and Q5_K's 64 (one 32-byte run of
-// quants: two sub-blocks, low and high nibbles), the other types' 128 (half
-// a block).
-fn kq_step() -> u32 {
-    if (WG <= 8u) {
-        return 256u;
-    }
-    return select(128u, 64u, KTYPE == 12u || KTYPE == 13u);
-}
+// KQ_ACC is kq_rows' sums: 16 rows of up to four activation rows.
+const KQ_ACC: u32 = 64u;
 
-// kq_dot adds the dot products of one step (kq_step() elements from e of
-// the blocks at bytes ba, rows row0..row0+3, and bq, rows row0+4..) with
-// the activations at vec4 xo of x to pa and pb.
-fn kq_dot(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ba: vec4<u32>, bq: vec4<u32>, e: u32, xo: u32) {
-    switch KTYPE {
-        case 10u, 11u: { q23k_dot8(pa, pb, ba / 16u, bq / 16u, e, xo); }
-        case 12u, 13u: { q45k_dot8(pa, pb, ba / 16u, bq / 16u, e, xo); }
-        default: { q6k_dot8(pa, pb, ba / 16u, bq / 16u, e, xo); }
-    }
-}
-
-// kq_u8 widens the four bytes of each word of v (one word per row) to
-// q/255 and dots them with x4: Σ q·x / 255 for each row.
-fn kq_u8(v: vec4<u32>, x4: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(dot(unpack4x8unorm(v.x), x4), dot(unpack4x8unorm(v.y), x4),
-                     dot(unpack4x8unorm(v.z), x4), dot(unpack4x8unorm(v.w), x4));
-}
-
-// kq_byte4 is byte i (0..15) of four rows' 16-byte chunks.
-fn kq_byte4(k0: vec4<u32>, k1: vec4<u32>, k2: vec4<u32>, k3: vec4<u32>, i: u32) -> vec4<u32> {
-    return (vec4<u32>(k0[i / 4u], k1[i / 4u], k2[i / 4u], k3[i / 4u]) >> vec4<u32>(8u * (i & 3u))) & vec4<u32>(255u);
-}
-
-// Q2_K, padded to 96 bytes: scales[16] (chunk 0), qs[64] (1..4), d and dmin
-// (chunk 5's first word). Q3_K, padded to 112: hmask[32] (0..1), qs[64]
-// (2..5), scales[12] and d (chunk 6). Half n of a block is qs chunks
-// 2n, 2n+1 (after the first); value 32j + l of it (j 0..3, l 0..31) is bits
-// 2j of qs byte l, Q3_K's bit 4n + j of hmask byte l its third bit, and its
-// scale is 8n + 2j + l/16.
-
-// q23k_dot8 is kq_dot for Q2_K and Q3_K; ha and hq are the blocks' first
-// chunks. Quants and scales are 16-byte loads, each activation is loaded
-// once for the eight rows.
-fn q23k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4<u32>, hq: vec4<u32>, e: u32, xo: u32) {
-    let q3 = KTYPE == 11u;
-    let ks = select(0u, 6u, q3); // the scales chunk
-    let k0 = w4[ha.x + ks]; let k1 = w4[ha.y + ks]; let k2 = w4[ha.z + ks]; let k3 = w4[ha.w + ks];
-    let k4 = w4[hq.x + ks]; let k5 = w4[hq.y + ks]; let k6 = w4[hq.z + ks]; let k7 = w4[hq.w + ks];
-    var da: KqHalves; // d (and Q2_K's dmin)
-    var db: KqHalves;
-    if (q3) {
-        da = kq_halves(k0.w, k1.w, k2.w, k3.w);
-        db = kq_halves(k4.w, k5.w, k6.w, k7.w);
-    } else {
-        da = kq_halves(w4[ha.x + 5u].x, w4[ha.y + 5u].x, w4[ha.z + 5u].x, w4[ha.w + 5u].x);
-        db = kq_halves(w4[hq.x + 5u].x, w4[hq.y + 5u].x, w4[hq.z + 5u].x, w4[hq.w + 5u].x);
-    }
-    let n0 = e / 128u;
-    var suma = vec4<f32>(0.0);
-    var sumb = vec4<f32>(0.0);
-    for (var n = n0; n < n0 + kq_step() / 128u; n++) {
-        for (var c = 0u; c < 2u; c++) {
-            // the values l = 16c.. of each j: Σu·x/255 for each row
-            var a0 = vec4<f32>(0.0);
-            var a1 = vec4<f32>(0.0);
-            var a2 = vec4<f32>(0.0);
-            var a3 = vec4<f32>(0.0);
-            var b0 = vec4<f32>(0.0);
-            var b1 = vec4<f32>(0.0);
-            var b2 = vec4<f32>(0.0);
-            var b3 = vec4<f32>(0.0);
-            var s0 = vec4<f32>(0.0);
-            var s1 = vec4<f32>(0.0);
-            var s2 = vec4<f32>(0.0);
-            var s3 = vec4<f32>(0.0);
-            let qo = select(1u, 2u, q3) + 2u * n + c;
-            let v0 = w4[ha.x + qo]; let v1 = w4[ha.y + qo]; let v2 = w4[ha.z + qo]; let v3 = w4[ha.w + qo];
-            let v4 = w4[hq.x + qo]; let v5 = w4[hq.y + qo]; let v6 = w4[hq.z + qo]; let v7 = w4[hq.w + qo];
-            // Q3_K's hmask chunk c
-            var m0 = vec4<u32>(0u); var m1 = vec4<u32>(0u); var m2 = vec4<u32>(0u); var m3 = vec4<u32>(0u);
-            var m4 = vec4<u32>(0u); var m5 = vec4<u32>(0u); var m6 = vec4<u32>(0u); var m7 = vec4<u32>(0u);
-            if (q3) {
-                m0 = w4[ha.x + c]; m1 = w4[ha.y + c]; m2 = w4[ha.z + c]; m3 = w4[ha.w + c];
-                m4 = w4[hq.x + c]; m5 = w4[hq.y + c]; m6 = w4[hq.z + c]; m7 = w4[hq.w + c];
-            }
-            let xq = xo + 32u * (n - n0) + 4u * c;
-            for (var i = 0u; i < 4u; i++) {
-                let x0 = x[xq + i];
-                let x1 = x[xq + 8u + i];
-                let x2 = x[xq + 16u + i];
-                let x3 = x[xq + 24u + i];
-                s0 += x0;
-                s1 += x1;
-                s2 += x2;
-                s3 += x3;
-                q23k_word(&a0, &a1, &a2, &a3, vec4<u32>(v0[i], v1[i], v2[i], v3[i]), vec4<u32>(m0[i], m1[i], m2[i], m3[i]), 4u * n, x0, x1, x2, x3);
-                q23k_word(&b0, &b1, &b2, &b3, vec4<u32>(v4[i], v5[i], v6[i], v7[i]), vec4<u32>(m4[i], m5[i], m6[i], m7[i]), 4u * n, x0, x1, x2, x3);
-            }
-            let t = vec4<f32>(dot(s0, vec4<f32>(1.0)), dot(s1, vec4<f32>(1.0)), dot(s2, vec4<f32>(1.0)), dot(s3, vec4<f32>(1.0)));
-            let si = 8u * n + c; // scale of j: si + 2j
-            suma += q23k_sum(da, k0, k1, k2, k3, si, a0, a1, a2, a3, t);
-            sumb += q23k_sum(db, k4, k5, k6, k7, si, b0, b1, b2, b3, t);
-        }
-    }
-    *pa += suma;
-    *pb += sumb;
-}
-
-// q23k_word adds one qs word (v) of each of four rows, its values j dotted
-// with xj, to aj (Σu·x/255 per row): u the two bits, and for Q3_K the third
-// from hmask word h's bit hs + j.
-fn q23k_word(a0: ptr<function, vec4<f32>>, a1: ptr<function, vec4<f32>>, a2: ptr<function, vec4<f32>>, a3: ptr<function, vec4<f32>>,
-             v: vec4<u32>, h: vec4<u32>, hs: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) {
-    let m = vec4<u32>(0x03030303u);
-    var u0 = v & m;
-    var u1 = (v >> vec4<u32>(2u)) & m;
-    var u2 = (v >> vec4<u32>(4u)) & m;
-    var u3 = (v >> vec4<u32>(6u)) & m;
-    if (KTYPE == 11u) {
-        let hh = h >> vec4<u32>(hs);
-        let b = vec4<u32>(0x04040404u);
-        u0 |= (hh << vec4<u32>(2u)) & b;
-        u1 |= (hh << vec4<u32>(1u)) & b;
-        u2 |= hh & b;
-        u3 |= (hh >> vec4<u32>(1u)) & b;
-    }
-    *a0 += kq_u8(u0, x0);
-    *a1 += kq_u8(u1, x1);
-    *a2 += kq_u8(u2, x2);
-    *a3 += kq_u8(u3, x3);
-}
-
-// q23k_sum is four rows' sum over the values j, from their scales chunks
-// (k0..k3), the scale index si (+ 2j), Σu·x/255 (a0..a3) and the
-// activations' sums t (one per j): Q2_K d·Σ sc·Σu·x - dmin·Σ m·Σx (sc and
-// m a scale byte's nibbles), Q3_K d·Σ sc·Σ(u-4)·x (sc signed 6 bits).
-fn q23k_sum(dm: KqHalves, k0: vec4<u32>, k1: vec4<u32>, k2: vec4<u32>, k3: vec4<u32>, si: u32,
-            a0: vec4<f32>, a1: vec4<f32>, a2: vec4<f32>, a3: vec4<f32>, t: vec4<f32>) -> vec4<f32> {
-    var q = vec4<f32>(0.0);
-    var m = vec4<f32>(0.0);
-    for (var j = 0u; j < 4u; j++) {
-        let a = select(select(a0, a1, j == 1u), select(a2, a3, j == 3u), j >= 2u);
-        let i = si + 2u * j;
-        if (KTYPE == 11u) {
-            let lo = (kq_byte4(k0, k1, k2, k3, i % 8u) >> vec4<u32>(4u * (i / 8u))) & vec4<u32>(15u);
-            let hi = (kq_byte4(k0, k1, k2, k3, 8u + i % 4u) >> vec4<u32>(2u * (i / 4u))) & vec4<u32>(3u);
-            q += vec4<f32>(vec4<i32>(lo | (hi << vec4<u32>(4u))) - 32) * (255.0 * a - 4.0 * t[j]);
-        } else {
-            let b = kq_byte4(k0, k1, k2, k3, i);
-            q += vec4<f32>(b & vec4<u32>(15u)) * (255.0 * a);
-            m += vec4<f32>(b >> vec4<u32>(4u)) * t[j];
-        }
-    }
-    return dm.d * q - dm.m * m;
-}
-
-// Q4_K: d, dmin (f16), scales[12], qs[128]: nine 16-byte chunks. Chunk
-// 1 + 2i + c holds bytes 16c.. of the quants of sub-blocks 2i (low
-// nibbles) and 2i+1 (high nibbles). Q5_K has qh[32] (chunks 1 and 2) before
-// qs: bits 2i and 2i+1 of its byte l are the fifth bits of value l of
-// sub-blocks 2i and 2i+1.
-
-// q45k_dot8 is kq_dot for Q4_K and Q5_K; ha and hq are the blocks' first
-// chunks. Each row's first chunk (d, dmin and the scales) is loaded once a
-// step, its quants as 16-byte loads, each activation once for the eight
-// rows.
-fn q45k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4<u32>, hq: vec4<u32>, e: u32, xo: u32) {
-    let h0 = w4[ha.x]; let h1 = w4[ha.y]; let h2 = w4[ha.z]; let h3 = w4[ha.w];
-    let h4 = w4[hq.x]; let h5 = w4[hq.y]; let h6 = w4[hq.z]; let h7 = w4[hq.w];
-    let da = kq_halves(h0.x, h1.x, h2.x, h3.x);
-    let db = kq_halves(h4.x, h5.x, h6.x, h7.x);
-    let i0 = e / 64u;
-    let qs = select(1u, 3u, KTYPE == 13u); // the first quants chunk
-    for (var i = i0; i < i0 + kq_step() / 64u; i++) {
-        var qa0 = vec4<f32>(0.0); // rows a, low nibbles (sub-block 2i): Σq·x/255
-        var qa1 = vec4<f32>(0.0); // rows a, high nibbles (2i+1)
-        var qb0 = vec4<f32>(0.0);
-        var qb1 = vec4<f32>(0.0);
-        var s0 = vec4<f32>(0.0); // the activations of sub-block 2i, for the mins
-        var s1 = vec4<f32>(0.0);
-        for (var c = 0u; c < 2u; c++) {
-            let o = qs + 2u * i + c;
-            let v0 = w4[ha.x + o]; let v1 = w4[ha.y + o]; let v2 = w4[ha.z + o]; let v3 = w4[ha.w + o];
-            let v4 = w4[hq.x + o]; let v5 = w4[hq.y + o]; let v6 = w4[hq.z + o]; let v7 = w4[hq.w + o];
-            // Q5_K's qh chunk 1 + c
-            var g0 = vec4<u32>(0u); var g1 = vec4<u32>(0u); var g2 = vec4<u32>(0u); var g3 = vec4<u32>(0u);
-            var g4 = vec4<u32>(0u); var g5 = vec4<u32>(0u); var g6 = vec4<u32>(0u); var g7 = vec4<u32>(0u);
-            if (KTYPE == 13u) {
-                g0 = w4[ha.x + 1u + c]; g1 = w4[ha.y + 1u + c]; g2 = w4[ha.z + 1u + c]; g3 = w4[ha.w + 1u + c];
-                g4 = w4[hq.x + 1u + c]; g5 = w4[hq.y + 1u + c]; g6 = w4[hq.z + 1u + c]; g7 = w4[hq.w + 1u + c];
-            }
-            let xb = xo + 16u * (i - i0) + 4u * c;
-            let xl0 = x[xb]; let xl1 = x[xb + 1u]; let xl2 = x[xb + 2u]; let xl3 = x[xb + 3u];
-            let xh0 = x[xb + 8u]; let xh1 = x[xb + 9u]; let xh2 = x[xb + 10u]; let xh3 = x[xb + 11u];
-            q45k_word(&qa0, &qa1, vec4<u32>(v0.x, v1.x, v2.x, v3.x), vec4<u32>(g0.x, g1.x, g2.x, g3.x), 2u * i, xl0, xh0);
-            q45k_word(&qb0, &qb1, vec4<u32>(v4.x, v5.x, v6.x, v7.x), vec4<u32>(g4.x, g5.x, g6.x, g7.x), 2u * i, xl0, xh0);
-            q45k_word(&qa0, &qa1, vec4<u32>(v0.y, v1.y, v2.y, v3.y), vec4<u32>(g0.y, g1.y, g2.y, g3.y), 2u * i, xl1, xh1);
-            q45k_word(&qb0, &qb1, vec4<u32>(v4.y, v5.y, v6.y, v7.y), vec4<u32>(g4.y, g5.y, g6.y, g7.y), 2u * i, xl1, xh1);
-            q45k_word(&qa0, &qa1, vec4<u32>(v0.z, v1.z, v2.z, v3.z), vec4<u32>(g0.z, g1.z, g2.z, g3.z), 2u * i, xl2, xh2);
-            q45k_word(&qb0, &qb1, vec4<u32>(v4.z, v5.z, v6.z, v7.z), vec4<u32>(g4.z, g5.z, g6.z, g7.z), 2u * i, xl2, xh2);
-            q45k_word(&qa0, &qa1, vec4<u32>(v0.w, v1.w, v2.w, v3.w), vec4<u32>(g0.w, g1.w, g2.w, g3.w), 2u * i, xl3, xh3);
-            q45k_word(&qb0, &qb1, vec4<u32>(v4.w, v5.w, v6.w, v7.w), vec4<u32>(g4.w, g5.w, g6.w, g7.w), 2u * i, xl3, xh3);
-            s0 += (xl0 + xl1) + (xl2 + xl3);
-            s1 += (xh0 + xh1) + (xh2 + xh3);
-        }
-        let t0 = dot(s0, vec4<f32>(1.0));
-        let t1 = dot(s1, vec4<f32>(1.0));
-        *pa += q4k_sum(da, q4k_scales(h0, i), q4k_scales(h1, i), q4k_scales(h2, i), q4k_scales(h3, i), qa0, qa1, t0, t1);
-        *pb += q4k_sum(db, q4k_scales(h4, i), q4k_scales(h5, i), q4k_scales(h6, i), q4k_scales(h7, i), qb0, qb1, t0, t1);
-    }
-}
-
-// The one-token path (kq_rows1): a thread's step is 64 values of a block,
-// its sub-step s (0..3), dotted row by row (kq_row), so that no more than
-// one row's chunks are live, with the widening of matmul_gemv (the bits
+// kq_rows' step: a thread dots 64 values of a block, its sub-step s
+// (0..3), row by row (kq_row), so that no more than one row's chunks are
+// live, with the widening of matmul_gemv (the bits
 // placed in an f32 mantissa, kq_wide) and fma. Sub-step s of Q4_K and Q5_K
 // is sub-blocks 2s and 2s+1; of the others, values 16g.. of each quarter j
 // (32j..32j+31) of half h, s = 2h + g.
@@ -602,28 +390,42 @@ fn kq_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     }
 }
 
-// kq_rows1 adds the dot products of rows ra, rb (and with nq = 4 rc, rd:
-// quads of row indices, each row K values) with the one activation row
-// from vec4 xo of x to *oa.. *od: this thread's share, sub-steps lid,
-// lid+WG, ...
-fn kq_rows1(oa: ptr<function, vec4<f32>>, ob: ptr<function, vec4<f32>>, oc: ptr<function, vec4<f32>>, od: ptr<function, vec4<f32>>,
-            ra: vec4<u32>, rb: vec4<u32>, rc: vec4<u32>, rd: vec4<u32>, nq: u32, k: u32, xo: u32, lid: u32) {
+// kq_rows adds the dot products of rows ra, rb (and with nq = 4 rc, rd:
+// quads of row indices, each row K values) with nt activation rows of x,
+// the first at vec4 xo and the rest xr vec4s apart (row t clamped to tl),
+// to acc[16t + r] (r counting the quads' rows in turn): this thread's
+// share, sub-steps lid, lid+WG, ...
+fn kq_rows(acc: ptr<function, array<f32, KQ_ACC>>, ra: vec4<u32>, rb: vec4<u32>, rc: vec4<u32>, rd: vec4<u32>, nq: u32,
+           nt: u32, tl: u32, k: u32, xo: u32, xr: u32, lid: u32) {
     let kb = k / 256u;
     let bc = kq_block_bytes() / 16u;
-    var acc: array<f32, 16>;
-    for (var c = lid; c < k / 64u; c += WG) {
-        let blk = c / 4u;
-        var xs = kq_x(xo + 64u * blk, c % 4u);
-        for (var r = 0u; r < 4u * nq; r++) {
-            let q = select(select(ra, rb, r >= 4u), select(rc, rd, r >= 12u), r >= 8u);
-            acc[r] += kq_row((q[r % 4u] * kb + blk) * bc, c % 4u, &xs);
+    for (var t = 0u; t < nt; t++) {
+        let xt = xo + min(t, tl) * xr;
+        var a = array<f32, 16>();
+        for (var c = lid; c < k / 64u; c += WG) {
+            let blk = c / 4u;
+            var xs = kq_x(xt + 64u * blk, c % 4u);
+            for (var r = 0u; r < 4u * nq; r++) {
+                let q = select(select(ra, rb, r >= 4u), select(rc, rd, r >= 12u), r >= 8u);
+                a[r] += kq_row((q[r % 4u] * kb + blk) * bc, c % 4u, &xs);
+            }
+        }
+        for (var r = 0u; r < 16u; r++) {
+            (*acc)[16u * t + r] = a[r];
         }
     }
-    *oa += vec4<f32>(acc[0], acc[1], acc[2], acc[3]);
-    *ob += vec4<f32>(acc[4], acc[5], acc[6], acc[7]);
-    *oc += vec4<f32>(acc[8], acc[9], acc[10], acc[11]);
-    *od += vec4<f32>(acc[12], acc[13], acc[14], acc[15]);
 }
+
+// kq_quad is acc[i..i+3].
+fn kq_quad(acc: ptr<function, array<f32, KQ_ACC>>, i: u32) -> vec4<f32> {
+    return vec4<f32>((*acc)[i], (*acc)[i + 1u], (*acc)[i + 2u], (*acc)[i + 3u]);
+}
+
+// Q4_K: d, dmin (f16), scales[12], qs[128]: nine 16-byte chunks. Chunk
+// 1 + 2i + c holds bytes 16c.. of the quants of sub-blocks 2i (low
+// nibbles) and 2i+1 (high nibbles). Q5_K has qh[32] (chunks 1 and 2) before
+// qs: bits 2i and 2i+1 of its byte l are the fifth bits of value l of
+// sub-blocks 2i and 2i+1.
 
 // q45k_row is kq_row for Q4_K and Q5_K (fifth bits from qh: bits 2s and
 // 2s+1 of its byte l for value l of sub-blocks 2s and 2s+1):
@@ -673,6 +475,27 @@ fn q45k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     return dm.x * f * (sc.x * (q0 - t0) + sc.y * (q1 - t1)) - dm.y * (sc.z * t0 + sc.w * t1);
 }
 
+// q4k_scales is the 6-bit scales and mins of sub-blocks 2i and 2i+1 of
+// the Q4_K block whose first 16 bytes are h (d and dmin, scales[12]), as
+// (scale 2i, scale 2i+1, min 2i, min 2i+1): ggml's get_scale_min_k4 for
+// all four bytes of a word at once, then the pair i picks.
+fn q4k_scales(h: vec4<u32>, i: u32) -> vec4<f32> {
+    let sc_lo = h.y & 0x3f3f3f3fu; // sub-blocks 0..3
+    let mn_lo = h.z & 0x3f3f3f3fu;
+    let sc_hi = (h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u); // 4..7
+    let mn_hi = ((h.w >> 4u) & 0x0f0f0f0fu) | ((h.z >> 2u) & 0x30303030u);
+    let sh = 16u * (i & 1u);
+    let sc = select(sc_lo, sc_hi, i >= 2u) >> sh;
+    let mn = select(mn_lo, mn_hi, i >= 2u) >> sh;
+    return vec4<f32>(f32(sc & 255u), f32((sc >> 8u) & 255u), f32(mn & 255u), f32((mn >> 8u) & 255u));
+}
+
+// Q6_K, padded to 224 bytes (14 16-byte chunks): ql[128] (chunks 0..7),
+// qh[64] (8..11), int8 scales[16] (12), d (chunk 13's first half). Half h
+// of the block is ql chunks 4h.. (quarters 0 and 2: low and high nibbles)
+// and 4h+2.. (quarters 1 and 3), qh chunks 8+2h.. (quarter k's two bits at
+// bit 2k), scales 8h..8h+7 (quarter k, values 16g..: scale 8h + 2k + g).
+
 // q6k_row is kq_row for Q6_K: quarter j's values u = q + 32 are ql's
 // nibbles (chunk 4h+g: quarters 0, 2; 4h+g+2: 1, 3) with bits 2j of qh
 // (chunk 8+2h+g) above; Σ(u-32)·x = 64(Σ(1+u/64)·x - Σx) - 32Σx.
@@ -698,6 +521,13 @@ fn q6k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     return d * dot(sv, 64.0 * vec4<f32>(f0, f1, f2, f3) - 96.0 * t);
 }
 
+// Q2_K, padded to 96 bytes: scales[16] (chunk 0), qs[64] (1..4), d and dmin
+// (chunk 5's first word). Q3_K, padded to 112: hmask[32] (0..1), qs[64]
+// (2..5), scales[12] and d (chunk 6). Half n of a block is qs chunks
+// 2n, 2n+1 (after the first); value 32j + l of it (j 0..3, l 0..31) is bits
+// 2j of qs byte l, Q3_K's bit 4n + j of hmask byte l its third bit, and its
+// scale is 8n + 2j + l/16.
+
 // q23k_row is kq_row for Q2_K and Q3_K: quarter j's values are bits 2j of
 // the qs bytes (chunk 1+2h+g, Q3_K's 2+2h+g), Q3_K's with bit 4h + j of
 // the hmask bytes (chunk g) as a third; Σu·x = 2^b(Σ(1+u/2^b)·x - Σx).
@@ -708,30 +538,31 @@ fn q23k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     let g = s % 2u;
     let q3 = KTYPE == 11u;
     let v = w4[hb + select(1u, 2u, q3) + 2u * h + g];
-    // kq_wide reads the low b bits of each byte: Q2_K's need no mask
-    var u0 = v;
-    var u1 = v >> vec4<u32>(2u);
-    var u2 = v >> vec4<u32>(4u);
-    var u3 = v >> vec4<u32>(6u);
-    var b = 2u;
+    let t = (*xs).t;
+    var qx: vec4<f32>; // Σu·x of each quarter
     if (q3) {
         let m3 = vec4<u32>(0x03030303u);
-        u0 &= m3;
-        u1 &= m3;
-        u2 &= m3;
-        u3 &= m3;
+        var u0 = v & m3;
+        var u1 = (v >> vec4<u32>(2u)) & m3;
+        var u2 = (v >> vec4<u32>(4u)) & m3;
+        var u3 = (v >> vec4<u32>(6u)) & m3;
         let hh = w4[hb + g] >> vec4<u32>(4u * h);
         let m4 = vec4<u32>(0x04040404u);
         u0 |= (hh << vec4<u32>(2u)) & m4;
         u1 |= (hh << vec4<u32>(1u)) & m4;
         u2 |= hh & m4;
         u3 |= (hh >> vec4<u32>(1u)) & m4;
-        b = 3u;
+        let f = vec4<f32>(kq_fma4(u0, 3u, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3), kq_fma4(u1, 3u, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7),
+                          kq_fma4(u2, 3u, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11), kq_fma4(u3, 3u, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15));
+        qx = 8.0 * (f - t);
+    } else {
+        // Q2_K word by word, the four quarters at once (q2k_word)
+        var fa = q2k_word(v.x, (*xs).v0, (*xs).v4, (*xs).v8, (*xs).v12);
+        var fb = q2k_word(v.y, (*xs).v1, (*xs).v5, (*xs).v9, (*xs).v13);
+        fa += q2k_word(v.z, (*xs).v2, (*xs).v6, (*xs).v10, (*xs).v14);
+        fb += q2k_word(v.w, (*xs).v3, (*xs).v7, (*xs).v11, (*xs).v15);
+        qx = vec4<f32>(16.0, 4.0, 16.0, 4.0) * ((fa + fb) - t);
     }
-    let t = (*xs).t;
-    let f = vec4<f32>(kq_fma4(u0, b, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3), kq_fma4(u1, b, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7),
-                      kq_fma4(u2, b, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11), kq_fma4(u3, b, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15));
-    let qx = f32(1u << b) * (f - t); // Σu·x of each quarter
     // scale j is byte 8h + 2j + g: bytes g and g+2 of words 2h (j = 0, 1)
     // and 2h + 1 (j = 2, 3) for Q2_K; Q3_K's 6-bit ones have their low
     // nibbles in bytes g + 2j (bits 4h..), their high bits in bytes
@@ -752,158 +583,26 @@ fn q23k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     return dm.x * dot(vec4<f32>(by & vec4<u32>(15u)), qx) - dm.y * dot(vec4<f32>(by >> vec4<u32>(4u)), t);
 }
 
-// q45k_word adds one quant word (v) of each of four rows, its low nibbles
-// dotted with xl and its high ones with xh, to q0 and q1; for Q5_K with
-// the fifth bits from qh word g's bits gs and gs + 1.
-fn q45k_word(q0: ptr<function, vec4<f32>>, q1: ptr<function, vec4<f32>>, v: vec4<u32>, g: vec4<u32>, gs: u32, xl: vec4<f32>, xh: vec4<f32>) {
-    let m = vec4<u32>(0x0f0f0f0fu);
-    var lo = v & m;
-    var hi = (v >> vec4<u32>(4u)) & m;
-    if (KTYPE == 13u) {
-        let gg = g >> vec4<u32>(gs);
-        let b = vec4<u32>(0x10101010u);
-        lo |= (gg << vec4<u32>(4u)) & b;
-        hi |= (gg << vec4<u32>(3u)) & b;
-    }
-    *q0 += kq_u8(lo, xl);
-    *q1 += kq_u8(hi, xh);
-}
-
-// kq_halves is four rows' f16 pairs (d, dmin): .d the first, .m the second.
-struct KqHalves {
-    d: vec4<f32>,
-    m: vec4<f32>,
-}
-
-fn kq_halves(w0: u32, w1: u32, w2: u32, w3: u32) -> KqHalves {
-    let m0 = unpack2x16float(w0);
-    let m1 = unpack2x16float(w1);
-    let m2 = unpack2x16float(w2);
-    let m3 = unpack2x16float(w3);
-    return KqHalves(vec4<f32>(m0.x, m1.x, m2.x, m3.x), vec4<f32>(m0.y, m1.y, m2.y, m3.y));
-}
-
-// q4k_sum is four rows' sum over sub-blocks 2i and 2i+1, from Σq·x/255
-// (q0, q1), the activations' sums (t0, t1) and each row's scales and mins
-// (s0..s3 as q4k_scales gives them): d·(sc·Σq·x) - dmin·(m·Σx).
-fn q4k_sum(dm: KqHalves, s0: vec4<f32>, s1: vec4<f32>, s2: vec4<f32>, s3: vec4<f32>, q0: vec4<f32>, q1: vec4<f32>, t0: f32, t1: f32) -> vec4<f32> {
-    let sc0 = vec4<f32>(s0.x, s1.x, s2.x, s3.x);
-    let sc1 = vec4<f32>(s0.y, s1.y, s2.y, s3.y);
-    let mn0 = vec4<f32>(s0.z, s1.z, s2.z, s3.z);
-    let mn1 = vec4<f32>(s0.w, s1.w, s2.w, s3.w);
-    return dm.d * (sc0 * (255.0 * q0) + sc1 * (255.0 * q1)) - dm.m * (mn0 * t0 + mn1 * t1);
-}
-
-// q4k_scales is the 6-bit scales and mins of sub-blocks 2i and 2i+1 of
-// the Q4_K block whose first 16 bytes are h (d and dmin, scales[12]), as
-// (scale 2i, scale 2i+1, min 2i, min 2i+1): ggml's get_scale_min_k4 for
-// all four bytes of a word at once, then the pair i picks.
-fn q4k_scales(h: vec4<u32>, i: u32) -> vec4<f32> {
-    let sc_lo = h.y & 0x3f3f3f3fu; // sub-blocks 0..3
-    let mn_lo = h.z & 0x3f3f3f3fu;
-    let sc_hi = (h.w & 0x0f0f0f0fu) | ((h.y >> 2u) & 0x30303030u); // 4..7
-    let mn_hi = ((h.w >> 4u) & 0x0f0f0f0fu) | ((h.z >> 2u) & 0x30303030u);
-    let sh = 16u * (i & 1u);
-    let sc = select(sc_lo, sc_hi, i >= 2u) >> sh;
-    let mn = select(mn_lo, mn_hi, i >= 2u) >> sh;
-    return vec4<f32>(f32(sc & 255u), f32((sc >> 8u) & 255u), f32(mn & 255u), f32((mn >> 8u) & 255u));
-}
-
-// Q6_K, padded to 224 bytes (14 16-byte chunks): ql[128] (chunks 0..7),
-// qh[64] (8..11), int8 scales[16] (12), d (chunk 13's first half). Half h
-// of the block is ql chunks 4h.. (quarters 0 and 2: low and high nibbles)
-// and 4h+2.. (quarters 1 and 3), qh chunks 8+2h.. (quarter k's two bits at
-// bit 2k), scales 8h..8h+7 (quarter k, values 16g..: scale 8h + 2k + g).
-
-// q6k_dot8 is kq_dot for Q6_K; ha and hq are the blocks' first chunks.
-// Each row's scales and d are loaded once a step, its quants as 16-byte
-// loads, each activation once for the eight rows.
-fn q6k_dot8(pa: ptr<function, vec4<f32>>, pb: ptr<function, vec4<f32>>, ha: vec4<u32>, hq: vec4<u32>, e: u32, xo: u32) {
-    let sc0 = w4[ha.x + 12u]; let sc1 = w4[ha.y + 12u]; let sc2 = w4[ha.z + 12u]; let sc3 = w4[ha.w + 12u];
-    let sc4 = w4[hq.x + 12u]; let sc5 = w4[hq.y + 12u]; let sc6 = w4[hq.z + 12u]; let sc7 = w4[hq.w + 12u];
-    let da = kq_halves(w4[ha.x + 13u].x, w4[ha.y + 13u].x, w4[ha.z + 13u].x, w4[ha.w + 13u].x).d;
-    let db = kq_halves(w4[hq.x + 13u].x, w4[hq.y + 13u].x, w4[hq.z + 13u].x, w4[hq.w + 13u].x).d;
-    let h0 = e / 128u;
-    var suma = vec4<f32>(0.0);
-    var sumb = vec4<f32>(0.0);
-    for (var h = h0; h < h0 + kq_step() / 128u; h++) {
-        for (var g = 0u; g < 2u; g++) {
-            // quarter k's 16 values g of each row as bytes u = q + 32:
-            // Σ(u - 32)·x = 255·Σ(u/255)·x - 32·Σx
-            var a0 = vec4<f32>(0.0);
-            var a1 = vec4<f32>(0.0);
-            var a2 = vec4<f32>(0.0);
-            var a3 = vec4<f32>(0.0);
-            var b0 = vec4<f32>(0.0);
-            var b1 = vec4<f32>(0.0);
-            var b2 = vec4<f32>(0.0);
-            var b3 = vec4<f32>(0.0);
-            var s0 = vec4<f32>(0.0);
-            var s1 = vec4<f32>(0.0);
-            var s2 = vec4<f32>(0.0);
-            var s3 = vec4<f32>(0.0);
-            let ql = 4u * h + g;     // + 2 for quarters 1 and 3
-            let qh = 8u + 2u * h + g;
-            let la0 = w4[ha.x + ql]; let la1 = w4[ha.y + ql]; let la2 = w4[ha.z + ql]; let la3 = w4[ha.w + ql];
-            let la4 = w4[hq.x + ql]; let la5 = w4[hq.y + ql]; let la6 = w4[hq.z + ql]; let la7 = w4[hq.w + ql];
-            let lb0 = w4[ha.x + ql + 2u]; let lb1 = w4[ha.y + ql + 2u]; let lb2 = w4[ha.z + ql + 2u]; let lb3 = w4[ha.w + ql + 2u];
-            let lb4 = w4[hq.x + ql + 2u]; let lb5 = w4[hq.y + ql + 2u]; let lb6 = w4[hq.z + ql + 2u]; let lb7 = w4[hq.w + ql + 2u];
-            let qh0 = w4[ha.x + qh]; let qh1 = w4[ha.y + qh]; let qh2 = w4[ha.z + qh]; let qh3 = w4[ha.w + qh];
-            let qh4 = w4[hq.x + qh]; let qh5 = w4[hq.y + qh]; let qh6 = w4[hq.z + qh]; let qh7 = w4[hq.w + qh];
-            let xq = xo + 32u * (h - h0) + 4u * g;
-            for (var j = 0u; j < 4u; j++) {
-                let x0 = x[xq + j];
-                let x1 = x[xq + 8u + j];
-                let x2 = x[xq + 16u + j];
-                let x3 = x[xq + 24u + j];
-                s0 += x0;
-                s1 += x1;
-                s2 += x2;
-                s3 += x3;
-                q6k_word(&a0, &a1, &a2, &a3, vec4<u32>(la0[j], la1[j], la2[j], la3[j]), vec4<u32>(lb0[j], lb1[j], lb2[j], lb3[j]),
-                         vec4<u32>(qh0[j], qh1[j], qh2[j], qh3[j]), x0, x1, x2, x3);
-                q6k_word(&b0, &b1, &b2, &b3, vec4<u32>(la4[j], la5[j], la6[j], la7[j]), vec4<u32>(lb4[j], lb5[j], lb6[j], lb7[j]),
-                         vec4<u32>(qh4[j], qh5[j], qh6[j], qh7[j]), x0, x1, x2, x3);
-            }
-            let t = vec4<f32>(dot(s0, vec4<f32>(1.0)), dot(s1, vec4<f32>(1.0)), dot(s2, vec4<f32>(1.0)), dot(s3, vec4<f32>(1.0)));
-            let si = 8u * h + g; // scale of quarter k: si + 2k
-            suma += q6k_sum(sc0, sc1, sc2, sc3, si, a0, a1, a2, a3, t);
-            sumb += q6k_sum(sc4, sc5, sc6, sc7, si, b0, b1, b2, b3, t);
-        }
-    }
-    *pa += da * suma;
-    *pb += db * sumb;
-}
-
-// q6k_word adds one word of ql (va: quarters 0 and 2; vb: 1 and 3) and of
-// qh (vh) of each of four rows, dotted with quarter k's activations xk, to
-// a0..a3 (Σu·x/255 per row, u = q + 32).
-fn q6k_word(a0: ptr<function, vec4<f32>>, a1: ptr<function, vec4<f32>>, a2: ptr<function, vec4<f32>>, a3: ptr<function, vec4<f32>>,
-            va: vec4<u32>, vb: vec4<u32>, vh: vec4<u32>, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) {
-    let lo = vec4<u32>(0x0f0f0f0fu);
-    let hi = vec4<u32>(0x30303030u);
-    *a0 += kq_u8((va & lo) | ((vh << vec4<u32>(4u)) & hi), x0);
-    *a1 += kq_u8((vb & lo) | ((vh << vec4<u32>(2u)) & hi), x1);
-    *a2 += kq_u8(((va >> vec4<u32>(4u)) & lo) | (vh & hi), x2);
-    *a3 += kq_u8(((vb >> vec4<u32>(4u)) & lo) | ((vh >> vec4<u32>(2u)) & hi), x3);
-}
-
-// q6k_sum is four rows' Σ scale·Σ(u-32)·x over the quarters, from their
-// scales chunks (sc0..sc3: 16 int8 each), the quarters' scale index si
-// (+ 2k), Σu·x/255 (a0..a3) and the activations' sums t (one per quarter).
-fn q6k_sum(sc0: vec4<u32>, sc1: vec4<u32>, sc2: vec4<u32>, sc3: vec4<u32>, si: u32,
-           a0: vec4<f32>, a1: vec4<f32>, a2: vec4<f32>, a3: vec4<f32>, t: vec4<f32>) -> vec4<f32> {
-    return q6k_scales(sc0, sc1, sc2, sc3, si) * (255.0 * a0 - 32.0 * t.x) +
-        q6k_scales(sc0, sc1, sc2, sc3, si + 2u) * (255.0 * a1 - 32.0 * t.y) +
-        q6k_scales(sc0, sc1, sc2, sc3, si + 4u) * (255.0 * a2 - 32.0 * t.z) +
-        q6k_scales(sc0, sc1, sc2, sc3, si + 6u) * (255.0 * a3 - 32.0 * t.w);
-}
-
-// q6k_scales is int8 scale i (0..15) of four rows' scales chunks.
-fn q6k_scales(sc0: vec4<u32>, sc1: vec4<u32>, sc2: vec4<u32>, sc3: vec4<u32>, i: u32) -> vec4<f32> {
-    let sh = 24u - 8u * (i & 3u);
-    let v = vec4<u32>(sc0[i / 4u], sc1[i / 4u], sc2[i / 4u], sc3[i / 4u]);
-    return vec4<f32>(vec4<i32>(v << vec4<u32>(sh)) >> vec4<u32>(24u));
+// q2k_word is Σ(1 + u/2^b)·x over one Q2_K qs word w for each quarter j
+// (component j): byte k is value 4i+k of every quarter (bits 2j), x_j that
+// quarter's activations 4i... One shift places a byte's quarters 0 and 1
+// (or 2 and 3) at mantissa bits 19 and 21, b = 4 and 2, so that a shift
+// and an or serve two values (kq_wide: one value each); the rounding is
+// then at most 2 bits more than kq_wide's for quarters 0 and 2.
+fn q2k_word(w: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> vec4<f32> {
+    let m = vec4<u32>(MM_ONE | (3u << 19u), MM_ONE | (3u << 21u), MM_ONE | (3u << 19u), MM_ONE | (3u << 21u));
+    let l0 = (w << 19u) | MM_ONE; // byte 0's quarters 0, 1
+    let h0 = (w << 15u) | MM_ONE; // and 2, 3
+    let l1 = (w << 11u) | MM_ONE;
+    let h1 = (w << 7u) | MM_ONE;
+    let l2 = (w << 3u) | MM_ONE;
+    let h2 = (w >> 1u) | MM_ONE;
+    let l3 = (w >> 5u) | MM_ONE;
+    let h3 = (w >> 9u) | MM_ONE;
+    var a = bitcast<vec4<f32>>(vec4<u32>(l0, l0, h0, h0) & m) * vec4<f32>(x0.x, x1.x, x2.x, x3.x);
+    a = fma(bitcast<vec4<f32>>(vec4<u32>(l1, l1, h1, h1) & m), vec4<f32>(x0.y, x1.y, x2.y, x3.y), a);
+    a = fma(bitcast<vec4<f32>>(vec4<u32>(l2, l2, h2, h2) & m), vec4<f32>(x0.z, x1.z, x2.z, x3.z), a);
+    return fma(bitcast<vec4<f32>>(vec4<u32>(l3, l3, h3, h3) & m), vec4<f32>(x0.w, x1.w, x2.w, x3.w), a);
 }
 //#endif
 

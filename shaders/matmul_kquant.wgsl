@@ -4,14 +4,11 @@
 //
 // Entry gemv, the decode path (small T): a workgroup owns R = 8 weight rows
 // (16 with RO = 2) and TB tokens, and the partial sums are reduced in
-// shared memory. One token (TB = 1) goes row by row (kq_rows1): its WG
-// threads stride along K 64 values at a time, each dotting its 64
-// activations with every row in turn. Two to four go by octets of rows
-// (kq_dot per token and octet: eight rows' dot products, kq_step() values
-// a thread at a time, each activation loaded once for them). As
-// matmul_gemv, a CPU adapter gets one subgroup per workgroup (gemvWG), and
-// 16 rows for one or two tokens. kq_rows1 and kq_dot are common.wgsl's
-// KQUANT_DOT section. Grid (groups2D(ceil(rows/(R*RO))), ceil(T/TB)).
+// shared memory. Each token goes row by row (kq_rows, common.wgsl's
+// KQUANT_DOT section): the WG threads stride along K 64 values at a time,
+// each dotting its 64 activations with every row in turn. As matmul_gemv,
+// a CPU adapter gets one subgroup per workgroup (gemvWG), and 16 rows for
+// one or two tokens. Grid (groups2D(ceil(rows/(R*RO))), ceil(T/TB)).
 // Entry gemm, the prefill path: common.wgsl's GEMM tile, one BM×BN tile of
 // out per workgroup. Grid (ceil(rows/BN), ceil(T/BM)).
 // Rows past the part and tokens past T are clamped on load and skipped on
@@ -66,63 +63,17 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return; // the whole workgroup: spare groups of a 2D dispatch
     }
     let tbase = wid.z * TB;
-    let bb = kq_block_bytes();
-    let kb = p.k / 256u;
-    // token t's sums of rows row0..row0+3 (a), row0+4..row0+7 (b) and
-    // with RO = 2 row0+8.. (c, d), named: SwiftShader pays dearly for
-    // indexing a local array
-    var a0 = vec4<f32>(0.0);
-    var a1 = vec4<f32>(0.0);
-    var a2 = vec4<f32>(0.0);
-    var a3 = vec4<f32>(0.0);
-    var b0 = vec4<f32>(0.0);
-    var b1 = vec4<f32>(0.0);
-    var b2 = vec4<f32>(0.0);
-    var b3 = vec4<f32>(0.0);
-    var c0 = vec4<f32>(0.0);
-    var c1 = vec4<f32>(0.0);
-    var d0 = vec4<f32>(0.0);
-    var d1 = vec4<f32>(0.0);
-    let step = kq_step();
-    let xr = p.k / 4u; // vec4s of x per token
     let ra = min(vec4<u32>(row0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(p.rows - 1u));
     let rb = min(vec4<u32>(row0) + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(p.rows - 1u));
     let rc = min(ra + vec4<u32>(8u), vec4<u32>(p.rows - 1u));
     let rd = min(rb + vec4<u32>(8u), vec4<u32>(p.rows - 1u));
-    if (TB == 1u) {
-        // one token: row by row (kq_rows1)
-        kq_rows1(&a0, &b0, &c0, &d0, ra, rb, rc, rd, 2u * RO, p.k, min(tbase, p.t - 1u) * xr, lid);
-    } else {
-        for (var c = lid; c < p.k / step; c += WG) {
-            let k = step * c;
-            let e = k % 256u;
-            let ba = (ra * kb + k / 256u) * bb;
-            let bq = (rb * kb + k / 256u) * bb;
-            kq_dot(&a0, &b0, ba, bq, e, min(tbase, p.t - 1u) * xr + k / 4u);
-            if (TB > 1u) {
-                kq_dot(&a1, &b1, ba, bq, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
-            }
-            if (TB > 2u) {
-                kq_dot(&a2, &b2, ba, bq, e, min(tbase + 2u, p.t - 1u) * xr + k / 4u);
-            }
-            if (TB > 3u) {
-                kq_dot(&a3, &b3, ba, bq, e, min(tbase + 3u, p.t - 1u) * xr + k / 4u);
-            }
-            if (RO > 1u) {
-                let bc = (rc * kb + k / 256u) * bb;
-                let bd = (rd * kb + k / 256u) * bb;
-                kq_dot(&c0, &d0, bc, bd, e, min(tbase, p.t - 1u) * xr + k / 4u);
-                if (TB > 1u) {
-                    kq_dot(&c1, &d1, bc, bd, e, min(tbase + 1u, p.t - 1u) * xr + k / 4u);
-                }
-            }
-        }
-    }
+    var acc = array<f32, KQ_ACC>(); // acc[16t + r]: token t, row row0 + r
+    kq_rows(&acc, ra, rb, rc, rd, 2u * RO, TB, p.t - 1u - tbase, p.k, tbase * (p.k / 4u), p.k / 4u, lid);
     for (var t = 0u; t < TB; t++) {
-        let va = select(select(a0, a1, t == 1u), select(a2, a3, t == 3u), t >= 2u);
-        let vb = select(select(b0, b1, t == 1u), select(b2, b3, t == 3u), t >= 2u);
-        let vc = select(c0, c1, t == 1u);
-        let vd = select(d0, d1, t == 1u);
+        let va = kq_quad(&acc, 16u * t);
+        let vb = kq_quad(&acc, 16u * t + 4u);
+        let vc = kq_quad(&acc, 16u * t + 8u);
+        let vd = kq_quad(&acc, 16u * t + 12u);
 //#if SUBGROUPS
         if (ONESG == 1u) {
             var sc = vec4<f32>(0.0);

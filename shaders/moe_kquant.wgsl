@@ -3,7 +3,7 @@
 // experts and their weights from the route buffers (moe_route), so that a
 // step needs no readback. A decode-sized chunk of tokens runs entry by
 // entry (token t, slot a); larger ones go to moe_gemm's tiles. A workgroup dots 8·RO weight rows with one activation row
-// (common.wgsl's kq_rows1: its WG threads stride along K 64 values at a
+// (common.wgsl's kq_rows: its WG threads stride along K 64 values at a
 // time, dotting them with each row in turn), the sums reduced in shared
 // memory. D and F are multiples of 256.
 //
@@ -97,12 +97,10 @@ fn gate_up(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     let rg = vec4<u32>((e - pg.e0) * pg.n + i) + vec4<u32>(0u, 1u, 2u, 3u);
     let xo = (pg.t0 + j / pg.a) * (pg.k / 4u);
-    var g = vec4<f32>(0.0);
-    var u = vec4<f32>(0.0);
-    var g2 = vec4<f32>(0.0); // RO = 2: gate rows i+4.. and their up rows
-    var u2 = vec4<f32>(0.0);
-    kq_rows1(&g, &u, &g2, &u2, rg, rg + vec4<u32>(pg.f), rg + vec4<u32>(4u), rg + vec4<u32>(pg.f + 4u), 2u * RO, pg.k, xo, lid);
-    reduce(lid, g, u, g2, u2);
+    // gate rows i.., their up rows; RO = 2: gate rows i+4.. and their up rows
+    var acc = array<f32, KQ_ACC>();
+    kq_rows(&acc, rg, rg + vec4<u32>(pg.f), rg + vec4<u32>(4u), rg + vec4<u32>(pg.f + 4u), 2u * RO, 1u, 0u, pg.k, xo, 0u, lid);
+    reduce(lid, kq_quad(&acc, 0u), kq_quad(&acc, 4u), kq_quad(&acc, 8u), kq_quad(&acc, 12u));
     for (var r = lid; r < 4u * RO; r += WG) {
         let q = 8u * (r / 4u) + r % 4u; // gate total; up is q + 4
         act[j * pg.f + i + r] = silu(total(q)) * total(q + 4u);
@@ -128,15 +126,15 @@ fn down(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             continue; // uniform across the workgroup
         }
         let r = vec4<u32>((e - pd.e0) * pd.n + n) + vec4<u32>(0u, 1u, 2u, 3u);
-        var da = vec4<f32>(0.0);
-        var db = vec4<f32>(0.0);
-        var dc = vec4<f32>(0.0);
-        var dd = vec4<f32>(0.0);
-        kq_rows1(&da, &db, &dc, &dd, r, r + vec4<u32>(4u), r + vec4<u32>(8u), r + vec4<u32>(12u), 2u * RO, pd.k, j * (pd.k / 4u), lid);
-        sa += wts[j] * da;
-        sb += wts[j] * db;
-        sc += wts[j] * dc;
-        sd += wts[j] * dd;
+        // initialised explicitly: in Chromium an array declared without an
+        // initialiser in a loop body kept its values from one entry to the
+        // next
+        var acc = array<f32, KQ_ACC>();
+        kq_rows(&acc, r, r + vec4<u32>(4u), r + vec4<u32>(8u), r + vec4<u32>(12u), 2u * RO, 1u, 0u, pd.k, j * (pd.k / 4u), 0u, lid);
+        sa += wts[j] * kq_quad(&acc, 0u);
+        sb += wts[j] * kq_quad(&acc, 4u);
+        sc += wts[j] * kq_quad(&acc, 8u);
+        sd += wts[j] * kq_quad(&acc, 12u);
     }
     reduce(lid, sa, sb, sc, sd);
     for (var r = lid; r < 8u * RO; r += WG) { // WG may be 4
