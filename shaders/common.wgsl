@@ -539,29 +539,20 @@ fn q23k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     let q3 = KTYPE == 11u;
     let v = w4[hb + select(1u, 2u, q3) + 2u * h + g];
     let t = (*xs).t;
-    var qx: vec4<f32>; // Σu·x of each quarter
+    // Σu·x of each quarter, word by word, the four quarters at once
+    // (q2k_word); Q3_K's third bits as a second sum (q3k_high), Σ4h·x
+    var fa = q2k_word(v.x, (*xs).v0, (*xs).v4, (*xs).v8, (*xs).v12);
+    var fb = q2k_word(v.y, (*xs).v1, (*xs).v5, (*xs).v9, (*xs).v13);
+    fa += q2k_word(v.z, (*xs).v2, (*xs).v6, (*xs).v10, (*xs).v14);
+    fb += q2k_word(v.w, (*xs).v3, (*xs).v7, (*xs).v11, (*xs).v15);
+    var qx = vec4<f32>(16.0, 4.0, 16.0, 4.0) * ((fa + fb) - t);
     if (q3) {
-        let m3 = vec4<u32>(0x03030303u);
-        var u0 = v & m3;
-        var u1 = (v >> vec4<u32>(2u)) & m3;
-        var u2 = (v >> vec4<u32>(4u)) & m3;
-        var u3 = (v >> vec4<u32>(6u)) & m3;
         let hh = w4[hb + g] >> vec4<u32>(4u * h);
-        let m4 = vec4<u32>(0x04040404u);
-        u0 |= (hh << vec4<u32>(2u)) & m4;
-        u1 |= (hh << vec4<u32>(1u)) & m4;
-        u2 |= hh & m4;
-        u3 |= (hh >> vec4<u32>(1u)) & m4;
-        let f = vec4<f32>(kq_fma4(u0, 3u, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3), kq_fma4(u1, 3u, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7),
-                          kq_fma4(u2, 3u, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11), kq_fma4(u3, 3u, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15));
-        qx = 8.0 * (f - t);
-    } else {
-        // Q2_K word by word, the four quarters at once (q2k_word)
-        var fa = q2k_word(v.x, (*xs).v0, (*xs).v4, (*xs).v8, (*xs).v12);
-        var fb = q2k_word(v.y, (*xs).v1, (*xs).v5, (*xs).v9, (*xs).v13);
-        fa += q2k_word(v.z, (*xs).v2, (*xs).v6, (*xs).v10, (*xs).v14);
-        fb += q2k_word(v.w, (*xs).v3, (*xs).v7, (*xs).v11, (*xs).v15);
-        qx = vec4<f32>(16.0, 4.0, 16.0, 4.0) * ((fa + fb) - t);
+        var ha = q3k_high(hh.x, (*xs).v0, (*xs).v4, (*xs).v8, (*xs).v12);
+        var hc = q3k_high(hh.y, (*xs).v1, (*xs).v5, (*xs).v9, (*xs).v13);
+        ha += q3k_high(hh.z, (*xs).v2, (*xs).v6, (*xs).v10, (*xs).v14);
+        hc += q3k_high(hh.w, (*xs).v3, (*xs).v7, (*xs).v11, (*xs).v15);
+        qx += vec4<f32>(64.0, 32.0, 16.0, 8.0) * ((ha + hc) - t);
     }
     // scale j is byte 8h + 2j + g: bytes g and g+2 of words 2h (j = 0, 1)
     // and 2h + 1 (j = 2, 3) for Q2_K; Q3_K's 6-bit ones have their low
@@ -603,6 +594,18 @@ fn q2k_word(w: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) 
     a = fma(bitcast<vec4<f32>>(vec4<u32>(l1, l1, h1, h1) & m), vec4<f32>(x0.y, x1.y, x2.y, x3.y), a);
     a = fma(bitcast<vec4<f32>>(vec4<u32>(l2, l2, h2, h2) & m), vec4<f32>(x0.z, x1.z, x2.z, x3.z), a);
     return fma(bitcast<vec4<f32>>(vec4<u32>(l3, l3, h3, h3) & m), vec4<f32>(x0.w, x1.w, x2.w, x3.w), a);
+}
+
+// q3k_high is Σ(1 + h/2^b)·x over one Q3_K hmask word w (shifted to the
+// block half's bits) for each quarter j: bit 8k + j is the third bit of
+// value 4i+k of quarter j. One shift places a byte's four at mantissa
+// bits 19..22, b = 4, 3, 2, 1.
+fn q3k_high(w: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) -> vec4<f32> {
+    let m = vec4<u32>(MM_ONE | (1u << 19u), MM_ONE | (1u << 20u), MM_ONE | (1u << 21u), MM_ONE | (1u << 22u));
+    var a = bitcast<vec4<f32>>(vec4<u32>((w << 19u) | MM_ONE) & m) * vec4<f32>(x0.x, x1.x, x2.x, x3.x);
+    a = fma(bitcast<vec4<f32>>(vec4<u32>((w << 11u) | MM_ONE) & m), vec4<f32>(x0.y, x1.y, x2.y, x3.y), a);
+    a = fma(bitcast<vec4<f32>>(vec4<u32>((w << 3u) | MM_ONE) & m), vec4<f32>(x0.z, x1.z, x2.z, x3.z), a);
+    return fma(bitcast<vec4<f32>>(vec4<u32>((w >> 5u) | MM_ONE) & m), vec4<f32>(x0.w, x1.w, x2.w, x3.w), a);
 }
 //#endif
 
