@@ -52,21 +52,28 @@ fn q4_hi(w: u32) -> vec4<f32> {
 
 // The GEMV kernels (matmul_gemv, moe_gemv) widen quantised values without
 // int-to-float conversions (an eighth of the FMA rate on some GPUs): the bits
-// are placed at the top of an f32 mantissa under exponent 0, giving 1 + q/16
-// for a nibble and 1 + u/256 for a byte u = q + 128. A dot product over them
-// is Σx + Σqx/16 (or /256), from which the chunk's Σ(q-8)x (or Σqx) follows
-// with the chunk's Σx, losing about two bits to cancellation (the tests hold
-// 1e-5 of the row maximum).
+// are placed at the top of an f32 mantissa under exponent 0, giving 1 + q/2^b
+// for b bits q there (1 + u/256 for a byte u = q + 128). A dot product over
+// them is Σx + Σqx/2^b, from which Σqx follows with the values' Σx, losing
+// about b/2 bits to cancellation (the tests hold 1e-5 of the row maximum).
 const MM_ONE: u32 = 0x3F800000u;
 
-// mm_q4lo and mm_q4hi give 1 + n/16 for the low and high nibbles n of
-// q's four bytes.
-fn mm_q4lo(q: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(q << 19u, q << 11u, q << 3u, q >> 5u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
+// mm_q4word is Σ(1 + n/2^b)·x over the nibbles n of one word w, the low
+// ones (activations xl) and the high ones (xh), as (low, high, low, high)
+// sums of bytes 0 and 2, 1 and 3: one shift places a byte's two nibbles at
+// mantissa bits 15 and 19 (b = 8 and 4), so that a shift and an or serve
+// two values. (Shifting each nibble to bit 19 alone took 1.5x as long on
+// SwiftShader.)
+fn mm_q4word(w: u32, xl: vec4<f32>, xh: vec4<f32>) -> vec4<f32> {
+    let m = vec4<u32>(MM_ONE | (15u << 15u), MM_ONE | (15u << 19u), MM_ONE | (15u << 15u), MM_ONE | (15u << 19u));
+    let b0 = (w << 15u) | MM_ONE;
+    let b1 = (w << 7u) | MM_ONE;
+    let b2 = (w >> 1u) | MM_ONE;
+    let b3 = (w >> 9u) | MM_ONE;
+    let a = bitcast<vec4<f32>>(vec4<u32>(b0, b0, b1, b1) & m) * vec4<f32>(xl.x, xh.x, xl.y, xh.y);
+    return fma(bitcast<vec4<f32>>(vec4<u32>(b2, b2, b3, b3) & m), vec4<f32>(xl.z, xh.z, xl.w, xh.w), a);
 }
-fn mm_q4hi(q: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>((vec4<u32>(q << 15u, q << 7u, q >> 1u, q >> 9u) & vec4<u32>(0x00780000u)) | vec4<u32>(MM_ONE));
-}
+
 // mm_q8 gives 1 + u/256 for the four bytes u of q, u = value + 128 (the
 // sign bits already flipped by the caller).
 fn mm_q8(q: u32) -> vec4<f32> {
@@ -78,40 +85,42 @@ fn mm_half4(a: u32, b: u32) -> vec4<f32> {
 
 // MmX is the activations one 16-byte weight chunk of dtype wt multiplies:
 // v0 for f32, v0..v1 for f16, v0..v3 for q8, v0..v7 for q4 (the rest
-// unused), and off, the widening's term (see mm_xoff).
+// unused), and the widening's terms (mm_xterms): off, and for q4 lo and hi,
+// the sums of v0..v3 and v4..v7.
 struct MmX {
     v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>,
     v4: vec4<f32>, v5: vec4<f32>, v6: vec4<f32>, v7: vec4<f32>,
-    off: f32,
+    off: f32, lo: f32, hi: f32,
 }
 
-// mm_xoff returns x's widening term: 24Σx for q4, 384Σx for q8, 0 for floats.
-fn mm_xoff(wt: u32, x: MmX) -> f32 {
+// mm_xterms sets x's widening terms: off is 8Σx for q4, 384Σx for q8, 0 for
+// floats.
+fn mm_xterms(wt: u32, x: ptr<function, MmX>) {
+    let one = vec4<f32>(1.0);
+    (*x).off = 0.0;
     if (wt == WTYPE_Q4) {
-        return 24.0 * dot((x.v0 + x.v1) + (x.v2 + x.v3) + (x.v4 + x.v5) + (x.v6 + x.v7), vec4<f32>(1.0));
+        (*x).lo = dot(((*x).v0 + (*x).v1) + ((*x).v2 + (*x).v3), one);
+        (*x).hi = dot(((*x).v4 + (*x).v5) + ((*x).v6 + (*x).v7), one);
+        (*x).off = 8.0 * ((*x).lo + (*x).hi);
     }
     if (wt == WTYPE_Q8) {
-        return 384.0 * dot((x.v0 + x.v1) + (x.v2 + x.v3), vec4<f32>(1.0));
+        (*x).off = 384.0 * dot(((*x).v0 + (*x).v1) + ((*x).v2 + (*x).v3), one);
     }
-    return 0.0;
 }
 
 // mm_dot is the dot product of weight chunk q (dtype wt) with x, before the
-// scale: for q4 16Σ(1+q/16)x, so that Σ(q-8)x = mm_dot - x.off; for q8
+// scale: for q4 Σqx, so that Σ(q-8)x = mm_dot - x.off; for q8
 // 256Σ(1+u/256)x, so that Σqx = mm_dot - x.off; for floats the dot itself.
 // A q4 chunk is one group: word j holds elements 4j..4j+3 (low nibbles) and
 // 16+4j..16+4j+3 (high); a q8 chunk is half a group.
 fn mm_dot(wt: u32, q: vec4<u32>, x: MmX) -> f32 {
     if (wt == WTYPE_Q4) {
-        var s = mm_q4lo(q.x) * x.v0;
-        s = fma(mm_q4hi(q.x), x.v4, s);
-        s = fma(mm_q4lo(q.y), x.v1, s);
-        s = fma(mm_q4hi(q.y), x.v5, s);
-        s = fma(mm_q4lo(q.z), x.v2, s);
-        s = fma(mm_q4hi(q.z), x.v6, s);
-        s = fma(mm_q4lo(q.w), x.v3, s);
-        s = fma(mm_q4hi(q.w), x.v7, s);
-        return 16.0 * dot(s, vec4<f32>(1.0));
+        var a = mm_q4word(q.x, x.v0, x.v4);
+        var b = mm_q4word(q.y, x.v1, x.v5);
+        a += mm_q4word(q.z, x.v2, x.v6);
+        b += mm_q4word(q.w, x.v3, x.v7);
+        let f = a + b;
+        return 256.0 * ((f.x + f.z) - x.lo) + 16.0 * ((f.y + f.w) - x.hi);
     }
     if (wt == WTYPE_Q8) {
         let u = q ^ vec4<u32>(0x80808080u);
@@ -157,7 +166,7 @@ fn mm_x(o: u32) -> MmX {
         v.v6 = x[o + 6u];
         v.v7 = x[o + 7u];
     }
-    v.off = mm_xoff(WTYPE, v);
+    mm_xterms(WTYPE, &v);
     return v;
 }
 
@@ -184,7 +193,7 @@ fn mm_norm(xc: ptr<function, MmX>, o: u32) -> f32 {
         v.v6 *= nw[o + 6u];
         v.v7 *= nw[o + 7u];
     }
-    v.off = mm_xoff(WTYPE, v);
+    mm_xterms(WTYPE, &v);
     *xc = v;
     return s;
 }
@@ -364,7 +373,7 @@ fn kq_x(o: u32, s: u32) -> KqX {
 }
 
 // kq_wide gives 1 + u/2^b for the b-bit values u (b at most 6) of q's
-// four bytes, as mm_q4lo does for nibbles.
+// four bytes, as mm_q8 does for bytes.
 fn kq_wide(q: u32, b: u32) -> vec4<f32> {
     let m = ((1u << b) - 1u) << (23u - b);
     return bitcast<vec4<f32>>((vec4<u32>(q << (23u - b), q << (15u - b), q << (7u - b), q >> (b + 1u)) & vec4<u32>(m)) | vec4<u32>(MM_ONE));
@@ -435,44 +444,53 @@ fn q45k_row(hb: u32, s: u32, xs: ptr<function, KqX>) -> f32 {
     let qo = hb + select(1u, 3u, KTYPE == 13u) + 2u * s;
     let v0 = w4[qo];
     let v1 = w4[qo + 1u];
-    var q0: f32;
-    var q1: f32;
-    if (KTYPE == 13u) {
-        let m = vec4<u32>(0x0f0f0f0fu);
-        let b = vec4<u32>(0x01010101u);
-        let g0 = w4[hb + 1u] >> vec4<u32>(2u * s);
-        let g1 = w4[hb + 2u] >> vec4<u32>(2u * s);
-        q0 = kq_fma4((v0 & m) | ((g0 & b) << vec4<u32>(4u)), 5u, (*xs).v0, (*xs).v1, (*xs).v2, (*xs).v3) +
-             kq_fma4((v1 & m) | ((g1 & b) << vec4<u32>(4u)), 5u, (*xs).v4, (*xs).v5, (*xs).v6, (*xs).v7);
-        q1 = kq_fma4(((v0 >> vec4<u32>(4u)) & m) | ((g0 << vec4<u32>(3u)) & (b << vec4<u32>(4u))), 5u, (*xs).v8, (*xs).v9, (*xs).v10, (*xs).v11) +
-             kq_fma4(((v1 >> vec4<u32>(4u)) & m) | ((g1 << vec4<u32>(3u)) & (b << vec4<u32>(4u))), 5u, (*xs).v12, (*xs).v13, (*xs).v14, (*xs).v15);
-    } else {
-        // the nibbles straight from the quants, one dot a sub-block
-        var a0 = mm_q4lo(v0.x) * (*xs).v0;
-        var a1 = mm_q4hi(v0.x) * (*xs).v8;
-        a0 = fma(mm_q4lo(v0.y), (*xs).v1, a0);
-        a1 = fma(mm_q4hi(v0.y), (*xs).v9, a1);
-        a0 = fma(mm_q4lo(v0.z), (*xs).v2, a0);
-        a1 = fma(mm_q4hi(v0.z), (*xs).v10, a1);
-        a0 = fma(mm_q4lo(v0.w), (*xs).v3, a0);
-        a1 = fma(mm_q4hi(v0.w), (*xs).v11, a1);
-        a0 = fma(mm_q4lo(v1.x), (*xs).v4, a0);
-        a1 = fma(mm_q4hi(v1.x), (*xs).v12, a1);
-        a0 = fma(mm_q4lo(v1.y), (*xs).v5, a0);
-        a1 = fma(mm_q4hi(v1.y), (*xs).v13, a1);
-        a0 = fma(mm_q4lo(v1.z), (*xs).v6, a0);
-        a1 = fma(mm_q4hi(v1.z), (*xs).v14, a1);
-        a0 = fma(mm_q4lo(v1.w), (*xs).v7, a0);
-        a1 = fma(mm_q4hi(v1.w), (*xs).v15, a1);
-        q0 = dot(a0, vec4<f32>(1.0));
-        q1 = dot(a1, vec4<f32>(1.0));
-    }
-    let f = select(16.0, 32.0, KTYPE == 13u);
+    // the nibbles word by word, both sub-blocks at once (mm_q4word): sums
+    // (low, high, low, high)
+    var fa = mm_q4word(v0.x, (*xs).v0, (*xs).v8);
+    var fb = mm_q4word(v0.y, (*xs).v1, (*xs).v9);
+    fa += mm_q4word(v0.z, (*xs).v2, (*xs).v10);
+    fb += mm_q4word(v0.w, (*xs).v3, (*xs).v11);
+    fa += mm_q4word(v1.x, (*xs).v4, (*xs).v12);
+    fb += mm_q4word(v1.y, (*xs).v5, (*xs).v13);
+    fa += mm_q4word(v1.z, (*xs).v6, (*xs).v14);
+    fb += mm_q4word(v1.w, (*xs).v7, (*xs).v15);
+    let f = fa + fb;
     let t0 = (*xs).t.x + (*xs).t.y;
     let t1 = (*xs).t.z + (*xs).t.w;
+    var q0 = 256.0 * ((f.x + f.z) - t0); // Σq·x, sub-block 2s
+    var q1 = 16.0 * ((f.y + f.w) - t1);  // 2s+1
+    if (KTYPE == 13u) {
+        // Q5_K's fifth bits (16 each) as their own sums (q5k_high)
+        let g0 = w4[hb + 1u] >> vec4<u32>(2u * s);
+        let g1 = w4[hb + 2u] >> vec4<u32>(2u * s);
+        var ha = q5k_high(g0.x, (*xs).v0, (*xs).v8);
+        var hc = q5k_high(g0.y, (*xs).v1, (*xs).v9);
+        ha += q5k_high(g0.z, (*xs).v2, (*xs).v10);
+        hc += q5k_high(g0.w, (*xs).v3, (*xs).v11);
+        ha += q5k_high(g1.x, (*xs).v4, (*xs).v12);
+        hc += q5k_high(g1.y, (*xs).v5, (*xs).v13);
+        ha += q5k_high(g1.z, (*xs).v6, (*xs).v14);
+        hc += q5k_high(g1.w, (*xs).v7, (*xs).v15);
+        let e = ha + hc;
+        q0 += 64.0 * ((e.x + e.z) - t0);
+        q1 += 32.0 * ((e.y + e.w) - t1);
+    }
     let sc = q4k_scales(h, s);
     let dm = unpack2x16float(h.x);
-    return dm.x * f * (sc.x * (q0 - t0) + sc.y * (q1 - t1)) - dm.y * (sc.z * t0 + sc.w * t1);
+    return dm.x * (sc.x * q0 + sc.y * q1) - dm.y * (sc.z * t0 + sc.w * t1);
+}
+
+// q5k_high is mm_q4word for Q5_K's fifth bits: qh word w shifted by 2s, its
+// byte k's bits 0 and 1 those of value 4i+k of sub-blocks 2s and 2s+1,
+// placed at mantissa bits 21 and 22 (b = 2 and 1).
+fn q5k_high(w: u32, xl: vec4<f32>, xh: vec4<f32>) -> vec4<f32> {
+    let m = vec4<u32>(MM_ONE | (1u << 21u), MM_ONE | (1u << 22u), MM_ONE | (1u << 21u), MM_ONE | (1u << 22u));
+    let b0 = (w << 21u) | MM_ONE;
+    let b1 = (w << 13u) | MM_ONE;
+    let b2 = (w << 5u) | MM_ONE;
+    let b3 = (w >> 3u) | MM_ONE;
+    let a = bitcast<vec4<f32>>(vec4<u32>(b0, b0, b1, b1) & m) * vec4<f32>(xl.x, xh.x, xl.y, xh.y);
+    return fma(bitcast<vec4<f32>>(vec4<u32>(b2, b2, b3, b3) & m), vec4<f32>(xl.z, xh.z, xl.w, xh.w), a);
 }
 
 // q4k_scales is the 6-bit scales and mins of sub-blocks 2i and 2i+1 of
