@@ -156,6 +156,24 @@ func KernelNames(quick bool) []string {
 		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemv_q5_k_gate_up", "gemv_q3_k_gate_up", "gemv_q2_k_gate_up", "gemm_q4", "attn_decode_1k", "attn_decode_4k", "attn_decode_4k_f16", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k"}
 }
 
+// Fastest keeps each kernel's fastest row (least Ms), in the order of its
+// first.
+func Fastest(rows []Kernel) []Kernel {
+	var out []Kernel
+	at := map[string]int{}
+	for _, r := range rows {
+		i, ok := at[r.Name]
+		switch {
+		case !ok:
+			at[r.Name] = len(out)
+			out = append(out, r)
+		case r.Ms < out[i].Ms:
+			out[i] = r
+		}
+	}
+	return out
+}
+
 // Median returns the median of xs (0 for none).
 func Median(xs []float64) float64 {
 	if len(xs) == 0 {
