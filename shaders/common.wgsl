@@ -62,8 +62,8 @@ const MM_ONE: u32 = 0x3F800000u;
 // ones (activations xl) and the high ones (xh), as (low, high, low, high)
 // sums of bytes 0 and 2, 1 and 3: one shift places a byte's two nibbles at
 // mantissa bits 15 and 19 (b = 8 and 4), so that a shift and an or serve
-// two values. (Shifting each nibble to bit 19 alone took 1.5x as long on
-// SwiftShader.)
+// two values. (Against a shift per nibble on SwiftShader: Q4_K's GEMV 1.5x
+// faster, q4's down GEMV 1.14x.)
 fn mm_q4word(w: u32, xl: vec4<f32>, xh: vec4<f32>) -> vec4<f32> {
     let m = vec4<u32>(MM_ONE | (15u << 15u), MM_ONE | (15u << 19u), MM_ONE | (15u << 15u), MM_ONE | (15u << 19u));
     let b0 = (w << 15u) | MM_ONE;
@@ -327,19 +327,23 @@ fn kq_get4(base: u32, e: u32) -> vec4<f32> {
 // row. It reads the blocks through the kernel's w4 (array<vec4<u32>>, its
 // w again) and the activations through its x (array<vec4<f32>>); WG is its
 // threads per workgroup. Every type's quants and scales are 16-byte loads
-// (blocks padded to 16 bytes, gpu.KQuantBlockBytes), widened as
-// matmul_gemv does (kq_wide): one or two roundings more than the f32 dot
-// product, within the tests' 1e-5 of the row maximum.
+// (blocks padded to 16 bytes, gpu.KQuantBlockBytes), widened in the f32
+// mantissa as matmul_gemv's are (MM_ONE): a few roundings more than the
+// f32 dot product, within the tests' 1e-5 of the row maximum.
 
 // KQ_ACC is kq_rows' sums: 16 rows of up to four activation rows.
 const KQ_ACC: u32 = 64u;
 
 // kq_rows' step: a thread dots 64 values of a block, its sub-step s
 // (0..3), row by row (kq_row), so that no more than one row's chunks are
-// live, with the widening of matmul_gemv (the bits
-// placed in an f32 mantissa, kq_wide) and fma. Sub-step s of Q4_K and Q5_K
-// is sub-blocks 2s and 2s+1; of the others, values 16g.. of each quarter j
-// (32j..32j+31) of half h, s = 2h + g.
+// live. A byte's two nibbles or 2-bit values are widened two a shift
+// (mm_q4word, q2k_word), Q3_K's and Q5_K's high bits as sums of their own
+// (q3k_high, q5k_high), Q6_K's 6-bit values one a shift (kq_wide), and
+// summed with fma. The word-by-word calls are written out: one helper per
+// pair with a constant switch ran Q2_K and Q3_K at 0.8-0.9x in two (noisy)
+// A/B rounds on SwiftShader. Sub-step s of Q4_K and Q5_K is sub-blocks 2s and
+// 2s+1; of the others, values 16g.. of each quarter j (32j..32j+31) of
+// half h, s = 2h + g.
 
 // KqX is a sub-step's activations: four runs of 16 (v0..v3, v4..v7, ...),
 // for Q4_K/Q5_K the two sub-blocks' 32 each, for the others quarter j's 16
