@@ -143,7 +143,12 @@ func TestWriteSynthetic(t *testing.T) {
 // The ratios follow their definitions on a report built by hand.
 func TestRatios(t *testing.T) {
 	r := &Report{Prompts: []int{16, 128}, Headline: 128, Roofline: result.Roofline{ReadGBps: 10, FMAGFLOPs: 100},
-		Kernels: []result.Kernel{{Name: "gemv_q4", Ratio: 0.5, Unit: "GB/s", Rate: 5}}}
+		Kernels: []result.Kernel{{Name: "gemv_q4", Shape: "q4 N=8 K=256", Ratio: 0.5, Unit: "GB/s", Rate: 5},
+			{Name: "gemv_q2_k", Shape: "Q2_K N=8 K=256", Ratio: 0.4, Unit: "GB/s", Rate: 4},
+			{Name: "gemv_q8", Shape: "q8 N=8 K=512", Ratio: 0.6, Unit: "GB/s", Rate: 6}}, // no q4 twin
+		Firefox: &KernelTable{Roofline: result.Roofline{ReadGBps: 20},
+			Kernels: []result.Kernel{{Name: "gemv_q4", Shape: "q4 N=8 K=256", Ratio: 0.25, Unit: "GB/s", Rate: 5},
+				{Name: "gemv_q2_k", Shape: "Q2_K N=8 K=256", Ratio: 0.15, Unit: "GB/s", Rate: 3}}}}
 	gpu := &EngineReport{Engine: engineGPU, WeightBytes: 3 << 30, ActiveBytes: 1e9, KVBytesPerPos: 1e6, LayerDispatches: []int{9, 11, 10}, Runs: []result.Run{
 		{Prompt: 16, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000},
 		{Prompt: 128, PrefillMs: 400, DecodeTokens: 10, DecodeMs: 2000},
@@ -169,10 +174,18 @@ func TestRatios(t *testing.T) {
 	r.computeRatios()
 	want := map[string]float64{
 		// median decode at 128 is 5 tok/s; 1 GB + 1 MB × (128 + 5) a token
-		"decode_bw_tiny_model_q4":         (1e9 + 1e6*133) * 5 / 10e9,
-		"kernel_gemv_q4":                  0.5,
-		"decode_vs_wllama_tiny_model_q4":  5.0 / 2,
-		"prefill_vs_wllama_tiny_model_q4": 320.0 / 80,
+		"decode_bw_tiny_model_q4": (1e9 + 1e6*133) * 5 / 10e9,
+		"kernel_gemv_q4":          0.5,
+		"kernel_gemv_q2_k":        0.4,
+		"kernel_gemv_q8":          0.6,
+		// per weight byte: 4 GB/s against q4's 5 at the same shape, 3
+		// against 5 in Firefox
+		"kernel_gemv_q2_k_per_byte_vs_q4":         0.8,
+		"kernel_firefox_gemv_q4":                  0.25,
+		"kernel_firefox_gemv_q2_k":                0.15,
+		"kernel_firefox_gemv_q2_k_per_byte_vs_q4": 0.6,
+		"decode_vs_wllama_tiny_model_q4":          5.0 / 2,
+		"prefill_vs_wllama_tiny_model_q4":         320.0 / 80,
 		// the CPU engine: equal at 128, half wllama's decode and 0.4 of
 		// its prefill at 16
 		"decode_cpu_vs_wllama_tiny_model_q4":  0.5,
@@ -201,6 +214,10 @@ func TestRatios(t *testing.T) {
 		if !strings.Contains(txt.String(), "\nratio "+name+" ") {
 			t.Errorf("no ratio line for %s in\n%s", name, txt.String())
 		}
+	}
+	if !strings.Contains(txt.String(), "\nkernels in Firefox (") || !strings.Contains(txt.String(), "0.400  0.80\n") ||
+		!strings.Contains(txt.String(), "0.150  0.60\n") {
+		t.Errorf("no per-byte column or no Firefox kernel table in\n%s", txt.String())
 	}
 	if !strings.Contains(txt.String(), "w bound/t") || !strings.Contains(txt.String(), "3.00 GiB  953.7 MiB") {
 		t.Errorf("no weight bytes bound and read per token in\n%s", txt.String())

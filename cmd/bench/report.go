@@ -21,16 +21,25 @@ type Report struct {
 	Machine string  `json:"machine"`
 	// LoadAvg is /proc/loadavg at the start and the end: other work on the
 	// machine slows every engine.
-	LoadAvg   [2]string       `json:"load_avg"`
-	Adapter   result.Adapter  `json:"adapter"`
-	Roofline  result.Roofline `json:"roofline"`
-	Kernels   []result.Kernel `json:"kernels"`
-	Prompts   []int           `json:"prompt_lengths"`
-	Headline  int             `json:"headline_prompt"` // the prompt length the ratios use
-	Models    []*ModelReport  `json:"models"`
-	Ratios    []Ratio         `json:"ratios"`
-	Notes     []string        `json:"notes,omitempty"` // what was scaled down or skipped
-	ChartFile string          `json:"chart,omitempty"`
+	LoadAvg  [2]string       `json:"load_avg"`
+	Adapter  result.Adapter  `json:"adapter"`
+	Roofline result.Roofline `json:"roofline"`
+	Kernels  []result.Kernel `json:"kernels"`
+	// Firefox is the kernel table again in Firefox (nil: no Firefox runs).
+	Firefox   *KernelTable   `json:"firefox_kernels,omitempty"`
+	Prompts   []int          `json:"prompt_lengths"`
+	Headline  int            `json:"headline_prompt"` // the prompt length the ratios use
+	Models    []*ModelReport `json:"models"`
+	Ratios    []Ratio        `json:"ratios"`
+	Notes     []string       `json:"notes,omitempty"` // what was scaled down or skipped
+	ChartFile string         `json:"chart,omitempty"`
+}
+
+// KernelTable is the roofline probes and the hot kernels on one adapter.
+type KernelTable struct {
+	Adapter  result.Adapter  `json:"adapter"`
+	Roofline result.Roofline `json:"roofline"`
+	Kernels  []result.Kernel `json:"kernels"`
 }
 
 // ModelReport is one model on every engine.
@@ -189,8 +198,9 @@ func (r *Report) computeRatios() {
 			r.Ratios = append(r.Ratios, Ratio{"decode_bw_" + ratioName(m.Name), g.DecodeBW})
 		}
 	}
-	for _, k := range r.Kernels {
-		r.Ratios = append(r.Ratios, Ratio{"kernel_" + ratioName(k.Name), k.Ratio})
+	r.kernelRatios("kernel_", r.Kernels)
+	if r.Firefox != nil {
+		r.kernelRatios("kernel_firefox_", r.Firefox.Kernels)
 	}
 	// The most dispatches any layer of a decode step recorded, over the
 	// dense and over the MoE models.
@@ -288,6 +298,17 @@ func (r *Report) computeRatios() {
 	}
 }
 
+// kernelRatios adds each kernel's ratio to its probe, and where it has a q4
+// twin its rate per weight byte over q4's (perByteVsQ4).
+func (r *Report) kernelRatios(prefix string, ks []result.Kernel) {
+	for _, k := range ks {
+		r.Ratios = append(r.Ratios, Ratio{prefix + ratioName(k.Name), k.Ratio})
+		if v := perByteVsQ4(ks, k); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{prefix + ratioName(k.Name) + "_per_byte_vs_q4", v})
+		}
+	}
+}
+
 // lowestRatio is the smallest a/b over the prompt lengths both have (0:
 // none).
 func lowestRatio(a, b []Point) float64 {
@@ -300,6 +321,40 @@ func lowestRatio(a, b []Point) float64 {
 	return low
 }
 
+// writeKernels prints a kernel table under title.
+func writeKernels(w io.Writer, title string, ks []result.Kernel) {
+	if len(ks) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s (ratio: to the read probe for GB/s, to the FMA probe for GFLOP/s; vs q4: GB/s of weights over q4's at the same shape):\n", title)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, k := range ks {
+		vs := "-"
+		if v := perByteVsQ4(ks, k); v > 0 {
+			vs = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%.3f ms\t%.3g %s\t%.3f\t%s\n", k.Name, k.Shape, k.Ms, k.Rate, k.Unit, k.Ratio, vs)
+	}
+	tw.Flush()
+}
+
+// perByteVsQ4 is k's rate in weight bytes over that of the q4 kernel of
+// the same shape in ks (its Shape with the first word, the dtype, "q4"):
+// the done line of K-quant decode, at least as fast per weight byte as q4.
+// 0 where k is q4 or has no q4 twin, or is not timed in GB/s.
+func perByteVsQ4(ks []result.Kernel, k result.Kernel) float64 {
+	dt, rest, ok := strings.Cut(k.Shape, " ")
+	if !ok || dt == "q4" || k.Unit != "GB/s" {
+		return 0
+	}
+	for _, q := range ks {
+		if q.Unit == k.Unit && q.Shape == "q4 "+rest && q.Rate > 0 {
+			return k.Rate / q.Rate
+		}
+	}
+	return 0
+}
+
 // writeText prints the short table and the ratio lines.
 func (r *Report) writeText(w io.Writer) {
 	a := r.Adapter
@@ -307,13 +362,12 @@ func (r *Report) writeText(w io.Writer) {
 	fmt.Fprintf(w, "adapter %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
 		a.Vendor, a.Architecture, map[bool]string{true: " (software adapter)"}[a.Fallback],
 		r.Roofline.ReadGBps, bytesText(r.Roofline.ReadBytes), r.Roofline.FMAGFLOPs, r.Roofline.SyncMs)
-	if len(r.Kernels) > 0 {
-		fmt.Fprintln(w, "\nkernels (ratio: to the read probe for GB/s, to the FMA probe for GFLOP/s):")
-		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-		for _, k := range r.Kernels {
-			fmt.Fprintf(tw, "  %s\t%s\t%.3f ms\t%.3g %s\t%.3f\n", k.Name, k.Shape, k.Ms, k.Rate, k.Unit, k.Ratio)
-		}
-		tw.Flush()
+	writeKernels(w, "kernels", r.Kernels)
+	if f := r.Firefox; f != nil {
+		fmt.Fprintf(w, "\nin Firefox: adapter %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
+			f.Adapter.Vendor, f.Adapter.Architecture, map[bool]string{true: " (software adapter)"}[f.Adapter.Fallback],
+			f.Roofline.ReadGBps, bytesText(f.Roofline.ReadBytes), f.Roofline.FMAGFLOPs, f.Roofline.SyncMs)
+		writeKernels(w, "kernels in Firefox", f.Kernels)
 	}
 	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length;\n  per decode token (webgpu): dispatches, submits, buffer maps (1 = the sampler's readback alone), bytes read back, Go encoding ms, weight bytes bound and read,\n  the dispatches each layer of a decode step recorded (one number when every layer has as many), the fraction of decode steps\n  submitted before the previous step's token was read back (pipelined), the KV cache's type\n")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)

@@ -215,7 +215,8 @@ func (r *benchRun) runs(engine string) bool {
 	return slices.Contains(strings.Split(r.o.Engines, ","), engine)
 }
 
-// kernels runs the roofline probes and the hot kernels.
+// kernels runs the roofline probes and the hot kernels in Chromium, and
+// again in Firefox when it runs (another software adapter: llvmpipe).
 func (r *benchRun) kernels() error {
 	if !r.runs("kernels") {
 		r.note("-engines %s: no kernel table", r.o.Engines)
@@ -226,25 +227,45 @@ func (r *benchRun) kernels() error {
 		budget = min(2*time.Minute, time.Until(r.deadline)/3)
 	}
 	logf("kernels: roofline probes and hot kernels (budget %v)", budget.Round(time.Second))
-	var kout struct {
-		Kernels *result.Kernels `json:"kernels"`
-		Error   string          `json:"error"`
+	k, err := r.probeKernels(r.br, budget)
+	if err != nil {
+		return err
 	}
-	kcfg := map[string]any{"phase": "kernels", "quick": r.o.Short, "budget_s": budget.Seconds()}
-	if err := r.br.call(r.page, "bench.runProbe", kcfg, budget+2*time.Minute, &kout); err != nil {
-		return fmt.Errorf("kernels: %w", err)
-	}
-	if kout.Error != "" || kout.Kernels == nil {
-		return fmt.Errorf("kernels: %s", kout.Error)
-	}
-	r.rep.Adapter, r.rep.Roofline, r.rep.Kernels = kout.Kernels.Adapter, kout.Kernels.Roofline, kout.Kernels.Kernels
-	for _, n := range kout.Kernels.Notes {
+	r.rep.Adapter, r.rep.Roofline, r.rep.Kernels = k.Adapter, k.Roofline, k.Kernels
+	for _, n := range k.Notes {
 		r.note("%s", n)
+	}
+	if r.ff != nil {
+		logf("kernels in Firefox (budget %v)", budget.Round(time.Second))
+		if k, err = r.probeKernels(r.ff, budget); err != nil {
+			r.note("no kernel table in Firefox: %v", err)
+		} else {
+			r.rep.Firefox = &KernelTable{Adapter: k.Adapter, Roofline: k.Roofline, Kernels: k.Kernels}
+			for _, n := range k.Notes {
+				r.note("firefox: %s", n)
+			}
+		}
 	}
 	if r.o.Short {
 		r.note("-short: small kernel shapes, one model, one run per prompt length")
 	}
 	return nil
+}
+
+// probeKernels runs the probe's kernel phase in br.
+func (r *benchRun) probeKernels(br *browser, budget time.Duration) (*result.Kernels, error) {
+	var kout struct {
+		Kernels *result.Kernels `json:"kernels"`
+		Error   string          `json:"error"`
+	}
+	kcfg := map[string]any{"phase": "kernels", "quick": r.o.Short, "budget_s": budget.Seconds()}
+	if err := br.call(r.page, "bench.runProbe", kcfg, budget+2*time.Minute, &kout); err != nil {
+		return nil, fmt.Errorf("kernels: %w", err)
+	}
+	if kout.Error != "" || kout.Kernels == nil {
+		return nil, fmt.Errorf("kernels: %s", kout.Error)
+	}
+	return kout.Kernels, nil
 }
 
 // planModels lists the models (the test ones, and the synthetic one),
