@@ -98,24 +98,16 @@ func (b *Backend) gemvShapeFor(dt loader.DType, T, K int, cpu bool) gemvShape {
 	return s
 }
 
-// cpuAdapterSIMD is the threads of a GEMV workgroup on a CPU adapter that
-// tells no subgroup size (llvmpipe: 8 lanes of AVX2).
-const cpuAdapterSIMD = 8
-
 // gemvWG picks the threads of a GEMV-like workgroup (matmul_gemv,
 // moe_gemv) whose threads share `chunks` chunk loads and reduce nv sums. On a
 // GPU, enough threads for one pass over the chunks (one 16-byte chunk per
 // thread) where possible; on a CPU adapter, which runs a workgroup's
 // subgroups in turn and pays for each barrier, one subgroup looping over
-// them: 3x faster on SwiftShader (subgroups of 4). llvmpipe (Firefox) tells
-// no subgroup size and runs 8 invocations a SIMD step (AVX2): 8 threads
-// there, against 4, ran the K-quant and q4 GEMVs 1.1-1.4x faster.
+// them: 3x faster on SwiftShader (subgroups of 4), and 4 threads where the
+// adapter tells no subgroup size (kquantWG differs there).
 func (b *Backend) gemvWG(chunks, nv int, cpu bool) int {
 	if cpu {
-		if n := b.d.Features.SubgroupMaxSize; n > 0 {
-			return max(4, n)
-		}
-		return cpuAdapterSIMD
+		return max(4, b.d.Features.SubgroupMaxSize)
 	}
 	wg := 32
 	for wg < chunks && wg < 256 {
