@@ -259,7 +259,11 @@ func TestShortRun(t *testing.T) {
 	if _, err := os.Stat(browsertest.Chromium()); err != nil {
 		t.Skipf("no Chromium at %s", browsertest.Chromium())
 	}
-	o := options{Out: t.TempDir(), Short: true, Budget: 8 * time.Minute, Repeats: 1, Peer: "auto", Browser: browsertest.Chromium()}
+	ff := "off" // with Firefox, its kernel table too
+	if _, err := os.Stat(browsertest.Firefox()); err == nil {
+		ff = browsertest.Firefox()
+	}
+	o := options{Out: t.TempDir(), Short: true, Budget: 8 * time.Minute, Repeats: 1, Peer: "auto", Browser: browsertest.Chromium(), Firefox: ff}
 	rep, err := run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +281,9 @@ func TestShortRun(t *testing.T) {
 	}
 	if back.Roofline.ReadGBps <= 0 || back.Roofline.FMAGFLOPs <= 0 || len(back.Kernels) != len(result.KernelNames(true)) {
 		t.Errorf("roofline %+v, %d kernels", back.Roofline, len(back.Kernels))
+	}
+	if ff != "off" && (back.Firefox == nil || back.Firefox.Roofline.ReadGBps <= 0 || len(back.Firefox.Kernels) != len(result.KernelNames(true))) {
+		t.Errorf("Firefox kernel table %+v", back.Firefox)
 	}
 	if len(back.Models) != 1 || back.Models[0].Name != "stories260K" {
 		t.Fatalf("models %+v", back.Models)
@@ -300,7 +307,10 @@ func TestShortRun(t *testing.T) {
 		t.Errorf("load: %+v", m.Load)
 	}
 	txt, _ := os.ReadFile(filepath.Join(o.Out, "bench.txt"))
-	lines := []string{"ratio decode_bw_stories260k ", "ratio kernel_gemv_q4 "}
+	lines := []string{"ratio decode_bw_stories260k ", "ratio kernel_gemv_q4 ", "ratio kernel_gemv_q2_k_per_byte_vs_q4 "}
+	if ff != "off" {
+		lines = append(lines, "ratio kernel_firefox_gemv_q4 ", "ratio kernel_firefox_gemv_q2_k_per_byte_vs_q4 ")
+	}
 	if p := m.engine(enginePeer); p != nil {
 		if p.Error != "" || len(p.Runs) == 0 {
 			t.Errorf("wllama: %+v", p)

@@ -364,8 +364,12 @@ func (r *Report) writeText(w io.Writer) {
 		r.Roofline.ReadGBps, bytesText(r.Roofline.ReadBytes), r.Roofline.FMAGFLOPs, r.Roofline.SyncMs)
 	writeKernels(w, "kernels", r.Kernels)
 	if f := r.Firefox; f != nil {
-		fmt.Fprintf(w, "\nin Firefox: adapter %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
-			f.Adapter.Vendor, f.Adapter.Architecture, map[bool]string{true: " (software adapter)"}[f.Adapter.Fallback],
+		name := strings.TrimSpace(f.Adapter.Vendor + " " + f.Adapter.Architecture)
+		if name == "" {
+			name = "(no name given)"
+		}
+		fmt.Fprintf(w, "\nin Firefox: adapter %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
+			name, map[bool]string{true: " (software adapter)"}[f.Adapter.Fallback],
 			f.Roofline.ReadGBps, bytesText(f.Roofline.ReadBytes), f.Roofline.FMAGFLOPs, f.Roofline.SyncMs)
 		writeKernels(w, "kernels in Firefox", f.Kernels)
 	}
