@@ -222,6 +222,11 @@ func TestRatios(t *testing.T) {
 	if !strings.Contains(txt.String(), "w bound/t") || !strings.Contains(txt.String(), "3.00 GiB  953.7 MiB") {
 		t.Errorf("no weight bytes bound and read per token in\n%s", txt.String())
 	}
+	// a software adapter, as told by either browser's table (-engines
+	// firefox runs Firefox's alone)
+	if r.software() || !(&Report{Firefox: &KernelTable{Adapter: result.Adapter{Fallback: true}}}).software() {
+		t.Errorf("software adapter: %v with neither table on one", r.software())
+	}
 	var svg strings.Builder
 	if err := r.writeChart(&svg); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,12 @@ type Report struct {
 	ChartFile string         `json:"chart,omitempty"`
 }
 
+// software reports whether the kernel tables ran on a software adapter
+// (in Chromium, or in Firefox when only that one ran).
+func (r *Report) software() bool {
+	return r.Adapter.Fallback || (r.Firefox != nil && r.Firefox.Adapter.Fallback)
+}
+
 // KernelTable is the roofline probes and the hot kernels on one adapter.
 type KernelTable struct {
 	Adapter  result.Adapter  `json:"adapter"`

@@ -215,10 +215,12 @@ func (r *benchRun) runs(engine string) bool {
 	return slices.Contains(strings.Split(r.o.Engines, ","), engine)
 }
 
-// kernels runs the roofline probes and the hot kernels in Chromium, and
-// again in Firefox when it runs (another software adapter: llvmpipe).
+// kernels runs the roofline probes and the hot kernels in Chromium with the
+// webgpu engine, and in Firefox (another software adapter: llvmpipe) with
+// the firefox engine.
 func (r *benchRun) kernels() error {
-	if !r.runs("kernels") {
+	ff := r.ff != nil && r.runs("firefox")
+	if !r.runs("kernels") && !ff {
 		r.note("-engines %s: no kernel table", r.o.Engines)
 		return nil
 	}
@@ -226,18 +228,20 @@ func (r *benchRun) kernels() error {
 	if r.o.Short {
 		budget = min(2*time.Minute, time.Until(r.deadline)/3)
 	}
-	logf("kernels: roofline probes and hot kernels (budget %v)", budget.Round(time.Second))
-	k, err := r.probeKernels(r.br, budget)
-	if err != nil {
-		return err
+	if r.runs("kernels") {
+		logf("kernels: roofline probes and hot kernels (budget %v)", budget.Round(time.Second))
+		k, err := r.probeKernels(r.br, budget)
+		if err != nil {
+			return err
+		}
+		r.rep.Adapter, r.rep.Roofline, r.rep.Kernels = k.Adapter, k.Roofline, k.Kernels
+		for _, n := range k.Notes {
+			r.note("%s", n)
+		}
 	}
-	r.rep.Adapter, r.rep.Roofline, r.rep.Kernels = k.Adapter, k.Roofline, k.Kernels
-	for _, n := range k.Notes {
-		r.note("%s", n)
-	}
-	if r.ff != nil {
+	if ff {
 		logf("kernels in Firefox (budget %v)", budget.Round(time.Second))
-		if k, err = r.probeKernels(r.ff, budget); err != nil {
+		if k, err := r.probeKernels(r.ff, budget); err != nil {
 			r.note("no kernel table in Firefox: %v", err)
 		} else {
 			r.rep.Firefox = &KernelTable{Adapter: k.Adapter, Roofline: k.Roofline, Kernels: k.Kernels}
@@ -338,7 +342,7 @@ func (r *benchRun) synthetic() (*benchModel, error) {
 	layers := r.o.SynthLayers
 	if layers <= 0 {
 		layers = synth.Llama32_1B.Layers
-		if r.rep.Adapter.Fallback {
+		if r.rep.software() {
 			layers = 1
 		}
 	}
@@ -352,7 +356,7 @@ func (r *benchRun) synthetic() (*benchModel, error) {
 		}
 	}
 	decode := 64
-	if r.rep.Adapter.Fallback {
+	if r.rep.software() {
 		decode = 8
 	}
 	if layers != synth.Llama32_1B.Layers {
