@@ -64,8 +64,8 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 	if T <= b.gemvMaxT() {
 		tb := min(T, kquantMaxTB)
 		// As matmul_gemv: rows share the activations they are dotted with;
-		// on a CPU adapter a workgroup is one subgroup, with 16 rows for
-		// one or two tokens.
+		// on a CPU adapter a workgroup is one subgroup (kquantWG: one SIMD
+		// step on llvmpipe), with 16 rows for one or two tokens.
 		cpu := b.d.AdapterInfo.Fallback
 		wg := b.kquantWG(K/32, kquantR*kquantMaxTB, cpu)
 		ro := 1
