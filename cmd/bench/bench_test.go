@@ -146,7 +146,7 @@ func TestRatios(t *testing.T) {
 		Kernels: []result.Kernel{{Name: "gemv_q4", Shape: "q4 N=8 K=256", Ratio: 0.5, Unit: "GB/s", Rate: 5},
 			{Name: "gemv_q2_k", Shape: "Q2_K N=8 K=256", Ratio: 0.4, Unit: "GB/s", Rate: 4},
 			{Name: "gemv_q8", Shape: "q8 N=8 K=512", Ratio: 0.6, Unit: "GB/s", Rate: 6}}, // no q4 twin
-		Firefox: &KernelTable{Roofline: result.Roofline{ReadGBps: 20},
+		Firefox: &result.Kernels{Roofline: result.Roofline{ReadGBps: 20},
 			Kernels: []result.Kernel{{Name: "gemv_q4", Shape: "q4 N=8 K=256", Ratio: 0.25, Unit: "GB/s", Rate: 5},
 				{Name: "gemv_q2_k", Shape: "Q2_K N=8 K=256", Ratio: 0.15, Unit: "GB/s", Rate: 3}}}}
 	gpu := &EngineReport{Engine: engineGPU, WeightBytes: 3 << 30, ActiveBytes: 1e9, KVBytesPerPos: 1e6, LayerDispatches: []int{9, 11, 10}, Runs: []result.Run{
@@ -224,7 +224,7 @@ func TestRatios(t *testing.T) {
 	}
 	// a software adapter, as told by either browser's table (-engines
 	// firefox runs Firefox's alone)
-	if r.software() || !(&Report{Firefox: &KernelTable{Adapter: result.Adapter{Fallback: true}}}).software() {
+	if r.software() || !(&Report{Firefox: &result.Kernels{Adapter: result.Adapter{Fallback: true}}}).software() {
 		t.Errorf("software adapter: %v with neither table on one", r.software())
 	}
 	var svg strings.Builder

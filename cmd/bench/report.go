@@ -25,27 +25,21 @@ type Report struct {
 	Adapter  result.Adapter  `json:"adapter"`
 	Roofline result.Roofline `json:"roofline"`
 	Kernels  []result.Kernel `json:"kernels"`
-	// Firefox is the kernel table again in Firefox (nil: no Firefox runs).
-	Firefox   *KernelTable   `json:"firefox_kernels,omitempty"`
-	Prompts   []int          `json:"prompt_lengths"`
-	Headline  int            `json:"headline_prompt"` // the prompt length the ratios use
-	Models    []*ModelReport `json:"models"`
-	Ratios    []Ratio        `json:"ratios"`
-	Notes     []string       `json:"notes,omitempty"` // what was scaled down or skipped
-	ChartFile string         `json:"chart,omitempty"`
+	// Firefox is the kernel table again in Firefox (nil: no Firefox runs;
+	// its notes are among Notes).
+	Firefox   *result.Kernels `json:"firefox_kernels,omitempty"`
+	Prompts   []int           `json:"prompt_lengths"`
+	Headline  int             `json:"headline_prompt"` // the prompt length the ratios use
+	Models    []*ModelReport  `json:"models"`
+	Ratios    []Ratio         `json:"ratios"`
+	Notes     []string        `json:"notes,omitempty"` // what was scaled down or skipped
+	ChartFile string          `json:"chart,omitempty"`
 }
 
 // software reports whether the kernel tables ran on a software adapter
 // (in Chromium, or in Firefox when only that one ran).
 func (r *Report) software() bool {
 	return r.Adapter.Fallback || (r.Firefox != nil && r.Firefox.Adapter.Fallback)
-}
-
-// KernelTable is the roofline probes and the hot kernels on one adapter.
-type KernelTable struct {
-	Adapter  result.Adapter  `json:"adapter"`
-	Roofline result.Roofline `json:"roofline"`
-	Kernels  []result.Kernel `json:"kernels"`
 }
 
 // ModelReport is one model on every engine.
@@ -327,6 +321,17 @@ func lowestRatio(a, b []Point) float64 {
 	return low
 }
 
+// writeAdapter prints the adapter line of a kernel table, after prefix.
+func writeAdapter(w io.Writer, prefix string, a result.Adapter, rf result.Roofline) {
+	name := strings.TrimSpace(a.Vendor + " " + a.Architecture)
+	if name == "" {
+		name = "(no name given)"
+	}
+	fmt.Fprintf(w, "%sadapter %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
+		prefix, name, map[bool]string{true: " (software adapter)"}[a.Fallback],
+		rf.ReadGBps, bytesText(rf.ReadBytes), rf.FMAGFLOPs, rf.SyncMs)
+}
+
 // writeKernels prints a kernel table under title.
 func writeKernels(w io.Writer, title string, ks []result.Kernel) {
 	if len(ks) == 0 {
@@ -363,20 +368,11 @@ func perByteVsQ4(ks []result.Kernel, k result.Kernel) float64 {
 
 // writeText prints the short table and the ratio lines.
 func (r *Report) writeText(w io.Writer) {
-	a := r.Adapter
 	fmt.Fprintf(w, "wasmllm bench (%s, load average %s at the start, %s at the end)\n", r.Machine, r.LoadAvg[0], r.LoadAvg[1])
-	fmt.Fprintf(w, "adapter %s %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
-		a.Vendor, a.Architecture, map[bool]string{true: " (software adapter)"}[a.Fallback],
-		r.Roofline.ReadGBps, bytesText(r.Roofline.ReadBytes), r.Roofline.FMAGFLOPs, r.Roofline.SyncMs)
+	writeAdapter(w, "", r.Adapter, r.Roofline)
 	writeKernels(w, "kernels", r.Kernels)
 	if f := r.Firefox; f != nil {
-		name := strings.TrimSpace(f.Adapter.Vendor + " " + f.Adapter.Architecture)
-		if name == "" {
-			name = "(no name given)"
-		}
-		fmt.Fprintf(w, "\nin Firefox: adapter %s%s: read probe %.2f GB/s over %s, FMA probe %.1f GFLOP/s, readback %.2f ms\n",
-			name, map[bool]string{true: " (software adapter)"}[f.Adapter.Fallback],
-			f.Roofline.ReadGBps, bytesText(f.Roofline.ReadBytes), f.Roofline.FMAGFLOPs, f.Roofline.SyncMs)
+		writeAdapter(w, "\nin Firefox: ", f.Adapter, f.Roofline)
 		writeKernels(w, "kernels in Firefox", f.Kernels)
 	}
 	fmt.Fprintf(w, "\nmodels: tok/s, median of runs; prefill = prompt tokens / time to first token; decode after a prompt of that length;\n  per decode token (webgpu): dispatches, submits, buffer maps (1 = the sampler's readback alone), bytes read back, Go encoding ms, weight bytes bound and read,\n  the dispatches each layer of a decode step recorded (one number when every layer has as many), the fraction of decode steps\n  submitted before the previous step's token was read back (pipelined), the KV cache's type\n")

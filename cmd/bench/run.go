@@ -244,10 +244,11 @@ func (r *benchRun) kernels() error {
 		if k, err := r.probeKernels(r.ff, budget); err != nil {
 			r.note("no kernel table in Firefox: %v", err)
 		} else {
-			r.rep.Firefox = &KernelTable{Adapter: k.Adapter, Roofline: k.Roofline, Kernels: k.Kernels}
 			for _, n := range k.Notes {
 				r.note("firefox: %s", n)
 			}
+			k.Notes = nil
+			r.rep.Firefox = k
 		}
 	}
 	if r.o.Short {
