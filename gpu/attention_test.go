@@ -41,7 +41,7 @@ type attnRef struct {
 func (a *attnRef) setSplits(ns int) {
 	c := a.cache.(*kvCache)
 	if ns == 0 {
-		ns = a.b.decodeSplits(c.capacity)
+		ns = a.b.tune.decodeSplits(c.capacity)
 	}
 	c.splits = ns
 }
@@ -51,7 +51,7 @@ func (a *attnRef) setSplits(ns int) {
 func (a *attnRef) setLanes(l int) {
 	c := a.cache.(*kvCache)
 	if l == 0 {
-		l = a.b.decodeLanes(c.headDim)
+		l = a.b.tune.decodeLanes(c.headDim)
 	}
 	c.lanes = l
 }
@@ -239,7 +239,7 @@ func TestAttentionLongContext(t *testing.T) {
 // chunk. On a CPU adapter the backend picks one lane.
 func TestAttentionDecodeLanes(t *testing.T) {
 	b := newTestBackend(t, webgpu.Options{})
-	if got, want := b.decodeLanes(128), map[bool]int{true: 1, false: 8}[b.d.AdapterInfo.Fallback]; got != want {
+	if got, want := b.tune.decodeLanes(128), map[bool]int{true: 1, false: 8}[b.d.AdapterInfo.Fallback]; got != want {
 		t.Errorf("decodeLanes(128) = %d on an adapter with fallback %v; want %d", got, b.d.AdapterInfo.Fallback, want)
 	}
 	for _, c := range []struct{ want, Dh int }{{2, 32}, {4, 64}, {8, 128}, {16, 256}, {1, 16}, {1, 48}, {1, 96}} {

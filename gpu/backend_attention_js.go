@@ -88,7 +88,7 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 		return nil, fail(name, per, lim, nil)
 	}
 	c := &kvCache{b: b, layers: layers, capacity: capacity, kvHeads: kvHeads, headDim: headDim, dtype: dt,
-		splits: b.decodeSplits(capacity), lanes: b.decodeLanes(headDim)}
+		splits: b.tune.decodeSplits(capacity), lanes: b.tune.decodeLanes(headDim)}
 	var done uint64
 	for l := 0; l < layers; l++ {
 		for _, kv := range []struct {
@@ -155,30 +155,6 @@ func (b *Backend) FreeKVCache(cache model.KVCache) {
 // decodeMaxT is the most tokens the flash-decoding path takes; larger
 // batches use the tiled prefill kernel.
 const decodeMaxT = 4
-
-// maxDecodeSplits bounds NS, the fixed number of workgroups that share the
-// keys of one (kv head batch, token) in the decode kernel: on a GPU enough,
-// with the Hk (or more) head batches, to fill it (8 kv heads × 32 = 256
-// workgroups a token), while a step at a short position launches few that
-// only exit. A CPU adapter (SwiftShader) pays tens of microseconds for
-// every workgroup of a kernel with barriers, even one that exits at once,
-// and has a few cores to fill: there 4 (BenchmarkAttentionDecode, Llama-3-8B
-// heads: 1 to 4 splits are level at positions 1000 and 4000, 32 are 1.3x
-// slower there and 2x slower at position 10).
-const (
-	maxDecodeSplits         = 32
-	maxDecodeSplitsFallback = 4
-)
-
-// decodeSplits is NS for a cache of capacity positions: one split per
-// 64-key chunk up to the adapter's bound.
-func (b *Backend) decodeSplits(capacity int) int {
-	most := maxDecodeSplits
-	if b.d.AdapterInfo.Fallback {
-		most = maxDecodeSplitsFallback
-	}
-	return max(1, min((capacity+decodeChunk-1)/decodeChunk, most))
-}
 
 // Attention implements model.Backend.
 func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
@@ -277,28 +253,6 @@ func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
 	units := Hk * uh
 	k.dispatch(b, kvWriteParams{Row4: uint32(C / 4), K4: uint32(H * Dh / 4), KV4: uint32(Hk * Dh / 4), UH: uint32(uh), DH4: uint32(Dh / 4), Cap: uint32(c.capacity), Units: uint32(units)},
 		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
-}
-
-// decodeLanes is LANES of attention_decode.wgsl for a head dim: on a GPU
-// Dh/16 threads share each key's scores, so that neighbouring threads
-// load neighbouring 16-byte units of a key row and keep their share of the
-// queries in registers; on a CPU adapter, which runs a workgroup's threads
-// in turn, one thread a key (the lanes' extra barriers and sums cost more
-// there than they save).
-func (b *Backend) decodeLanes(Dh int) int {
-	if b.d.AdapterInfo.Fallback {
-		return 1
-	}
-	return laneCount(Dh)
-}
-
-// laneCount is Dh/16 where the kernel can use it: Dh a multiple of 16 and
-// Dh/16 (at least 2) dividing the 64-key chunk; 1 otherwise.
-func laneCount(Dh int) int {
-	if l := Dh / 16; Dh%16 == 0 && l >= 2 && decodeChunk%l == 0 {
-		return l
-	}
-	return 1
 }
 
 // decodeBatch is QB: the largest divisor of G of at most 8 (and at most

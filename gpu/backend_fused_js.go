@@ -67,9 +67,9 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		return
 	}
 	kq := kquantWeight(wt.dtype) // K-quant blocks: their own kernels, unfused (backend_kquant_js.go)
-	gemv := !kq && T <= b.gemvMaxT() && K%gemvChunk(wt.dtype) == 0
+	gemv := !kq && T <= b.tune.gemvMaxT() && K%gemvChunk(wt.dtype) == 0
 	if gemv && (!f.SiluMul || len(wt.parts) == 1) {
-		b.gemvFused(o, xt, wt, T, N, K, b.gemvShapeFor(wt.dtype, T, K, b.d.AdapterInfo.Fallback),
+		b.gemvFused(o, xt, wt, T, N, K, b.tune.gemvShape(wt.dtype, T, K),
 			gemvFusion{norm: nw, eps: f.Eps, silu: f.SiluMul, acc: f.Add})
 		return
 	}
@@ -84,7 +84,7 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		if kq {
 			b.matmulKQuant(o, in, wt, T, N, K, f.Add)
 		} else if gemv {
-			b.gemvFused(o, in, wt, T, N, K, b.gemvShapeFor(wt.dtype, T, K, b.d.AdapterInfo.Fallback), gemvFusion{acc: f.Add})
+			b.gemvFused(o, in, wt, T, N, K, b.tune.gemvShape(wt.dtype, T, K), gemvFusion{acc: f.Add})
 		} else {
 			b.gemmAcc(o, in, wt, T, N, K, f.Add)
 		}

@@ -19,35 +19,14 @@ type BackendOptions struct {
 	PrefillMath Math
 }
 
-// Math is the arithmetic of the prefill GEMM tile (common.wgsl GEMM_TILE).
-type Math int
-
-const (
-	// MathAuto is f16 on a hardware adapter with shader-f16 and f32
-	// elsewhere: on a software adapter f16 math is emulated, and slower
-	// (Firefox's llvmpipe: 5.2 against 7.5 GFLOP/s at T=128,
-	// BenchmarkMatMulGEMM).
-	MathAuto Math = iota
-	// MathF32 stages and multiplies in f32.
-	MathF32
-	// MathF16 stages the tiles in f16 and multiplies in f16, runs of four
-	// products summed in f16 and then in f32: half the workgroup memory
-	// per k, about 1e-3 relative error. It needs shader-f16 (f32 without).
-	MathF16
-)
-
 // Backend is the WebGPU model.Backend. Ops append commands to a pending
 // list; a Read turns the list into one program (recorded once per distinct
 // list, then replayed) and submits it once. A decode step therefore costs a
 // fixed handful of calls into JavaScript however many dispatches it has.
 type Backend struct {
-	d       *webgpu.Device
-	opts    BackendOptions
-	f16math bool // the prefill GEMM in f16 (PrefillMath)
-	// wideLoads: the prefill GEMM loads activations as vec4 (WIDE of
-	// matmul_gemm.wgsl); on hardware adapters, where the vector load is the
-	// cheaper, not on software ones, where it measured slower
-	wideLoads bool
+	d    *webgpu.Device
+	opts BackendOptions
+	tune tuning // the choices by adapter kind (tuning.go)
 
 	modules map[string]*module
 	kernels map[kernelKey]*kernel
@@ -121,18 +100,12 @@ func NewBackend(d *webgpu.Device, opts BackendOptions) (*Backend, error) {
 	}
 	b := &Backend{
 		d: d, opts: opts,
-		modules:   map[string]*module{},
-		kernels:   map[kernelKey]*kernel{},
-		groups:    map[groupKey]*webgpu.BindGroup{},
-		params:    map[Params]*webgpu.Buffer{},
-		progs:     map[uint64][]*cachedProg{},
-		wideLoads: !d.AdapterInfo.Fallback,
-	}
-	switch opts.PrefillMath {
-	case MathAuto:
-		b.f16math = d.Features.ShaderF16 && !d.AdapterInfo.Fallback
-	case MathF16:
-		b.f16math = d.Features.ShaderF16
+		modules: map[string]*module{},
+		kernels: map[kernelKey]*kernel{},
+		groups:  map[groupKey]*webgpu.BindGroup{},
+		params:  map[Params]*webgpu.Buffer{},
+		progs:   map[uint64][]*cachedProg{},
+		tune:    newTuning(d.AdapterInfo, d.Features, d.Limits, opts.PrefillMath),
 	}
 	var err error
 	if b.dummy, err = d.CreateBuffer("dummy", 16, webgpu.UsageStorage); err != nil {
@@ -142,7 +115,7 @@ func NewBackend(d *webgpu.Device, opts BackendOptions) (*Backend, error) {
 }
 
 // F16Math reports whether the prefill GEMM multiplies in f16.
-func (b *Backend) F16Math() bool { return b.f16math }
+func (b *Backend) F16Math() bool { return b.tune.f16math }
 
 // Device returns the backend's device.
 func (b *Backend) Device() *webgpu.Device { return b.d }

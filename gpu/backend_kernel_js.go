@@ -83,7 +83,7 @@ func (b *Backend) kernel(key kernelKey) (*kernel, error) {
 	}
 	mod, ok := b.modules[key.file]
 	if !ok {
-		src, err := shaders.Build(key.file, shaders.Features{Subgroups: b.d.Features.Subgroups, F16: b.d.Features.ShaderF16, F16Math: b.f16math})
+		src, err := shaders.Build(key.file, shaders.Features{Subgroups: b.d.Features.Subgroups, F16: b.d.Features.ShaderF16, F16Math: b.tune.f16math})
 		if err != nil {
 			return nil, err
 		}

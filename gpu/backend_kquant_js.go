@@ -38,20 +38,6 @@ func kquantRowBytes(dt loader.DType, cols int) int {
 	return cols / 256 * KQuantBlockBytes(dt)
 }
 
-// kquantWG is gemvWG for the K-quant GEMV and experts (kq_rows), at most
-// kquantMaxWG. On a CPU adapter that tells no subgroup size (llvmpipe in
-// Firefox, 8 invocations a SIMD step on AVX2) it is 8 threads: against 4
-// there, Q2_K's gate_up GEMV ran 1.38x faster and the Q4_K experts 1.49x,
-// the other K-quants level or up to 1.1x. (q4's matmul_gemv keeps 4 there:
-// at 8 its down and qkv GEMVs ran 1.3-1.4x faster but gate_up 0.8-0.9x, and
-// a 16-layer q4 1B model decoded 5% slower.)
-func (b *Backend) kquantWG(chunks, nv int, cpu bool) int {
-	if cpu && b.d.Features.SubgroupMaxSize == 0 {
-		return min(kquantMaxWG, 8)
-	}
-	return min(kquantMaxWG, b.gemvWG(chunks, nv, cpu))
-}
-
 // matmulKQuant runs MatMul for a K-quant weight: GEMV up to gemvMaxT
 // tokens, the tiled GEMM above; with acc the product is added to out. The
 // caller has checked the shapes.
@@ -61,17 +47,13 @@ func (b *Backend) matmulKQuant(o, xt, wt *tensor, T, N, K int, acc bool) {
 	if acc {
 		a = 1
 	}
-	if T <= b.gemvMaxT() {
+	if T <= b.tune.gemvMaxT() {
 		tb := min(T, kquantMaxTB)
 		// As matmul_gemv: rows share the activations they are dotted with;
 		// on a CPU adapter a workgroup is one subgroup (kquantWG: one SIMD
-		// step on llvmpipe), with 16 rows for one or two tokens.
-		cpu := b.d.AdapterInfo.Fallback
-		wg := b.kquantWG(K/32, kquantR*kquantMaxTB, cpu)
-		ro := 1
-		if cpu && tb <= 2 {
-			ro = 2
-		}
+		// step on llvmpipe), with 16 rows for one or two tokens (kquantRO).
+		wg := b.tune.kquantWG(K/32, kquantR*kquantMaxTB)
+		ro := b.tune.kquantRO(tb)
 		k, err := use(b, kKQuantGemv, kt, constant{"TB", float64(tb)}, constant{"WG", float64(wg)}, constant{"RO", float64(ro)}, b.oneSubgroup(wg))
 		if err != nil {
 			b.fail(err)
@@ -118,12 +100,8 @@ func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *
 	D, F, A := sh.D, sh.F, sh.A
 	// eight rows a workgroup (16 on a CPU adapter), its threads as the
 	// GEMV's (matmulKQuant)
-	cpu := b.d.AdapterInfo.Fallback
-	ro := 1
-	if cpu {
-		ro = 2
-	}
-	gwg, dwg := b.kquantWG(D/32, kquantR, cpu), b.kquantWG(F/32, kquantR, cpu)
+	ro := b.tune.kquantRO(1)
+	gwg, dwg := b.tune.kquantWG(D/32, kquantR), b.tune.kquantWG(F/32, kquantR)
 	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(gwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(gwg))
 	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(dwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(dwg))
 	gx, gy := b.groups2D(F / (4 * ro))

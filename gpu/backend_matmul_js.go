@@ -7,34 +7,6 @@ import (
 	"wasmllm/model"
 )
 
-// gemvMaxT is the largest T that MatMul runs as GEMV dispatches; larger
-// batches take the tiled GEMM. On SwiftShader (BenchmarkMatMulCrossover,
-// q4 N=K=2048) the two are level per token at T=64 and the GEMM is 3x
-// slower at T=16. On GPUs the GEMV reads the weights once per 4 tokens and
-// stays memory-bound to about T=32 on a laptop-class GPU (~40 FLOP per
-// byte), while a 64-token GEMM tile is mostly padding below that: GEMV up
-// to 32 there, pending a measurement on real hardware.
-func (b *Backend) gemvMaxT() int {
-	if b.d.AdapterInfo.Fallback {
-		return 64
-	}
-	return 32
-}
-
-// gemvChunk is the number of values of each weight dtype in the 16-byte chunk
-// a GEMV thread loads.
-func gemvChunk(dt loader.DType) int {
-	switch dt {
-	case loader.F16:
-		return 8
-	case loader.Q8:
-		return 16
-	case loader.Q4:
-		return 32
-	}
-	return 4
-}
-
 // MatMul implements model.Backend: out (T, N) = x (T, K) · wᵀ, one dispatch
 // per row-part of w, each writing out's columns [row0, row0+rows).
 func (b *Backend) MatMul(out, x, w model.Tensor) {
@@ -74,57 +46,15 @@ func (b *Backend) MatMul(out, x, w model.Tensor) {
 		b.matmulKQuant(o, xt, wt, T, N, K, false)
 		return
 	}
-	if T <= b.gemvMaxT() && K%gemvChunk(wt.dtype) == 0 {
+	if T <= b.tune.gemvMaxT() && K%gemvChunk(wt.dtype) == 0 {
 		b.gemv(o, xt, wt, T, N, K)
 		return
 	}
 	b.gemm(o, xt, wt, T, N, K)
 }
 
-// gemvShape is a GEMV configuration: wg threads along K, r weight rows and
-// tb tokens per workgroup.
-type gemvShape struct{ wg, r, tb int }
-
-// gemvShapeFor picks the GEMV's workgroup (see gemvWG): r rows and tb
-// tokens of K/gemvChunk chunks each.
-func (b *Backend) gemvShapeFor(dt loader.DType, T, K int, cpu bool) gemvShape {
-	s := gemvShape{r: 8, tb: min(T, gemvMaxTB)}
-	if s.tb > 2 {
-		s.r = 4
-	} else if cpu {
-		s.r = 16 // fewer, longer workgroups: 1.3x faster on SwiftShader
-	}
-	s.wg = b.gemvWG(K/gemvChunk(dt), (s.r+1)*s.tb, cpu) // the sums and the norm's sums of squares
-	return s
-}
-
-// gemvWG picks the threads of a GEMV-like workgroup (matmul_gemv,
-// moe_gemv) whose threads share `chunks` chunk loads and reduce nv sums. On a
-// GPU, enough threads for one pass over the chunks (one 16-byte chunk per
-// thread) where possible; on a CPU adapter, which runs a workgroup's
-// subgroups in turn and pays for each barrier, one subgroup looping over
-// them: 3x faster on SwiftShader (subgroups of 4), and 4 threads where the
-// adapter tells no subgroup size (kquantWG differs there).
-func (b *Backend) gemvWG(chunks, nv int, cpu bool) int {
-	if cpu {
-		return max(4, b.d.Features.SubgroupMaxSize)
-	}
-	wg := 32
-	for wg < chunks && wg < 256 {
-		wg *= 2
-	}
-	// the shared-memory reduction holds nv*wg floats without subgroups
-	for nv*wg*4 > min(16384, b.d.Limits.MaxComputeWorkgroupStorageSize) && wg > 32 {
-		wg /= 2
-	}
-	if lim := b.d.Limits.MaxComputeInvocationsPerWorkgroup; lim > 0 && wg > lim {
-		wg = lim
-	}
-	return wg
-}
-
 func (b *Backend) gemv(o, xt, wt *tensor, T, N, K int) {
-	b.gemvWith(o, xt, wt, T, N, K, b.gemvShapeFor(wt.dtype, T, K, b.d.AdapterInfo.Fallback))
+	b.gemvWith(o, xt, wt, T, N, K, b.tune.gemvShape(wt.dtype, T, K))
 }
 
 func (b *Backend) gemvWith(o, xt, wt *tensor, T, N, K int, s gemvShape) {
@@ -172,7 +102,7 @@ func (b *Backend) gemm(o, xt, wt *tensor, T, N, K int) { b.gemmAcc(o, xt, wt, T,
 // gemmAcc is gemm, adding to out when acc is set.
 func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
 	wide := 0.0
-	if b.wideLoads {
+	if b.tune.wideLoads {
 		wide = 1
 	}
 	k, err := use(b, kGemm, constant{"WTYPE", float64(wtype(wt.dtype))}, constant{"WIDE", wide})
@@ -195,14 +125,5 @@ func (b *Backend) gemmAcc(o, xt, wt *tensor, T, N, K int, acc bool) {
 	}
 }
 
-// PrefillChunk implements model.PrefillChunker: 512 tokens on a GPU, so
-// that the prefill GEMMs whose N is the hidden size (o_proj, down) launch
-// enough BM×BN tiles to fill it (Llama-3.1-8B's o_proj: 64 tiles of rows by
-// 8 of tokens, 512 workgroups, against 128 at 128 tokens); 128 on a CPU
-// adapter, where larger batches only hold more memory.
-func (b *Backend) PrefillChunk() int {
-	if b.d.AdapterInfo.Fallback {
-		return 128
-	}
-	return 512
-}
+// PrefillChunk implements model.PrefillChunker (tuning.prefillChunk).
+func (b *Backend) PrefillChunk() int { return b.tune.prefillChunk() }

@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 
 	"wasmllm/gpu/webgpu"
 	"wasmllm/loader"
@@ -16,14 +15,6 @@ import (
 const (
 	moeMaxE   = 4096 // experts: moe_route ranks each against all
 	moeChunkT = 512  // tokens per chunk: bounds the scratch buffers
-	// moeDecodeMaxT is the most tokens a chunk runs through the
-	// per-token GEMV path on a GPU; larger chunks group tokens by expert,
-	// so that an expert's weights are read once per tile, not per token.
-	// A CPU adapter runs every chunk token by token: its GEMVs are bound
-	// by arithmetic, not by reading weights, and on SwiftShader the tiles
-	// ran 3.7x slower (a 128-token chunk of Qwen3-30B-A3B's experts, q4
-	// and Q4_K alike, cmd/bench's moe_prefill rows).
-	moeDecodeMaxT = 4
 )
 
 // moeState holds the MoE's scratch buffers, sized for one chunk of tokens
@@ -32,8 +23,8 @@ type moeState struct {
 	logits, ids, wts, act, y, order, tiles, counts *webgpu.Buffer
 	xn, dummyW                                     *webgpu.Buffer // MoEAdd's normalised rows; a writable dummy
 
-	// decodeMaxT and chunkT, when nonzero, replace moeDecodeMaxT and
-	// moeChunkT; a negative decodeMaxT sends every chunk down the tiled
+	// decodeMaxT and chunkT, when nonzero, replace tuning.moeDecodeMax
+	// and moeChunkT; a negative decodeMaxT sends every chunk down the tiled
 	// path (tests force each path with them).
 	decodeMaxT, chunkT int
 	// gemvShape, when nonzero, replaces the adapter's kind in the choice of
@@ -96,10 +87,7 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 		return
 	}
 	chunk = min(chunk, T)
-	decodeMax := moeDecodeMaxT
-	if b.d.AdapterInfo.Fallback {
-		decodeMax = math.MaxInt
-	}
+	decodeMax := b.tune.moeDecodeMax()
 	if m.decodeMaxT != 0 {
 		decodeMax = m.decodeMaxT
 	}
@@ -288,48 +276,28 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o *tensor, x moeIn, gt, d
 		bind{buf: y}, bind{buf: wts}, o.whole())
 }
 
-// moeChunk is the values of dtype dt in the kernels' 16-byte chunks; a q8
-// chunk is half a group, but groups are whole.
-func moeChunk(dt loader.DType) int {
-	switch dt {
-	case loader.F16:
-		return 8
-	case loader.Q8, loader.Q4:
-		return 32
-	}
-	return 4
-}
-
 // moeMaxTiles bounds the tiles of n entries over E experts: every expert's
 // list ends in at most one partial tile.
 func moeMaxTiles(n, E int) int { return moeCeil(n, moeTileT) + min(E, n) }
 
 // moeGemvKernel returns s, an entry of moe_gemv.wgsl, for weights of dtype dt
-// whose workgroups stride over n values (K, or A*F for down), and its rows
-// per workgroup. WG is picked as for matmul_gemv. A CPU adapter takes 16
-// rows (its workgroups cost even when short: 1.2x faster than 8 there); GPUs
-// 8, for more workgroups (the down GEMV has only D/R per token) and fewer
-// registers.
+// whose workgroups stride over n values (tuning.moeGemvShape), and its rows
+// per workgroup.
 func (b *Backend) moeGemvKernel(s kernelSpec[moeGemvParams], dt loader.DType, n int) (kernelOf[moeGemvParams], int) {
-	cpu := b.d.AdapterInfo.Fallback
+	t := b.tune
 	if g := b.ops.moe.gemvShape; g != 0 {
-		cpu = g == 2
+		t.cpu = g == 2
 	}
-	r := 8
-	if cpu {
-		r = moeGemvMaxRows
-	}
-	wg := b.gemvWG(n/moeChunk(dt), r, cpu)
+	wg, r := t.moeGemvShape(dt, n)
 	k := op(b, s, constant{"WTYPE", float64(wtype(dt))}, constant{"WG", float64(wg)}, constant{"R", float64(r)}, b.oneSubgroup(wg))
 	return k, r
 }
 
-// oneSubgroup is the ONESG override of a workgroup of wg threads: 1 when
-// the adapter has subgroups and wg is at most the smallest, so that a
-// subgroupAdd alone reduces over the workgroup.
+// oneSubgroup is the ONESG override of a workgroup of wg threads
+// (tuning.oneSubgroup).
 func (b *Backend) oneSubgroup(wg int) constant {
 	onesg := 0.0
-	if f := b.d.Features; f.Subgroups && wg <= f.SubgroupMinSize {
+	if b.tune.oneSubgroup(wg) {
 		onesg = 1
 	}
 	return constant{"ONESG", onesg}

@@ -121,9 +121,9 @@ func kquantMatMulCheck(t *testing.T, b *Backend, r *rand.Rand, wt model.Tensor, 
 // pick: the adapter is taken as not a fallback for the test.
 func TestKQuantGemvGPU(t *testing.T) {
 	b := modelBackend(t)
-	fb := b.d.AdapterInfo.Fallback
-	b.d.AdapterInfo.Fallback = false
-	defer func() { b.d.AdapterInfo.Fallback = fb }()
+	own := b.tune
+	b.tune.cpu = false
+	defer func() { b.tune = own }()
 	r := rand.New(rand.NewPCG(16, 4))
 	for _, dt := range kquantTypes {
 		for _, sh := range [][3]int{{1, 67, 256}, {2, 20, 512}, {3, 130, 768}, {4, 9, 2048}} {

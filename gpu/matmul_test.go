@@ -187,12 +187,14 @@ func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types 
 				case "gemm":
 					b.gemm(o, tt(x), tt(w), T, N, K)
 				case "gemm-wide", "gemm-narrow": // the other adapter kind's activation loads
-					own := b.wideLoads
-					b.wideLoads = path == "gemm-wide"
+					own := b.tune
+					b.tune.wideLoads = path == "gemm-wide"
 					b.gemm(o, tt(x), tt(w), T, N, K)
-					b.wideLoads = own
+					b.tune = own
 				case "gemv-gpu", "gemv-cpu":
-					b.gemvWith(o, tt(x), tt(w), T, N, K, b.gemvShapeFor(tt(w).dtype, T, K, path == "gemv-cpu"))
+					tu := b.tune
+					tu.cpu = path == "gemv-cpu"
+					b.gemvWith(o, tt(x), tt(w), T, N, K, tu.gemvShape(tt(w).dtype, T, K))
 				}
 				got := make([]float32, T*N)
 				what := fmt.Sprintf("%s %s T=%d N=%d K=%d parts=%d", path, dt, T, N, K, len(tt(w).parts))

@@ -169,7 +169,7 @@ func kvTolerance(tol float64, c model.KVCache) float64 {
 	if kv, ok := c.(interface{ DType() loader.DType }); ok && kv.DType() == loader.F16 {
 		return 10 * tol
 	}
-	if kc, ok := c.(*kvCache); ok && kc.b.f16math {
+	if kc, ok := c.(*kvCache); ok && kc.b.tune.f16math {
 		return 10 * tol
 	}
 	return tol
