@@ -106,7 +106,7 @@ func FuzzLlama2C(f *testing.F) {
 }
 
 // fuzzDTypes are the types FuzzDequantize picks from.
-var fuzzDTypes = []DType{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q4, Q8}
+var fuzzDTypes = []DType{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q4, Q8, Q2_K, Q3_K}
 
 func FuzzDequantize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
