@@ -111,7 +111,7 @@ func run(c *config, out *output) error {
 
 // kernelCases are Llama-3.2-1B's decode shapes (hidden 2048, 32/8 heads of
 // 64, ffn 8192, vocab 128256; gate_up also as each K-quant's blocks), its
-// prefill GEMM at 128 tokens, and
+// prefill GEMM at 128 tokens (q4 and Q4_K), and
 // Qwen3-30B-A3B's experts (hidden 2048, 128 experts of 768, top 8) for one
 // token and a 128-token prefill chunk, by the
 // names of result.KernelNames(false); quick ones are small.
@@ -126,6 +126,7 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 			"gemv_q3_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q3_K, 1024, 1024) },
 			"gemv_q2_k":        func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 1024, 1024) },
 			"gemm_q4":          func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 64, 256, 256) },
+			"gemm_q4_k":        func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4_K, 128, 256, 256) },
 			"attn_decode_1k":   func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
 			"moe_q4":           func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 1, 256, 16, 4, 256) },
 			"moe_q4_k":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 1, 256, 16, 4, 256) },
@@ -147,8 +148,10 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		"gemv_q3_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q3_K, 16384, 2048) },
 		"gemv_q2_k_gate_up": func(k *kernelBench, n string) error { return k.gemv(n, loader.Q2_K, 16384, 2048) },
 		"gemm_q4":           func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4, 128, 3072, 2048) },
-		"attn_decode_1k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
-		"attn_decode_4k":    func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 4096) },
+		// Q4_K_M's prefill: the K-quant GEMM tile at the same shape
+		"gemm_q4_k":      func(k *kernelBench, n string) error { return k.gemm(n, loader.Q4_K, 128, 3072, 2048) },
+		"attn_decode_1k": func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 1024) },
+		"attn_decode_4k": func(k *kernelBench, n string) error { return k.attention(n, loader.F32, 32, 8, 64, 4096) },
 		// The default cache on WebGPU: half the bytes, unpacked in the kernel.
 		"attn_decode_4k_f16": func(k *kernelBench, n string) error { return k.attention(n, loader.F16, 32, 8, 64, 4096) },
 		"moe_q4":             func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 1, 2048, 128, 8, 768) },
