@@ -22,7 +22,7 @@ var convertMu sync.Mutex
 // test binary.
 var convertedDirs = map[string]string{}
 
-func converted(t *testing.T, gguf string) string {
+func converted(t testing.TB, gguf string) string {
 	t.Helper()
 	convertMu.Lock()
 	defer convertMu.Unlock()
@@ -80,7 +80,7 @@ func TestMain(m *testing.M) {
 
 // loadDir loads a model folder the way the browser does (manifest, checks,
 // tokenizer files, shards through an Assembler) onto the CPU backend.
-func loadDir(t *testing.T, dir string, context int) (*engine.Engine, *manifest.Manifest) {
+func loadDir(t testing.TB, dir string, context int) (*engine.Engine, *manifest.Manifest) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, manifest.ManifestFile))
 	if err != nil {
