@@ -36,3 +36,35 @@ func TestReasoningSplitter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReasoningSplitter: however a reply is cut into stream deltas, the
+// thinking and answer they add up to are the whole reply's, in every mode.
+func FuzzReasoningSplitter(f *testing.F) {
+	for _, s := range []string{"<think>\nhm</think>\n\nyes", "  <thi", "no think", "<think>a</thi", "\n\n<think></think>x</think>y"} {
+		f.Add(s, []byte{1, 3, 2}, uint8(0))
+		f.Add(s, []byte{5}, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, text string, cuts []byte, mode uint8) {
+		m := ReasoningMode(mode % 3)
+		whole := NewReasoningSplitter(m)
+		wr, wc := whole.Add(text)
+		fr, fc := whole.Flush()
+		wr, wc = wr+fr, wc+fc
+		s := NewReasoningSplitter(m)
+		var r, c string
+		rest := text
+		for i := 0; rest != ""; i++ {
+			n := len(rest)
+			if i < len(cuts) {
+				n = min(n, int(cuts[i]%8)+1)
+			}
+			dr, dc := s.Add(rest[:n])
+			r, c, rest = r+dr, c+dc, rest[n:]
+		}
+		fr, fc = s.Flush()
+		r, c = r+fr, c+fc
+		if r != wr || c != wc {
+			t.Fatalf("mode %d, %q cut by %v: streamed (%q, %q), whole (%q, %q)", m, text, cuts, r, c, wr, wc)
+		}
+	})
+}
