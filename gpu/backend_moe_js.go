@@ -27,9 +27,6 @@ type moeState struct {
 	// and moeChunkT; a negative decodeMaxT sends every chunk down the tiled
 	// path (tests force each path with them).
 	decodeMaxT, chunkT int
-	// gemvShape, when nonzero, replaces the adapter's kind in the choice of
-	// the moe_gemv workgroups: 1 picks GPU shapes, 2 CPU shapes (tests).
-	gemvShape int
 }
 
 // MoE implements model.Backend. Routing, expert selection and the expert
@@ -284,11 +281,7 @@ func moeMaxTiles(n, E int) int { return moeCeil(n, moeTileT) + min(E, n) }
 // whose workgroups stride over n values (tuning.moeGemvShape), and its rows
 // per workgroup.
 func (b *Backend) moeGemvKernel(s kernelSpec[moeGemvParams], dt loader.DType, n int) (kernelOf[moeGemvParams], int) {
-	t := b.tune
-	if g := b.ops.moe.gemvShape; g != 0 {
-		t.cpu = g == 2
-	}
-	wg, r := t.moeGemvShape(dt, n)
+	wg, r := b.tune.moeGemvShape(dt, n)
 	k := op(b, s, constant{"WTYPE", float64(wtype(dt))}, constant{"WG", float64(wg)}, constant{"R", float64(r)}, b.oneSubgroup(wg))
 	return k, r
 }

@@ -239,10 +239,10 @@ func TestMoEGemvShapes(t *testing.T) {
 					t.Fatalf("%s: gate_up in %d parts, down in %d: not split", dt, gp, dp)
 				}
 				b.ops.moe.decodeMaxT = 1 << 20
-				for _, shape := range []int{1, 2} {
-					b.ops.moe.gemvShape = shape
+				for _, cpu := range []bool{false, true} { // the GPU's shapes, then a CPU adapter's
+					b.tune.cpu = cpu
 					for _, T := range []int{1, 4} {
-						c.run(t, b, fmt.Sprintf("%s %s shape %d T=%d", name, dt, shape, T), randVec(r, T*D, 1))
+						c.run(t, b, fmt.Sprintf("%s %s cpu shapes %v T=%d", name, dt, cpu, T), randVec(r, T*D, 1))
 					}
 				}
 			}
