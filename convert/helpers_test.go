@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/loader"

@@ -3,7 +3,7 @@ package cpu
 import (
 	"math"
 
-	"wasmllm/internal/wasmsimd"
+	"wasmllm/cpu/internal/wasmsimd"
 )
 
 // expf is e^x in float32: Cody and Waite's reduction x = n·ln2 + r with
@@ -12,7 +12,7 @@ import (
 // clamp). Below
 // ln(2^-126) it is 0, above ln(FLT_MAX) +Inf; NaN stays NaN. Every
 // product is rounded on its own (the explicit conversions keep a
-// compiler from fusing them), so the SIMD kernel (internal/wasmsimd's
+// compiler from fusing them), so the SIMD kernel (cpu/internal/wasmsimd's
 // vexp, four lanes at a time) gives the same bits, and so does every
 // build of this loop.
 func expf(x float32) float32 {

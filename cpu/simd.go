@@ -2,7 +2,7 @@ package cpu
 
 import "wasmllm/loader"
 
-// simdKernels are the wasm SIMD128 kernels (internal/wasmsimd), set in js
+// simdKernels are the wasm SIMD128 kernels (cpu/internal/wasmsimd), set in js
 // builds once the module is loaded; nil otherwise, and then the plain-Go
 // loops of the same names run. Each computes what those loops compute,
 // bit for bit.

@@ -8,7 +8,7 @@ import (
 	"syscall/js"
 	"unsafe"
 
-	"wasmllm/internal/wasmsimd"
+	"wasmllm/cpu/internal/wasmsimd"
 	"wasmllm/loader"
 )
 

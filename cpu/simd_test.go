@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"wasmllm/internal/wasmsimd"
+	"wasmllm/cpu/internal/wasmsimd"
 	"wasmllm/loader"
 )
 
@@ -30,7 +30,7 @@ inst.exports[name](...args.map(Number));
 fs.writeFileSync(img, new Uint8Array(mem.buffer, 0, data.length));
 `
 
-// TestSIMDKernels runs every kernel of internal/wasmsimd in Node.js (V8's
+// TestSIMDKernels runs every kernel of cpu/internal/wasmsimd in Node.js (V8's
 // SIMD128) on seeded random weights, and checks each against the plain-Go
 // dot product of the same name bit for bit, and against an f64 dot over
 // loader.Dequantize's weights within 1e-5 relative.

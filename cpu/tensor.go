@@ -181,7 +181,7 @@ func dotF32(a, b []float32) float32 {
 // The quantised dot products keep four lanes, as one f32x4 register
 // does: lane l sums, in order, a block's elements j ≡ l (mod 4); each
 // block's lanes are scaled into four row accumulators, which are added
-// pairwise at the end. The wasm SIMD kernels (internal/wasmsimd) do the
+// pairwise at the end. The wasm SIMD kernels (cpu/internal/wasmsimd) do the
 // same operations in the same order, so both give the same bits.
 
 func dotQ8_0(q []byte, x []float32) float32 {

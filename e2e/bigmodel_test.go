@@ -11,8 +11,8 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
-	"wasmllm/internal/browsertest"
-	"wasmllm/internal/synth"
+	"wasmllm/internal/testkit/browsertest"
+	"wasmllm/internal/testkit/synth"
 	"wasmllm/manifest"
 	"wasmllm/sampler"
 )

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/tokenizer"
 )
 

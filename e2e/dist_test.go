@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestDistStatic writes the site with `go run ./cmd/dist` and serves it

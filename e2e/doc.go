@@ -1,7 +1,7 @@
 // Package e2e holds the end-to-end tests of the web app: the real static
 // server, the chat page (web/index.html), the <wasmllm-chat> element and the
 // service worker, driven in headless Chromium through
-// internal/browsertest, with replies checked against cmd/generate.
+// internal/testkit/browsertest, with replies checked against cmd/generate.
 //
 //	go test ./e2e/
 //

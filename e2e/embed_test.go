@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp/kb"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestEmbedCrossOrigin puts <wasmllm-chat> in a plain page served from

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
-	"wasmllm/internal/golden"
-	"wasmllm/internal/testserver"
+	"wasmllm/internal/testkit/browsertest"
+	"wasmllm/internal/testkit/golden"
+	"wasmllm/internal/testkit/testserver"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"

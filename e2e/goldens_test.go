@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/browsertest"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/manifest"
 	"wasmllm/tokenizer"
 )

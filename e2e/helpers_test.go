@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp/kb"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/source"
 	"wasmllm/tokenizer"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestChatPageDeviceLost crashes the GPU process while the page streams a

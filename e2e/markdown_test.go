@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // The Markdown renderer (web/markdown.js) runs on the page's main thread

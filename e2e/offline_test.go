@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestOffline visits the page once online, stops the server, reloads, and

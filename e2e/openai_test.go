@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // These tests drive web/wasmllm.js the way OpenAI's documentation and

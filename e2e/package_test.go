@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // packageFiles are what the npm package must hold.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestDownloadProgress loads the model from a server that sends it at

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestCPURanksHeap: on ranks each rank's heap holds its share of the split

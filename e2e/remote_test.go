@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // These tests drive web/remote.js: createEngine({endpoint}) speaking the

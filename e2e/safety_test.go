@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // hostileReply is a model reply made to break out of the page: raw HTML

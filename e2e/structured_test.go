@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // Structured output and tool calls through the JS API (web/wasmllm.js) in
 // headless Chromium: the worker parses response_format, guided_* and tools
-// with wasm/api, as the server does.
+// with api, as the server does.
 
 // toolModels returns a models folder holding tiny-qwen3 with the Qwen3
 // chat template (Hermes tool calls), tiny-llama3 with Llama 3.2's and

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestChatPageWebGPU runs the page on WebGPU (SwiftShader in headless

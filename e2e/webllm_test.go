@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // These tests run pages written against WebLLM's API (@mlc-ai/web-llm)

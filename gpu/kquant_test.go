@@ -13,8 +13,8 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/gpu/webgpu"
-	"wasmllm/internal/golden"
-	"wasmllm/internal/shareddata"
+	"wasmllm/internal/testkit/golden"
+	"wasmllm/internal/testkit/shareddata"
 	"wasmllm/loader"
 	"wasmllm/model"
 )

@@ -11,7 +11,7 @@ import (
 
 	"wasmllm/engine"
 	"wasmllm/gpu/webgpu"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/sampler"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/model"
 )
 

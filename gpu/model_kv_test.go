@@ -13,7 +13,7 @@ import (
 
 	"wasmllm/engine"
 	"wasmllm/gpu/webgpu"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/loader"
 	"wasmllm/sampler"
 )

@@ -17,7 +17,7 @@ import (
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/gpu/webgpu"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/sampler"

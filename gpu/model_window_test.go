@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 )
 
 // TestModelSlidingWindow runs tiny-llama3 with a sliding window of 5 keys

@@ -10,7 +10,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/sampler"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 )
 
 // TestPrefillChunk: the backend's preferred prefill batch is 128 tokens on

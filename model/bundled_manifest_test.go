@@ -3,7 +3,7 @@ package model_test
 import (
 	"slices"
 	"testing"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/model"

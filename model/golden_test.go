@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
-	"wasmllm/internal/golden"
-	"wasmllm/internal/shareddata"
+	"wasmllm/internal/testkit/golden"
+	"wasmllm/internal/testkit/shareddata"
 	"wasmllm/loader"
 	"wasmllm/model"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/model"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/loader"
 	"wasmllm/model"
 )

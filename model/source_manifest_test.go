@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/loader"

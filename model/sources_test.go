@@ -2,7 +2,7 @@ package model_test
 
 import (
 	"testing"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 
 	"wasmllm/cpu"
 	"wasmllm/model"

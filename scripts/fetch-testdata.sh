@@ -5,7 +5,7 @@
 #     (Meta Llama 3 Community License); Qwen3's (Apache-2.0) is 11 MB; "llama2"
 #     is a SentencePiece-style tokenizer.json with Mistral-7B's vocabulary.
 #  2. The test models that are the same weights as committed files, built by
-#     internal/fixtures (go run ./internal/fixtures/cmd/build), each checked
+#     internal/testkit/fixtures (go run ./internal/testkit/fixtures/cmd/build), each checked
 #     against the pinned sha256 of the original.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,4 +52,4 @@ fetch_llama31_template() {
   rm -rf "$tmp"
 }
 fetch_llama31_template
-"${GO:-go}" run ./internal/fixtures/cmd/build -q
+"${GO:-go}" run ./internal/testkit/fixtures/cmd/build -q

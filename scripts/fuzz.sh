@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-30s}
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
-grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '^./internal/jinja/' | sort | while read -r file; do
+grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '^./tokenizer/internal/jinja/' | sort | while read -r file; do
   pkg=$(dirname "${file#./}")
   [ "$pkg" = . ] || pkg=./$pkg
   for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do

@@ -138,7 +138,7 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 // isModelFile reports whether name, relative to the models folder, is a
 // file the loader fetches from a model folder (NAME/FILE): the manifest, a
 // content-hashed shard, or a tokenizer file as cmd/convert writes them
-// (wasm/api.TokenizerFiles). They keep their types; anything else is served
+// (api.TokenizerFiles). They keep their types; anything else is served
 // as a download.
 func isModelFile(name string) bool {
 	dir, file, ok := strings.Cut(name, "/")

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 // ChatOptions are the variables a chat template sees besides messages.

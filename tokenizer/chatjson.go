@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 const maxJSONDepth = 256

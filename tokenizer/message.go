@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 // Message is one chat message. Role and Content are the common fields;

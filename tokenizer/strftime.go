@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 // maxStrftimeFormat bounds a strftime_now format, whose output may be

@@ -8,7 +8,7 @@ import (
 	"syscall/js"
 	"wasmllm/internal/jsutil"
 
-	"wasmllm/wasm/api"
+	"wasmllm/api"
 )
 
 // await blocks the calling goroutine until the promise p settles. It must

@@ -11,10 +11,10 @@ import (
 	"syscall/js"
 	"time"
 
+	"wasmllm/api"
 	"wasmllm/convert"
 	"wasmllm/loader"
 	"wasmllm/source"
-	"wasmllm/wasm/api"
 	"wasmllm/wasm/loading"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // TestKVCacheDtype: on WebGPU the KV cache is f16 by default and with

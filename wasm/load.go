@@ -11,6 +11,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"wasmllm/api"
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/gpu"
@@ -18,7 +19,6 @@ import (
 	"wasmllm/manifest"
 	"wasmllm/model"
 	"wasmllm/tokenizer"
-	"wasmllm/wasm/api"
 	"wasmllm/wasm/loading"
 )
 

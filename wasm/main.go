@@ -17,7 +17,7 @@ import (
 	"sync"
 	"syscall/js"
 
-	"wasmllm/wasm/api"
+	"wasmllm/api"
 )
 
 func main() {

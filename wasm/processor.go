@@ -9,9 +9,9 @@ import (
 	"syscall/js"
 	"unsafe"
 
+	"wasmllm/api"
 	"wasmllm/internal/jsutil"
 	"wasmllm/sampler"
-	"wasmllm/wasm/api"
 )
 
 // pageProcessors runs a request's logits_processors, JavaScript functions

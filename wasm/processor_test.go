@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"wasmllm/api"
 	"wasmllm/cpu"
 	"wasmllm/engine"
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/sampler"
-	"wasmllm/wasm/api"
 )
 
 // These tests run logits_processors (JavaScript functions in the page) on

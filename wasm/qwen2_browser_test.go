@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"wasmllm/internal/browsertest"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/browsertest"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/source"
 )
 

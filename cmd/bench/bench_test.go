@@ -15,8 +15,8 @@ import (
 
 	"wasmllm/cmd/bench/internal/result"
 	"wasmllm/cpu"
-	"wasmllm/internal/browsertest"
-	"wasmllm/internal/synth"
+	"wasmllm/internal/testkit/browsertest"
+	"wasmllm/internal/testkit/synth"
 	"wasmllm/loader"
 	"wasmllm/model"
 	"wasmllm/tokenizer"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"wasmllm/internal/chromium"
-	"wasmllm/internal/firefox"
+	"wasmllm/internal/testkit/chromium"
+	"wasmllm/internal/testkit/firefox"
 )
 
 // tab is what the bench drives: a chromium.Tab or a firefox.Tab.

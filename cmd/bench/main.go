@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 func logf(format string, args ...any) {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"wasmllm/cmd/bench/internal/result"
-	"wasmllm/internal/repo"
-	"wasmllm/internal/synth"
-	"wasmllm/internal/testserver"
+	"wasmllm/internal/testkit/repo"
+	"wasmllm/internal/testkit/synth"
+	"wasmllm/internal/testkit/testserver"
 )
 
 // options are cmd/bench's flags.

@@ -1,6 +1,6 @@
 package main
 
-import "wasmllm/internal/testserver"
+import "wasmllm/internal/testkit/testserver"
 
 // serverFiles are the paths the bench's server maps: its page and
 // everything it loads, on 127.0.0.1, cross-origin isolated (wllama's

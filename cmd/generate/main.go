@@ -10,7 +10,7 @@
 //
 // Structured output (-response-format json, -json-schema, -grammar, -regex,
 // -choice) and tool calls (-tools, -tool-choice) are read as the JS API and
-// the server read response_format, guided_* and tools (wasm/api); a reply
+// the server read response_format, guided_* and tools (api); a reply
 // read for tool calls prints its content and then one JSON line
 // {"content": ..., "tool_calls": [...]} in OpenAI's message shape.
 package main
@@ -27,12 +27,12 @@ import (
 	"strconv"
 	"strings"
 
+	"wasmllm/api"
 	"wasmllm/engine"
 	"wasmllm/loader"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
 	"wasmllm/toolcall"
-	"wasmllm/wasm/api"
 )
 
 type config struct {

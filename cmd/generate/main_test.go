@@ -11,7 +11,7 @@ import (
 	"testing"
 	"wasmllm/loader"
 
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 )
 
 func ids(v []int32) string {

@@ -8,12 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"wasmllm/wasm/api"
+	"wasmllm/api"
 )
 
 // structureFlags are the flags that shape the reply: structured output
 // and tool calls. They stand for the fields of an OpenAI request body and
-// are read by wasm/api as the browser's and the server's requests are.
+// are read by api as the browser's and the server's requests are.
 type structureFlags struct {
 	responseFormat, jsonSchema, grammar, regex, choice, tools, toolChoice string
 	parallel, fit                                                         bool

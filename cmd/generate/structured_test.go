@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 const stories = "../../testdata/models/stories260K.gguf"

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 )
 
 // needChromium skips browser runs with -short or without Chromium.

@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"wasmllm/internal/chromium"
-	"wasmllm/internal/firefox"
+	"wasmllm/internal/testkit/chromium"
+	"wasmllm/internal/testkit/firefox"
 )
 
 // The page reports through these CDP bindings. Runtime.bindingCalled events

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"wasmllm/internal/firefox"
+	"wasmllm/internal/testkit/firefox"
 )
 
 // executeFirefox runs the page at base in headless Firefox: the same page

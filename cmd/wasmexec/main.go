@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"wasmllm/internal/firefox"
+	"wasmllm/internal/testkit/firefox"
 )
 
 const usage = `usage: wasmexec [flags] prog.wasm [args...]

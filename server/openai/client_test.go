@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 )
 
 // clientDir holds the Node test of the official OpenAI client: its

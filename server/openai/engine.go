@@ -11,7 +11,7 @@
 //     deployment, so that the page stays same-origin and the upstream's
 //     API key stays on the server; streams pass through as they come.
 //
-// Requests are parsed and responses built by wasm/api, the code the
+// Requests are parsed and responses built by api, the code the
 // browser worker runs, so the two engines take the same requests and give
 // the same responses. Errors are vLLM's error bodies (see ErrorBody).
 package openai
@@ -29,11 +29,11 @@ import (
 	"sync"
 	"time"
 
+	"wasmllm/api"
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/manifest"
 	"wasmllm/sampler"
-	"wasmllm/wasm/api"
 )
 
 // Models are the models an Engine serves: the model folders of -models.

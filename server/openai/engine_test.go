@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/browsertest"
+	"wasmllm/api"
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/sampler"
-	"wasmllm/wasm/api"
 )
 
 func TestModelsEndpoint(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"wasmllm/api"
 	"wasmllm/engine"
-	"wasmllm/wasm/api"
 )
 
 // ErrorBody is the body of every error answer, as vLLM writes it (OpenAI's
@@ -102,7 +102,7 @@ func WriteError(w http.ResponseWriter, e *Error) {
 }
 
 // fromAPI maps an error of the shared request and engine code
-// (wasm/api's codes) to an HTTP error, as vLLM answers the same request:
+// (api's codes) to an HTTP error, as vLLM answers the same request:
 // a bad request, a prompt past the context and a chat for a model without
 // a template are 400 (vLLM's context-length message, param input_tokens);
 // anything else is the server's fault, 500.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"wasmllm/engine"
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/sampler"
 )
 

@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"wasmllm/api"
 	"wasmllm/cpu"
 	"wasmllm/engine"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
 	"wasmllm/sampler"
 	"wasmllm/source"
-	"wasmllm/wasm/api"
 	"wasmllm/wasm/loading"
 )
 

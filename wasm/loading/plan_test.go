@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"wasmllm/api"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
-	"wasmllm/wasm/api"
 	"wasmllm/wasm/loading"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unsafe"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 // =============================================================================

@@ -9,7 +9,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
-	"wasmllm/internal/browsertest"
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/manifest"
 	"wasmllm/model"
 	"wasmllm/sampler"

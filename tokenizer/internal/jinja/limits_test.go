@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 // renderLimits compiles and renders src within lim.

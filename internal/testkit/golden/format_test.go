@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/shareddata"
+	"wasmllm/internal/testkit/shareddata"
 )
 
 const sample = `{"model":"../models/m.gguf","reference":"llama.cpp x","kind":"exact","tolerance":0.0005,` +

@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/golden"
 )
 
 func main() {

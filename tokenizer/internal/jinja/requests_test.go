@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"wasmllm/internal/jinja"
+	"wasmllm/tokenizer/internal/jinja"
 )
 
 // TestRequestsAgainstTemplates renders every chat template under

@@ -20,7 +20,7 @@ import (
 	"math"
 	"slices"
 
-	"wasmllm/internal/packed"
+	"wasmllm/internal/testkit/packed"
 )
 
 const (

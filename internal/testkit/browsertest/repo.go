@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"wasmllm/internal/repo"
+	"wasmllm/internal/testkit/repo"
 )
 
 var (

@@ -13,8 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"wasmllm/internal/chromium"
-	"wasmllm/internal/firefox"
+	"wasmllm/internal/testkit/chromium"
+	"wasmllm/internal/testkit/firefox"
 )
 
 // NoWebGPU is an extra option for NewBrowser: a browser without a WebGPU

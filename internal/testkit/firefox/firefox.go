@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"wasmllm/internal/chromium"
+	"wasmllm/internal/testkit/chromium"
 )
 
 // Prefs are the preferences for headless Firefox with WebGPU (navigator.gpu

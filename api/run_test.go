@@ -11,8 +11,8 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/engine"
-	"wasmllm/internal/browsertest"
-	"wasmllm/internal/golden"
+	"wasmllm/internal/testkit/browsertest"
+	"wasmllm/internal/testkit/golden"
 )
 
 func runner(e *engine.Engine) *Runner {

@@ -3,7 +3,7 @@ package browsertest
 import (
 	"testing"
 
-	"wasmllm/internal/testserver"
+	"wasmllm/internal/testkit/testserver"
 )
 
 // FaultServer is the test file server (internal/testserver) laid out like
