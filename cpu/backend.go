@@ -146,33 +146,7 @@ func (b *Backend) Embed(out, table, ids model.Tensor) {
 	}
 }
 
-// RMSNorm implements model.Backend.
-func (b *Backend) RMSNorm(out, x, w model.Tensor, eps float32) {
-	RMSNorm(t(out).f, t(x).f, t(w).f, eps)
-}
-
-// AddRMSNorm implements model.Backend.
-func (b *Backend) AddRMSNorm(x, residual, w model.Tensor, eps float32) {
-	AddRMSNorm(t(x).f, t(residual).f, t(w).f, eps)
-}
-
-// QKNorm implements model.Backend.
-func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float32) {
-	q := t(qkv)
-	Dh := len(t(qw).f)
-	QKNorm(q.f, t(qw).f, t(kw).f, q.shape[0], heads, kvHeads, Dh, eps)
-}
-
-// RoPE implements model.Backend.
-func (b *Backend) RoPE(x, pos, bias model.Tensor, heads int, r *model.RoPE) {
-	var bv []float32
-	if bias != nil {
-		bv = t(bias).f
-	}
-	b.rope(t(x).f, t(pos).i, bv, t(x).cols(), heads, r.NeoX, r.InvFreq)
-}
-
-// rope is RoPE (the reference, bit for bit) with each position's angles
+// rope is the reference's rope (bit for bit) with each position's angles
 // computed once for all its heads, not once per head.
 func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
 	half := len(invFreq)
@@ -205,12 +179,6 @@ func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads int, n
 			}
 		}
 	}
-}
-
-// SiluMul implements model.Backend.
-func (b *Backend) SiluMul(out, gateUp model.Tensor) {
-	o := t(out)
-	siluMul(o.f, t(gateUp).f, o.shape[0], o.cols())
 }
 
 // CopyRows implements model.Backend.
@@ -372,12 +340,6 @@ const minWork = 1 << 15
 // rowGrain is the fewest output rows per parallel chunk for a (T, K) input.
 func rowGrain(T, K int) int { return max(16, minWork/max(1, T*K)) }
 
-// MatMul implements model.Backend.
-func (b *Backend) MatMul(out, x, w model.Tensor) {
-	o, xt, wt := t(out), t(x), t(w)
-	b.matmul(o.f, xt.f, wt, o.shape[0], o.cols(), xt.cols())
-}
-
 // matmul sets out (T, N) = x (T, K) · wᵀ, across the ranks for a weight
 // split across them.
 func (b *Backend) matmul(out, x []float32, w *tensor, T, N, K int) {
@@ -443,21 +405,13 @@ func (a *attnTask) run(worker, lo, hi int) {
 	}
 }
 
-// Attention implements model.Backend.
-func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
-	b.attend(out, qkv, pos, cache, layer, window, true)
-}
-
-// attend is Attention, with its cache write when write is set.
-func (b *Backend) attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, write bool) {
+// Attend implements model.Backend.
+func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
 	c := cache.(*KVCache)
 	q, p := t(qkv), t(pos)
 	Hk, Dh := c.kvHeads, c.head
 	H := q.cols()/Dh - 2*Hk
 	kc, vc := c.K[layer], c.V[layer]
-	if write {
-		b.writeKV(q, p, c, layer)
-	}
 	b.workerBufs(&b.attn.scores, c.capacity)
 	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, window: window, scores: b.attn.scores}
 	keys := int(p.i[len(p.i)-1] + 1)

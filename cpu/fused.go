@@ -5,8 +5,6 @@ import (
 	"wasmllm/model"
 )
 
-var _ model.Fuser = (*Backend)(nil)
-
 // fusedBufs are the scratch activations of the fused ops.
 type fusedBufs struct{ xn, y []float32 }
 
@@ -21,44 +19,50 @@ func scratchF32(buf *[]float32, shape ...int) *tensor {
 	return x
 }
 
-// FusedMatMul implements model.Fuser as the composition of RMSNorm,
-// MatMul, SiluMul and an add (see the reference of the same name).
-func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
+// MatMul implements model.Backend: RMSNorm into a scratch, the product,
+// then SiluMul and the add, as the reference of the same name.
+func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	o, xt, wt := t(out), t(x), t(w)
 	T, K, N := xt.numel()/xt.cols(), xt.cols(), wt.shape[0]
-	in := model.Tensor(xt)
+	in := xt.f
 	if f.Norm != nil {
 		xn := scratchF32(&b.fused.xn, T, K)
-		b.RMSNorm(xn, xt, f.Norm, f.Eps)
-		in = xn
+		rmsNorm(xn.f, xt.f, t(f.Norm).f, f.Eps)
+		in = xn.f
+	}
+	if !f.SiluMul && !f.Add {
+		b.matmul(o.f, in, wt, T, N, K)
+		return
 	}
 	y := scratchF32(&b.fused.y, T, N)
-	b.MatMul(y, in, wt)
+	b.matmul(y.f, in, wt, T, N, K)
 	if f.SiluMul {
 		if !f.Add {
-			b.SiluMul(o, y)
+			siluMul(o.f, y.f, T, N/2)
 			return
 		}
 		act := scratchF32(&b.fused.xn, T, N/2)
-		b.SiluMul(act, y)
+		siluMul(act.f, y.f, T, N/2)
 		y = act
 	}
 	for i, v := range y.f {
-		if f.Add {
-			o.f[i] += v
-		} else {
-			o.f[i] = v
-		}
+		o.f[i] += v
 	}
 }
 
-// RoPEKV implements model.Fuser.
+// RoPEKV implements model.Backend.
 func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int, eps float32, r *model.RoPE, cache model.KVCache, layer int) {
+	q, p := t(qkv), t(pos)
 	if qw != nil {
-		b.QKNorm(qkv, qw, kw, heads-kvHeads, kvHeads, eps)
+		Dh := len(t(qw).f)
+		qkNorm(q.f, t(qw).f, t(kw).f, q.shape[0], heads-kvHeads, kvHeads, Dh, eps)
 	}
-	b.RoPE(qkv, pos, bias, heads, r)
-	b.writeKV(t(qkv), t(pos), cache.(*KVCache), layer)
+	var bv []float32
+	if bias != nil {
+		bv = t(bias).f
+	}
+	b.rope(q.f, p.i, bv, q.cols(), heads, r.NeoX, r.InvFreq)
+	b.writeKV(q, p, cache.(*KVCache), layer)
 }
 
 // writeKV stores the keys and values of qkv into layer's cache at pos.
@@ -75,19 +79,14 @@ func (b *Backend) writeKV(q, p *tensor, c *KVCache, layer int) {
 	}
 }
 
-// AttendCached implements model.Fuser.
-func (b *Backend) AttendCached(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
-	b.attend(out, qkv, pos, cache, layer, window, false)
-}
-
-// MoEAdd implements model.Fuser.
-func (b *Backend) MoEAdd(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
+// MoE implements model.Backend.
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
 	rt := t(res)
 	T, D := rt.numel()/rt.cols(), rt.cols()
 	xn := scratchF32(&b.fused.xn, T, D)
-	b.RMSNorm(xn, rt, norm, eps)
+	rmsNorm(xn.f, rt.f, t(norm).f, eps)
 	y := scratchF32(&b.fused.y, T, D)
-	b.MoE(y, xn, router, gateUp, down, topK, normTopK)
+	b.moeOut(y, xn, router, gateUp, down, topK, normTopK)
 	for i, v := range y.f {
 		rt.f[i] += v
 	}

@@ -73,8 +73,9 @@ func (m *moeTask) group(E int) int {
 	return most
 }
 
-// MoE implements model.Backend.
-func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
+// moeOut sets out = MoE(x), the sparse MLP of x (T, D) without the norm
+// and the residual add (MoE's reference says the order).
+func (b *Backend) moeOut(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
 	o, xt, rt := t(out), t(x), t(router)
 	gt, dt := t(gateUp), t(down)
 	T, D := xt.shape[0], xt.cols()

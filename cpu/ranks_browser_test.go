@@ -62,7 +62,7 @@ func TestRanksWorkerDies(t *testing.T) {
 		}
 		x, out := b.NewF32(1, 64), b.NewF32(1, 96)
 		t0 := time.Now()
-		b.MatMul(out, x, w)
+		b.MatMul(out, x, w, model.MatMulFusion{})
 		err = b.ReadF32(out, make([]float32, 96))
 		var re *RankError
 		if !errors.As(err, &re) || re.Rank != 2 {
@@ -105,7 +105,7 @@ func BenchmarkRanksMatMul(bm *testing.B) {
 				dst := make([]float32, T*N)
 				bm.SetBytes(int64(N * K / 2))
 				for i := 0; i < bm.N; i++ {
-					b.MatMul(out, x, w)
+					b.MatMul(out, x, w, model.MatMulFusion{})
 					if err := b.ReadF32(out, dst); err != nil {
 						bm.Fatal(err)
 					}

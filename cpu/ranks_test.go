@@ -109,8 +109,8 @@ func checkRanked(t *testing.T, r *rand.Rand, b *Backend, lw *loader.Tensor, Ts [
 		}
 		b.WriteF32(x, xv)
 		got, want := b.NewF32(T, N), one.NewF32(T, N)
-		b.MatMul(got, x, wn)
-		one.MatMul(want, x, w1)
+		b.MatMul(got, x, wn, model.MatMulFusion{})
+		one.MatMul(want, x, w1, model.MatMulFusion{})
 		sameRows(t, fmt.Sprintf("%s matmul T=%d", what, T), b, got, one, want)
 	}
 	ids := []int32{0, int32(N - 1), int32(sh.bounds[1]), int32(sh.bounds[1] - 1), int32(N / 2), 7}
@@ -149,7 +149,7 @@ func TestRanksFailure(t *testing.T) {
 	}
 	delete(b.peers.(*localPeers).stores[1].w, tt(w).shard.id) // the peer lost its rows
 	x, out := b.NewF32(1, 64), b.NewF32(1, 64)
-	b.MatMul(out, x, w)
+	b.MatMul(out, x, w, model.MatMulFusion{})
 	var re *RankError
 	if err := b.ReadF32(out, make([]float32, 64)); !errors.As(err, &re) || re.Rank != 1 {
 		t.Fatalf("read after a failed peer: %v, want a RankError of rank 1", err)

@@ -16,8 +16,8 @@ func Embed(out, table []float32, ids []int32, D int) {
 	}
 }
 
-// RMSNorm normalises each segment of len(w) values of x into out (out may be x).
-func RMSNorm(out, x, w []float32, eps float32) {
+// rmsNorm normalises each segment of len(w) values of x into out (out may be x).
+func rmsNorm(out, x, w []float32, eps float32) {
 	n := len(w)
 	for s := 0; s+n <= len(x); s += n {
 		seg := x[s : s+n]
@@ -32,16 +32,42 @@ func RMSNorm(out, x, w []float32, eps float32) {
 	}
 }
 
-// AddRMSNorm: residual += x; x = RMSNorm(residual) * w. x, residual (T, D); w (D).
-func AddRMSNorm(x, residual, w []float32, eps float32) {
-	for i := range x {
-		residual[i] += x[i]
-	}
-	RMSNorm(x, residual, w, eps)
+// Fusion is MatMul's prologue and epilogue (model.MatMulFusion's, on host
+// values).
+type Fusion struct {
+	Norm    []float32 // (K): x is read as RMSNorm(x) * Norm; nil: x as it is
+	Eps     float32
+	SiluMul bool // w is gate_up (2F, K): out (T, F) = SiluMul of the product
+	Add     bool // out += the result
 }
 
-// MatMul: out (T, N) = x (T, K) · w (N, K)ᵀ, w dequantised.
-func MatMul(out, x, w []float32, T, N, K int) {
+// MatMul: out (T, N) = x (T, K) · w (N, K)ᵀ, w dequantised, with f's
+// prologue and epilogue.
+func MatMul(out, x, w []float32, T, N, K int, f Fusion) {
+	xn := x
+	if f.Norm != nil {
+		xn = make([]float32, T*K)
+		rmsNorm(xn, x, f.Norm, f.Eps)
+	}
+	y := make([]float32, T*N)
+	product(y, xn, w, T, N, K)
+	if f.SiluMul {
+		F := N / 2
+		act := make([]float32, T*F)
+		siluMulRef(act, y, T, F)
+		y = act
+	}
+	for i := range y {
+		if f.Add {
+			out[i] += y[i]
+		} else {
+			out[i] = y[i]
+		}
+	}
+}
+
+// product: out (T, N) = x (T, K) · w (N, K)ᵀ.
+func product(out, x, w []float32, T, N, K int) {
 	for t := 0; t < T; t++ {
 		for n := 0; n < N; n++ {
 			var sum float32
@@ -53,22 +79,22 @@ func MatMul(out, x, w []float32, T, N, K int) {
 	}
 }
 
-// QKNorm normalises the H query heads of each row of qkv (T, (H+2Hk)*Dh)
+// qkNorm normalises the H query heads of each row of qkv (T, (H+2Hk)*Dh)
 // with qw (Dh) and the Hk key heads with kw (Dh), in place.
-func QKNorm(qkv, qw, kw []float32, T, H, Hk, Dh int, eps float32) {
+func qkNorm(qkv, qw, kw []float32, T, H, Hk, Dh int, eps float32) {
 	C := (H + 2*Hk) * Dh
 	for t := 0; t < T; t++ {
 		row := qkv[t*C:]
-		RMSNorm(row[:H*Dh], row[:H*Dh], qw, eps)
-		RMSNorm(row[H*Dh:(H+Hk)*Dh], row[H*Dh:(H+Hk)*Dh], kw, eps)
+		rmsNorm(row[:H*Dh], row[:H*Dh], qw, eps)
+		rmsNorm(row[H*Dh:(H+Hk)*Dh], row[H*Dh:(H+Hk)*Dh], kw, eps)
 	}
 }
 
-// RoPE adds bias (C), when not nil, to each row of x (T, C), then rotates
+// rope adds bias (C), when not nil, to each row of x (T, C), then rotates
 // the first heads heads (of Dh = 2*len(invFreq) values) of each row at
 // positions pos (T). NeoX pairs (i, i+Dh/2); otherwise adjacent pairs
 // (2i, 2i+1). The angle of pair i is pos*invFreq[i].
-func RoPE(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
+func rope(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
 	half := len(invFreq)
 	Dh := 2 * half
 	for t, p := range pos {
@@ -95,25 +121,13 @@ func RoPE(x []float32, pos []int32, bias []float32, C, heads int, neox bool, inv
 	}
 }
 
-// Attention stores k and v of qkv (T, (H+2Hk)*Dh) into kc, vc (S, Hk, Dh)
-// at positions pos (T), then for each token t and head h attends over cache
-// positions [0, pos[t]] with scale 1/sqrt(Dh): out (T, H*Dh). Query head h
-// reads key/value head h / (H/Hk). window > 0 keeps only the last window of
-// those positions, (pos[t]-window, pos[t]] (Mistral's sliding window).
-func Attention(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int) {
-	C := (H + 2*Hk) * Dh
-	kvw := Hk * Dh
-	for t, p := range pos {
-		row := qkv[t*C:]
-		copy(kc[int(p)*kvw:(int(p)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
-		copy(vc[int(p)*kvw:(int(p)+1)*kvw], row[(H+Hk)*Dh:C])
-	}
-	AttendCached(out, qkv, pos, kc, vc, T, H, Hk, Dh, window)
-}
-
-// AttendCached is Attention without the cache write: the keys and values
-// at pos are already in kc, vc.
-func AttendCached(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int) {
+// Attend: for each token t of qkv (T, (H+2Hk)*Dh) and head h, attention
+// over the cache positions [0, pos[t]] of kc, vc (S, Hk, Dh) (RoPEKV wrote
+// this batch's keys and values there) with scale 1/sqrt(Dh): out (T, H*Dh).
+// Query head h reads key/value head h / (H/Hk). window > 0 keeps only the
+// last window of those positions, (pos[t]-window, pos[t]] (Mistral's
+// sliding window).
+func Attend(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int) {
 	C := (H + 2*Hk) * Dh
 	kvw := Hk * Dh
 	scale := 1 / math.Sqrt(float64(Dh))
@@ -162,42 +176,16 @@ func AttendCached(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, D
 	}
 }
 
-// FusedMatMul: out (T, N) = x (T, K) · w (N, K)ᵀ with model.MatMulFusion's
-// prologue and epilogue: x read as RMSNorm(x) * norm when norm is not nil;
-// with siluMul, w is gate_up (2F, K) and out (T, F) = SiluMul of the
-// product; with add, out += the result.
-func FusedMatMul(out, x, w, norm []float32, eps float32, siluMul, add bool, T, N, K int) {
-	xn := x
-	if norm != nil {
-		xn = make([]float32, T*K)
-		RMSNorm(xn, x, norm, eps)
-	}
-	y := make([]float32, T*N)
-	MatMul(y, xn, w, T, N, K)
-	if siluMul {
-		F := N / 2
-		act := make([]float32, T*F)
-		SiluMul(act, y, T, F)
-		y = act
-	}
-	for i := range y {
-		if add {
-			out[i] += y[i]
-		} else {
-			out[i] = y[i]
-		}
-	}
-}
-
-// RoPEKV is QKNorm (when qw is not nil), RoPE (heads H+Hk, with bias) and
-// the cache write of Attention: qkv (T, (H+2Hk)*Dh) in place, then k and v
-// of each token into kc, vc (S, Hk, Dh) at pos.
+// RoPEKV: the q/k norm (when qw is not nil), the bias (when not nil) and
+// the rotation of the H+Hk query and key heads, in place on qkv
+// (T, (H+2Hk)*Dh), then k and v of each token into kc, vc (S, Hk, Dh) at
+// pos.
 func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk, Dh int, eps float32, neox bool, invFreq []float32) {
 	C := (H + 2*Hk) * Dh
 	if qw != nil {
-		QKNorm(qkv, qw, kw, T, H, Hk, Dh, eps)
+		qkNorm(qkv, qw, kw, T, H, Hk, Dh, eps)
 	}
-	RoPE(qkv, pos, bias, C, H+Hk, neox, invFreq)
+	rope(qkv, pos, bias, C, H+Hk, neox, invFreq)
 	kvw := Hk * Dh
 	for t, p := range pos {
 		row := qkv[t*C:]
@@ -206,13 +194,13 @@ func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk
 	}
 }
 
-// MoEAdd: res (T, D) += MoE(RMSNorm(res) * norm), the sparse MLP on the
+// MoE: res (T, D) += moe(RMSNorm(res) * norm), the sparse MLP on the
 // residual stream.
-func MoEAdd(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool) {
+func MoE(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool) {
 	xn := make([]float32, T*D)
-	RMSNorm(xn, res, norm, eps)
+	rmsNorm(xn, res, norm, eps)
 	y := make([]float32, T*D)
-	MoE(y, xn, router, gateUp, down, T, D, E, F, k, normTopK)
+	moe(y, xn, router, gateUp, down, T, D, E, F, k, normTopK)
 	for i := range y {
 		res[i] += y[i]
 	}
@@ -221,8 +209,8 @@ func MoEAdd(res, norm []float32, eps float32, router, gateUp, down []float32, T,
 // Silu is x * sigmoid(x).
 func Silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
 
-// SiluMul: out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:].
-func SiluMul(out, gateUp []float32, T, F int) {
+// siluMulRef: out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:].
+func siluMulRef(out, gateUp []float32, T, F int) {
 	for t := 0; t < T; t++ {
 		for i := 0; i < F; i++ {
 			out[t*F+i] = Silu(gateUp[t*2*F+i]) * gateUp[t*2*F+F+i]
@@ -265,9 +253,9 @@ func Route(logits []float32, k int, norm bool, ids []int32, weights []float32) {
 	}
 }
 
-// MoE: for each token of x (T, D), route with router (E, D), then
+// moe: for each token of x (T, D), route with router (E, D), then
 // out = Σ_a weight_a · down_a (D, F) · SiluMul(gateUp_a (2F, D) · x).
-func MoE(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
+func moe(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
 	logits := make([]float32, E)
 	ids := make([]int32, k)
 	weights := make([]float32, k)
@@ -276,7 +264,7 @@ func MoE(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
 	y := make([]float32, D)
 	for t := 0; t < T; t++ {
 		xt := x[t*D : (t+1)*D]
-		MatMul(logits, xt, router, 1, E, D)
+		product(logits, xt, router, 1, E, D)
 		Route(logits, k, norm, ids, weights)
 		o := out[t*D : (t+1)*D]
 		for i := range o {
@@ -284,9 +272,9 @@ func MoE(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
 		}
 		for a := 0; a < k; a++ {
 			e := int(ids[a])
-			MatMul(gu, xt, gateUp[e*2*F*D:(e+1)*2*F*D], 1, 2*F, D)
-			SiluMul(act, gu, 1, F)
-			MatMul(y, act, down[e*D*F:(e+1)*D*F], 1, D, F)
+			product(gu, xt, gateUp[e*2*F*D:(e+1)*2*F*D], 1, 2*F, D)
+			siluMulRef(act, gu, 1, F)
+			product(y, act, down[e*D*F:(e+1)*D*F], 1, D, F)
 			for i := range o {
 				o[i] += weights[a] * y[i]
 			}

@@ -54,7 +54,7 @@ func matMulSameBits(t *testing.T, b *Backend, rng *rand.Rand, lt *loader.Tensor,
 	b.WriteF32(x, xs)
 	sameBits(t, label(fmt.Sprintf("%v T=%d N=%d K=%d", lt.DType, T, N, K)), func() []float32 {
 		out := b.NewF32(T, N)
-		b.MatMul(out, x, w)
+		b.MatMul(out, x, w, model.MatMulFusion{})
 		v := make([]float32, T*N)
 		if err := b.ReadF32(out, v); err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func BenchmarkSIMDMatMul(b *testing.B) {
 						simd = nil
 					}
 					for range b.N {
-						be.MatMul(out, x, w)
+						be.MatMul(out, x, w, model.MatMulFusion{})
 					}
 					simd = saved
 					b.ReportMetric(float64(2*N*K*T)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -98,7 +98,7 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	if gu == nil {
 		return
 	}
-	b.MatMul(gu, in, wt)
+	b.MatMul(gu, in, wt, model.MatMulFusion{})
 	b.SiluMul(o, gu)
 }
 

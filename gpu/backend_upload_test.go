@@ -59,7 +59,7 @@ func TestUploadJS(t *testing.T) {
 				dst []float32
 			}{{fromJS, got}, {fromGo, want}} {
 				out := b.NewF32(T, N)
-				b.MatMul(out, xt, c.w)
+				b.MatMul(out, xt, c.w, model.MatMulFusion{})
 				if err := b.ReadF32(out, c.dst); err != nil {
 					t.Fatal(err)
 				}

@@ -51,7 +51,7 @@ func TestF16Math(t *testing.T) {
 				t.Fatalf("upload %s: %v", lw.Name, err)
 			}
 			o := b.NewF32(T, N)
-			b.MatMul(o, x, w)
+			b.MatMul(o, x, w, model.MatMulFusion{})
 			got := make([]float32, T*N)
 			what := fmt.Sprintf("f16 gemm %s T=%d N=%d K=%d", dt, T, N, K)
 			if err := b.ReadF32(o, got); err != nil {

@@ -103,7 +103,7 @@ func kquantMatMulCheck(t *testing.T, b *Backend, r *rand.Rand, wt model.Tensor, 
 	defer b.Free(x)
 	defer b.Free(out)
 	b.WriteF32(x, xv)
-	b.MatMul(out, x, wt)
+	b.MatMul(out, x, wt, model.MatMulFusion{})
 	got := make([]float32, T*N)
 	if err := b.ReadF32(out, got); err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func TestKQuantUploadJS(t *testing.T) {
 			dst []float32
 		}{{fromJS, got}, {fromGo, want}} {
 			out := b.NewF32(2, c.N)
-			b.MatMul(out, x, o.w)
+			b.MatMul(out, x, o.w, model.MatMulFusion{})
 			if err := b.ReadF32(out, o.dst); err != nil {
 				t.Fatal(err)
 			}

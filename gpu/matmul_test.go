@@ -183,7 +183,7 @@ func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types 
 				o := tt(b.NewF32(T, N))
 				switch path {
 				case "MatMul":
-					b.MatMul(o, x, w)
+					b.MatMul(o, x, w, model.MatMulFusion{})
 				case "gemm":
 					b.gemm(o, tt(x), tt(w), T, N, K)
 				case "gemm-wide", "gemm-narrow": // the other adapter kind's activation loads
@@ -235,7 +235,7 @@ func TestMatMulUnalignedK(t *testing.T) {
 		}
 		x, o := b.NewF32(c.T, c.K), b.NewF32(c.T, c.N)
 		b.WriteF32(x, xv)
-		b.MatMul(o, x, w)
+		b.MatMul(o, x, w, model.MatMulFusion{})
 		got := make([]float32, c.T*c.N)
 		if err := b.ReadF32(o, got); err != nil {
 			t.Fatal(err)
@@ -262,7 +262,7 @@ func TestMatMulRepeatAllocatesNothing(t *testing.T) {
 	got := make([]float32, 300)
 	step := func() {
 		b.WriteF32(x, xv)
-		b.MatMul(o, x, w)
+		b.MatMul(o, x, w, model.MatMulFusion{})
 		if err := b.ReadF32(o, got); err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +310,7 @@ func TestMatMulBadShapes(t *testing.T) {
 		{"out is x", x, x, wsq},
 		{"i32 x", b.NewF32(2, 6), b.NewI32(2, 64), w},
 	} {
-		b.MatMul(c.out, c.x, c.w)
+		b.MatMul(c.out, c.x, c.w, model.MatMulFusion{})
 		err := b.ReadF32(x, make([]float32, 128))
 		if !errors.Is(err, ErrOp) {
 			t.Errorf("%s: got %v, want ErrOp", c.name, err)
@@ -458,7 +458,7 @@ func BenchmarkMatMulQ4GEMV(b *testing.B) {
 			dst := make([]float32, N)
 			const reps = 4
 			var tGEMV, tRead time.Duration
-			be.MatMul(o, x, w)
+			be.MatMul(o, x, w, model.MatMulFusion{})
 			if err := be.ReadF32(o, dst); err != nil {
 				b.Fatal(err)
 			}
@@ -466,7 +466,7 @@ func BenchmarkMatMulQ4GEMV(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
 				for j := 0; j < reps; j++ {
-					be.MatMul(o, x, w)
+					be.MatMul(o, x, w, model.MatMulFusion{})
 				}
 				if err := be.ReadF32(o, dst); err != nil {
 					b.Fatal(err)
@@ -496,7 +496,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 			be := benchBackend(b)
 			const T, N, K = 128, 2048, 2048
 			x, w, o, _ := benchMatMulInputs(b, be, dt, T, N, K)
-			sec := timeSteps(b, be, 1, func() { be.MatMul(o, x, w) }, o)
+			sec := timeSteps(b, be, 1, func() { be.MatMul(o, x, w, model.MatMulFusion{}) }, o)
 			b.ReportMetric(2*T*N*K/sec/1e9, "GFLOP/s")
 		})
 	}

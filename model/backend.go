@@ -17,9 +17,12 @@ type Tensor interface {
 	Shape() []int
 }
 
-// Backend runs the model's ops. The cpu package is the reference; the gpu
-// package runs the same ops as WGSL kernels. Every op has a Go reference of
-// the same name in package cpu, and both backends pass one conformance suite.
+// Backend runs the model's ops: exactly the ops Forward calls, each in the
+// fused form the GPU runs in one dispatch where it can (7 per dense layer at
+// decode). The cpu package is the reference; the gpu package runs the same
+// ops as WGSL kernels. Every op has a plain-loop Go reference of the same
+// name in package cpu, and every backend passes one conformance suite
+// (package backendtest).
 //
 // Ops are issued in order; a backend may defer execution until a Read.
 type Backend interface {
@@ -46,42 +49,31 @@ type Backend interface {
 
 	// Embed gathers rows: out (T, D) f32 = table[ids[t]]; table (V, D); ids (T) i32.
 	Embed(out, table, ids Tensor)
-	// RMSNorm normalises each contiguous segment of len(w) elements of x:
-	// out = x / sqrt(mean(x²) + eps) * w. x and out (R, C) f32 with C a
-	// multiple of len(w); out and x are distinct tensors.
-	RMSNorm(out, x, w Tensor, eps float32)
-	// AddRMSNorm is vLLM's fused_add_rms_norm: residual += x, then
-	// x = RMSNorm(residual) * w. x, residual (T, D) f32; w (D).
-	AddRMSNorm(x, residual, w Tensor, eps float32)
-	// MatMul computes out (T, N) = x (T, K) · wᵀ for a weight w (N, K).
-	MatMul(out, x, w Tensor)
-	// QKNorm is Qwen3's per-head RMSNorm, in place on the merged projection
-	// qkv (T, (H+2Hk)*Dh): each of the H query heads is normalised with
-	// qw (Dh), each of the Hk key heads with kw (Dh); values are untouched.
-	QKNorm(qkv, qw, kw Tensor, heads, kvHeads int, eps float32)
-	// RoPE rotates, in place, the first `heads` heads of Dh = r.Dim values
-	// in each row of x (T, C) at the positions pos (T) i32. On the merged
-	// projection, heads = H+Hk covers queries and keys. bias, when not nil,
-	// is a (C) f32 vector added to every row first (Qwen2's q/k/v biases,
-	// which come before RoPE; the v part is added and not rotated), so that
-	// the biases cost no pass of their own.
-	RoPE(x, pos, bias Tensor, heads int, r *RoPE)
-	// Attention reads q, k, v from the merged projection qkv
-	// (T, (H+2Hk)*Dh), with H derived from its width and the cache's Hk and
-	// Dh. It writes k and v into the cache of layer at the positions pos
-	// (T) i32, then computes causal GQA attention for each token t over
-	// cache positions [0, pos[t]], scaled by 1/sqrt(Dh): out (T, H*Dh).
-	// window > 0 is a sliding window (Mistral's sliding_window): token t
-	// attends only to the last window of those, (pos[t]-window, pos[t]].
-	Attention(out, qkv, pos Tensor, cache KVCache, layer, window int)
-	// SiluMul computes out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:] for
-	// gateUp (T, 2F), vLLM's SiluAndMul.
-	SiluMul(out, gateUp Tensor)
-	// MoE is the sparse MLP: router logits = x·routerᵀ, softmax over E,
-	// top-A experts, weights renormalised to sum 1 when norm is set, and
-	// out = Σ weight_a · down_a(SiluMul(gateUp_a · x)). x, out (T, D);
-	// router (E, D); gateUp (E, 2F, D); down (E, D, F).
-	MoE(out, x, router, gateUp, down Tensor, topK int, norm bool)
+	// MatMul computes out (T, N) = x (T, K) · wᵀ for a weight w (N, K),
+	// with the prologue and epilogue f asks for (a norm before, SiluAndMul
+	// or a residual add after; the zero MatMulFusion is the plain product):
+	// every linear layer of Forward is one MatMul. out and x are distinct
+	// tensors.
+	MatMul(out, x, w Tensor, f MatMulFusion)
+	// RoPEKV prepares a layer's attention in place on the merged projection
+	// qkv (T, (H+2Hk)*Dh): each query and key head RMS-normalised with qw
+	// and kw (Dh) when qw is not nil (Qwen3's q/k norm), bias (a (C) f32
+	// vector) added to every row when not nil (Qwen2's q/k/v biases), the
+	// first heads = H+Hk heads rotated by r at the positions pos (T) i32,
+	// and the keys and values written into layer's cache at pos.
+	RoPEKV(qkv, pos, bias, qw, kw Tensor, heads, kvHeads int, eps float32, r *RoPE, cache KVCache, layer int)
+	// Attend computes causal GQA attention for each token t of qkv over
+	// layer's cache positions [0, pos[t]] (RoPEKV wrote this batch's keys
+	// and values), scaled by 1/sqrt(Dh): out (T, H*Dh). window > 0 is a
+	// sliding window (Mistral's sliding_window): token t attends only to the
+	// last window of those, (pos[t]-window, pos[t]].
+	Attend(out, qkv, pos Tensor, cache KVCache, layer, window int)
+	// MoE is the sparse MLP on the residual stream, in place:
+	// res (T, D) += MoE(RMSNorm(res) * norm): router logits = x·routerᵀ,
+	// softmax over E, the top-A experts, their weights renormalised to sum
+	// 1 when normTopK is set, and Σ weight_a · down_a(SiluMul(gateUp_a · x)).
+	// norm (D); router (E, D); gateUp (E, 2F, D); down (E, D, F).
+	MoE(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool)
 	// CopyRows copies rows [row0, row0+R) of src (_, C) into dst (R, C).
 	CopyRows(dst, src Tensor, row0 int)
 	// Argmax writes the index of each row's maximum (lowest index on ties):
@@ -154,28 +146,7 @@ type LayerMarker interface {
 	MarkLayer(l int)
 }
 
-// Fuser is an optional Backend interface: the fused forms of the ops of a
-// layer, which cut a decode step's dispatches on the GPU (7 per dense layer,
-// 9 per MoE layer). Forward uses them where the backend has them and the
-// unfused ops elsewhere; each equals a composition of Backend ops (its Go
-// reference in package cpu says which).
-type Fuser interface {
-	// FusedMatMul computes out (T, N) = x (T, K) · wᵀ with a prologue and
-	// an epilogue (see MatMulFusion). out and x are distinct tensors.
-	FusedMatMul(out, x, w Tensor, f MatMulFusion)
-	// RoPEKV is QKNorm (when qw is not nil), RoPE (bias as RoPE's; heads =
-	// H+Hk rotated) and the cache write of Attention, in place on qkv
-	// (T, (H+2Hk)*Dh): afterwards layer's cache holds k and v at pos.
-	RoPEKV(qkv, pos, bias, qw, kw Tensor, heads, kvHeads int, eps float32, r *RoPE, cache KVCache, layer int)
-	// AttendCached is Attention without its cache write: k and v at pos
-	// are already in the cache (RoPEKV wrote them).
-	AttendCached(out, qkv, pos Tensor, cache KVCache, layer, window int)
-	// MoEAdd is the sparse MLP on the residual stream, in place:
-	// res += MoE(RMSNorm(res) * norm). res (T, D); the rest as MoE.
-	MoEAdd(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool)
-}
-
-// MatMulFusion is FusedMatMul's prologue and epilogue.
+// MatMulFusion is MatMul's prologue and epilogue.
 type MatMulFusion struct {
 	// Norm, when not nil, is an RMSNorm weight (K): x is read as
 	// RMSNorm(x) * Norm, each row of K values, with Eps.

@@ -89,9 +89,7 @@ func (e *ConfigError) Error() string {
 // size within its bound (and their products within MaxParams), every float
 // finite and in range. Errors are *ConfigError.
 func (c *Config) Validate() error {
-	switch c.Arch {
-	case ArchLlama, ArchQwen2, ArchQwen3, ArchQwen3MoE:
-	default:
+	if _, ok := FamilyOf(c.Arch); !ok {
 		return &ConfigError{"arch", c.Arch, "unsupported architecture"}
 	}
 	in := func(field string, v, lo, hi int) error {
@@ -151,6 +149,9 @@ func (c *Config) Validate() error {
 		case s.OriginalMaxPositionEmbeddings < 1 || s.OriginalMaxPositionEmbeddings > MaxContext:
 			return &ConfigError{"rope_scaling.original_max_position_embeddings", s.OriginalMaxPositionEmbeddings, fmt.Sprintf("want 1..%d", MaxContext)}
 		}
+	}
+	if err := c.checkFamily(); err != nil {
+		return err
 	}
 	if n, ok := c.params(); !ok || n > MaxParams {
 		return &ConfigError{"num_layers", c.Layers, fmt.Sprintf("the shapes make more than %d weights", int64(MaxParams))}

@@ -7,7 +7,8 @@ import (
 	"wasmllm/loader"
 )
 
-// Model is a loaded model: plain structs of backend tensors and a Forward.
+// Model is a loaded model: plain structs of backend tensors, a list of
+// layers of the kinds its family's row names (family.go), and one Forward.
 type Model struct {
 	Config Config
 	Rope   RoPE
@@ -20,87 +21,29 @@ type Model struct {
 	scratch map[scratchKey]*scratch
 }
 
-// Layer is one transformer block.
-type Layer struct {
-	AttnNorm Tensor // (D)
-	QKV      Tensor // ((H+2Hk)*Dh, D)
-	QKVBias  Tensor // ((H+2Hk)*Dh) f32, nil unless Config.QKVBias
-	QNorm    Tensor // (Dh), nil unless Config.QKNorm
-	KNorm    Tensor // (Dh)
-	AttnOut  Tensor // (D, H*Dh)
-	MLPNorm  Tensor // (D)
-	MLP      MLP
-}
-
-// MLP is the feed-forward half of a block: dense SwiGLU or sparse MoE,
-// chosen at load.
-type MLP interface {
-	// Forward reads x (T, D) and returns the tensor holding the output (T, D).
-	Forward(b Backend, x Tensor, s *scratch) Tensor
-}
-
-// Dense is vLLM's LlamaMLP: merged gate_up, SiluAndMul, down.
-type Dense struct {
-	GateUp Tensor // (2F, D)
-	Down   Tensor // (D, F)
-}
-
-// Forward implements MLP.
-func (m *Dense) Forward(b Backend, x Tensor, s *scratch) Tensor {
-	b.MatMul(s.gateUp, x, m.GateUp)
-	b.SiluMul(s.act, s.gateUp)
-	b.MatMul(x, s.act, m.Down)
-	return x
-}
-
-// Sparse is Qwen3-MoE's block: router, top-A of E experts, no shared expert.
-type Sparse struct {
-	Router Tensor // (E, D)
-	GateUp Tensor // (E, 2F, D)
-	Down   Tensor // (E, D, F)
-	TopK   int
-	Norm   bool
-}
-
-// Forward implements MLP.
-func (m *Sparse) Forward(b Backend, x Tensor, s *scratch) Tensor {
-	b.MoE(s.moe, x, m.Router, m.GateUp, m.Down, m.TopK, m.Norm)
-	return s.moe
-}
-
-// Build uploads w to b and assembles the model.
+// Build uploads w to b and assembles the model, each layer as its spec says.
 func Build(b Backend, w *Weights) (*Model, error) {
 	if err := w.Check(); err != nil {
 		return nil, err
 	}
 	c := w.Config
 	m := &Model{Config: c, b: b, scratch: map[scratchKey]*scratch{}}
-	up := func(name string) (Tensor, error) {
-		t, err := w.Get(name)
-		if err != nil {
-			return nil, err
-		}
-		if u, ok := w.Uploaded[name]; ok {
-			return u, nil
-		}
-		bt, err := b.Upload(t)
-		if err != nil {
-			return nil, fmt.Errorf("%s: uploading %s: %w", w.Source, name, err)
-		}
-		return bt, nil
-	}
 	var err error
-	if m.Embed, err = up(NameEmbed); err != nil {
-		return nil, err
+	up := func(name string) Tensor {
+		if err != nil {
+			return nil
+		}
+		var t Tensor
+		t, err = upload(b, w, name)
+		return t
 	}
-	if m.Norm, err = up(NameNorm); err != nil {
-		return nil, err
-	}
+	m.Embed, m.Norm = up(NameEmbed), up(NameNorm)
 	m.LMHead = m.Embed
 	if !c.TiedEmbeddings {
-		if m.LMHead, err = up(NameLMHead); err != nil {
-			return nil, err
-		}
+		m.LMHead = up(NameLMHead)
+	}
+	if err != nil {
+		return nil, err
 	}
 	m.Rope = RoPE{Dim: c.HeadDim, NeoX: c.RopeNeoX, InvFreq: c.InvFreq()}
 	if t, ok := w.Tensors[NameRopeFreqs]; ok {
@@ -114,55 +57,48 @@ func Build(b Backend, w *Weights) (*Model, error) {
 			m.Rope.InvFreq[i] = float32(float64(base[i]) / float64(factors[i]))
 		}
 	}
-	m.Layers = make([]Layer, c.Layers)
-	for l := range m.Layers {
-		L := &m.Layers[l]
+	specs := c.Specs()
+	m.Layers = make([]Layer, len(specs))
+	for l, sp := range specs {
 		f := func(s string) string { return fmt.Sprintf(s, l) }
-		for _, p := range []struct {
-			dst  *Tensor
-			name string
-		}{{&L.AttnNorm, NameAttnNorm}, {&L.QKV, NameQKV}, {&L.AttnOut, NameAttnOut}, {&L.MLPNorm, NameFFNNorm}} {
-			if *p.dst, err = up(f(p.name)); err != nil {
-				return nil, err
-			}
+		a := &Attention{Rope: &m.Rope, Spec: sp.Attention,
+			Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
+		if sp.Attention.Bias {
+			a.Bias = up(f(NameQKVBias))
 		}
-		if c.QKVBias {
-			if L.QKVBias, err = up(f(NameQKVBias)); err != nil {
-				return nil, err
-			}
+		if sp.Attention.QKNorm {
+			a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
 		}
-		if c.QKNorm {
-			if L.QNorm, err = up(f(NameQNorm)); err != nil {
-				return nil, err
-			}
-			if L.KNorm, err = up(f(NameKNorm)); err != nil {
-				return nil, err
-			}
+		m.Layers[l].Mixer = a
+		switch sp.Channel.Kind {
+		case ChannelMoE:
+			m.Layers[l].Channel = &MoE{Spec: sp.Channel, Norm: up(f(NameFFNNorm)),
+				Router: up(f(NameRouter)), GateUp: up(f(NameGateUpExps)), Down: up(f(NameDownExps))}
+		default:
+			m.Layers[l].Channel = &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown))}
 		}
-		if c.MoE() {
-			s := &Sparse{TopK: c.ExpertsUsed, Norm: c.NormTopK}
-			if s.Router, err = up(f(NameRouter)); err != nil {
-				return nil, err
-			}
-			if s.GateUp, err = up(f(NameGateUpExps)); err != nil {
-				return nil, err
-			}
-			if s.Down, err = up(f(NameDownExps)); err != nil {
-				return nil, err
-			}
-			L.MLP = s
-		} else {
-			d := &Dense{}
-			if d.GateUp, err = up(f(NameGateUp)); err != nil {
-				return nil, err
-			}
-			if d.Down, err = up(f(NameDown)); err != nil {
-				return nil, err
-			}
-			L.MLP = d
+		if err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// upload returns weight name of w on b: the tensor already uploaded, or w's
+// tensor uploaded now.
+func upload(b Backend, w *Weights, name string) (Tensor, error) {
+	t, err := w.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := w.Uploaded[name]; ok {
+		return u, nil
+	}
+	bt, err := b.Upload(t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: uploading %s: %w", w.Source, name, err)
+	}
+	return bt, nil
 }
 
 // ErrContextFull reports a batch that does not fit in the KV cache.
@@ -264,82 +200,28 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all boo
 	} else {
 		b.WriteI32(s.ids, ids)
 	}
-	eps := float32(c.RMSEps)
 	b.Embed(s.res, m.Embed, s.ids)
-	if f, ok := b.(Fuser); ok {
-		return m.forwardFused(f, cache, s, T, all), nil
-	}
-	h := s.x
+	f := &pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps)}
 	marker, _ := b.(LayerMarker)
 	for l := range m.Layers {
 		L := &m.Layers[l]
 		if marker != nil {
 			marker.MarkLayer(l)
 		}
-		if l == 0 {
-			b.RMSNorm(h, s.res, L.AttnNorm, eps)
-		} else {
-			b.AddRMSNorm(h, s.res, L.AttnNorm, eps)
-		}
-		b.MatMul(s.qkv, h, L.QKV)
-		if c.QKNorm {
-			b.QKNorm(s.qkv, L.QNorm, L.KNorm, c.Heads, c.KVHeads, eps)
-		}
-		b.RoPE(s.qkv, s.pos, L.QKVBias, c.Heads+c.KVHeads, &m.Rope)
-		b.Attention(s.attn, s.qkv, s.pos, cache, l, c.SlidingWindow)
-		b.MatMul(s.x, s.attn, L.AttnOut)
-		b.AddRMSNorm(s.x, s.res, L.MLPNorm, eps)
-		h = L.MLP.Forward(b, s.x, s)
+		L.Mixer.mix(f, l)
+		L.Channel.mix(f)
 	}
 	if marker != nil {
 		marker.MarkLayer(-1)
 	}
-	b.AddRMSNorm(h, s.res, m.Norm, eps)
+	final := MatMulFusion{Norm: m.Norm, Eps: f.eps}
 	if all || T == 1 {
-		b.MatMul(s.logits, h, m.LMHead)
+		b.MatMul(s.logits, s.res, m.LMHead, final)
 		return s.logits, nil
 	}
-	b.CopyRows(s.last, h, T-1)
-	b.MatMul(s.logits, s.last, m.LMHead)
-	return s.logits, nil
-}
-
-// forwardFused is Forward's layers on a Fuser: the residual stream stays in
-// s.res, each RMSNorm is folded into the matmul that reads it, the residual
-// adds into the o_proj and down matmuls, SiluMul into gate_up, QKNorm, RoPE
-// and the cache write into RoPEKV.
-func (m *Model) forwardFused(f Fuser, cache KVCache, s *scratch, T int, all bool) Tensor {
-	b, c := m.b, &m.Config
-	eps := float32(c.RMSEps)
-	marker, _ := b.(LayerMarker)
-	for l := range m.Layers {
-		L := &m.Layers[l]
-		if marker != nil {
-			marker.MarkLayer(l)
-		}
-		f.FusedMatMul(s.qkv, s.res, L.QKV, MatMulFusion{Norm: L.AttnNorm, Eps: eps})
-		f.RoPEKV(s.qkv, s.pos, L.QKVBias, L.QNorm, L.KNorm, c.Heads+c.KVHeads, c.KVHeads, eps, &m.Rope, cache, l)
-		f.AttendCached(s.attn, s.qkv, s.pos, cache, l, c.SlidingWindow)
-		f.FusedMatMul(s.res, s.attn, L.AttnOut, MatMulFusion{Add: true})
-		switch mlp := L.MLP.(type) {
-		case *Dense:
-			f.FusedMatMul(s.act, s.res, mlp.GateUp, MatMulFusion{Norm: L.MLPNorm, Eps: eps, SiluMul: true})
-			f.FusedMatMul(s.res, s.act, mlp.Down, MatMulFusion{Add: true})
-		case *Sparse:
-			f.MoEAdd(s.res, L.MLPNorm, eps, mlp.Router, mlp.GateUp, mlp.Down, mlp.TopK, mlp.Norm)
-		}
-	}
-	if marker != nil {
-		marker.MarkLayer(-1)
-	}
-	final := MatMulFusion{Norm: m.Norm, Eps: eps}
-	if all || T == 1 {
-		f.FusedMatMul(s.logits, s.res, m.LMHead, final)
-		return s.logits
-	}
 	b.CopyRows(s.last, s.res, T-1)
-	f.FusedMatMul(s.logits, s.last, m.LMHead, final)
-	return s.logits
+	b.MatMul(s.logits, s.last, m.LMHead, final)
+	return s.logits, nil
 }
 
 type scratchKey struct {
@@ -351,13 +233,11 @@ type scratchKey struct {
 type scratch struct {
 	ids, pos Tensor // (T) i32
 	posHost  []int32
-	x, res   Tensor // (T, D)
+	res      Tensor // (T, D) the residual stream
 	qkv      Tensor // (T, (H+2Hk)*Dh)
 	attn     Tensor // (T, H*Dh)
-	gateUp   Tensor // (T, 2F)
-	act      Tensor // (T, F)
-	moe      Tensor // (T, D)
-	last     Tensor // (1, D)
+	act      Tensor // (T, F); nil without a gated MLP layer
+	last     Tensor // (1, D); nil with logits for every row
 	logits   Tensor // (T or 1, V)
 	tensors  []Tensor
 }
@@ -384,61 +264,68 @@ func (m *Model) scratchFor(T int, all bool) *scratch {
 			}
 		}
 	}
-	c := &m.Config
-	s := &scratch{posHost: make([]int32, T)}
-	f32 := func(shape ...int) Tensor { t := m.b.NewF32(shape...); s.tensors = append(s.tensors, t); return t }
-	i32 := func(shape ...int) Tensor { t := m.b.NewI32(shape...); s.tensors = append(s.tensors, t); return t }
-	s.ids, s.pos = i32(T), i32(T)
-	s.x, s.res = f32(T, c.Hidden), f32(T, c.Hidden)
-	s.qkv = f32(T, (c.Heads+2*c.KVHeads)*c.HeadDim)
-	s.attn = f32(T, c.Heads*c.HeadDim)
-	if c.MoE() {
-		s.moe = f32(T, c.Hidden)
-	} else {
-		s.gateUp, s.act = f32(T, 2*c.FFN), f32(T, c.FFN)
-	}
-	rows := T
-	if !all {
-		rows = 1
-		s.last = f32(1, c.Hidden)
-	}
-	s.logits = f32(rows, c.Vocab)
+	s := layoutScratch(&m.Config, T, all, func(i32 bool, shape ...int) Tensor {
+		if i32 {
+			return m.b.NewI32(shape...)
+		}
+		return m.b.NewF32(shape...)
+	})
+	s.posHost = make([]int32, T)
 	m.scratch[key] = s
 	return s
 }
 
+// layoutScratch is the one statement of the activations a Forward of T
+// tokens uses, each made by alloc (an i32 or f32 tensor of shape).
+func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int) Tensor) *scratch {
+	s := &scratch{}
+	mk := func(i32 bool, shape ...int) Tensor {
+		t := alloc(i32, shape...)
+		s.tensors = append(s.tensors, t)
+		return t
+	}
+	var qkv, attn, ffn int
+	for _, sp := range c.Specs() {
+		a := sp.Attention
+		qkv = max(qkv, (a.Heads+2*a.KVHeads)*a.HeadDim)
+		attn = max(attn, a.Heads*a.HeadDim)
+		if sp.Channel.Kind == ChannelGatedMLP {
+			ffn = max(ffn, sp.Channel.FFN)
+		}
+	}
+	s.ids, s.pos = mk(true, T), mk(true, T)
+	s.res = mk(false, T, c.Hidden)
+	s.qkv, s.attn = mk(false, T, qkv), mk(false, T, attn)
+	if ffn > 0 {
+		s.act = mk(false, T, ffn)
+	}
+	rows := T
+	if !all {
+		rows = 1
+		s.last = mk(false, 1, c.Hidden)
+	}
+	s.logits = mk(false, rows, c.Vocab)
+	return s
+}
+
 // ScratchBytes is what the activations of one batch shape take: the
-// tensors scratchFor allocates for T tokens (logits for every row with
-// all, else for the last), 4 bytes a value; the total and the largest
-// tensor. A backend's own buffers (MoE routing, attention partials) are
-// not counted.
+// tensors a Forward of T tokens allocates (logits for every row with all,
+// else for the last), 4 bytes a value; the total and the largest tensor.
+// A backend's own buffers (MoE routing, attention partials, the fused
+// ops' prefill scratch) are not counted.
 func ScratchBytes(c *Config, T int, all bool) (total, largest int64) {
 	if T == 1 {
 		all = true
 	}
-	t, d := int64(T), int64(c.Hidden)
-	add := func(values int64) {
-		total += 4 * values
-		largest = max(largest, 4*values)
-	}
-	add(t) // ids
-	add(t) // pos
-	add(t * d)
-	add(t * d)
-	add(t * int64(c.Heads+2*c.KVHeads) * int64(c.HeadDim))
-	add(t * int64(c.Heads) * int64(c.HeadDim))
-	if c.MoE() {
-		add(t * d)
-	} else {
-		add(2 * t * int64(c.FFN))
-		add(t * int64(c.FFN))
-	}
-	rows := t
-	if !all {
-		rows = 1
-		add(d)
-	}
-	add(rows * int64(c.Vocab))
+	layoutScratch(c, T, all, func(_ bool, shape ...int) Tensor {
+		n := int64(4)
+		for _, d := range shape {
+			n *= int64(d)
+		}
+		total += n
+		largest = max(largest, n)
+		return nil
+	})
 	return total, largest
 }
 

@@ -130,7 +130,7 @@ func (k *kernelBench) gemv(name string, dt loader.DType, N, K int) error {
 	}
 	x, o := k.input(1, K), k.be.NewF32(1, N)
 	defer k.free(w, x, o)
-	return k.bandwidth(name, fmt.Sprintf("%s N=%d K=%d", dt, N, K), bytes, func() { k.be.MatMul(o, x, w) })
+	return k.bandwidth(name, fmt.Sprintf("%s N=%d K=%d", dt, N, K), bytes, func() { k.be.MatMul(o, x, w, model.MatMulFusion{}) })
 }
 
 // gemm times MatMul at T tokens against the FMA probe.
@@ -141,7 +141,7 @@ func (k *kernelBench) gemm(name string, dt loader.DType, T, N, K int) error {
 	}
 	x, o := k.input(T, K), k.be.NewF32(T, N)
 	defer k.free(w, x, o)
-	return k.compute(name, fmt.Sprintf("%s T=%d N=%d K=%d", dt, T, N, K), 2*float64(T)*float64(N)*float64(K), func() { k.be.MatMul(o, x, w) })
+	return k.compute(name, fmt.Sprintf("%s T=%d N=%d K=%d", dt, T, N, K), 2*float64(T)*float64(N)*float64(K), func() { k.be.MatMul(o, x, w, model.MatMulFusion{}) })
 }
 
 // compute records a kernel that does flops per call, against the FMA

@@ -6,7 +6,7 @@ import (
 	"wasmllm/internal/testkit/testserver"
 )
 
-// FaultServer is the test file server (internal/testserver) laid out like
+// FaultServer is the test file server (internal/testkit/testserver) laid out like
 // the real server: web at /, the wasm at /wasmllm.wasm, model folders under
 // /models/, with its faults (cuts, offline, a slow rate) on /models/.
 type FaultServer = testserver.Server

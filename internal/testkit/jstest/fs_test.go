@@ -22,7 +22,7 @@ import (
 
 // These tests check the file system that cmd/wasmexec gives the program
 // (its fs.js) against the same files fetched whole by ReadFile, which does
-// not go through it. The test's working directory is internal/jstest.
+// not go through it. The test's working directory is internal/testkit/jstest.
 
 const repo = "../.."
 
@@ -31,8 +31,8 @@ func TestGetwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !filepath.IsAbs(wd) || !strings.HasSuffix(wd, "/internal/jstest") {
-		t.Fatalf("Getwd = %q, want the host path of internal/jstest", wd)
+	if !filepath.IsAbs(wd) || !strings.HasSuffix(wd, "/internal/testkit/jstest") {
+		t.Fatalf("Getwd = %q, want the host path of internal/testkit/jstest", wd)
 	}
 	abs, err := filepath.Abs("x")
 	if err != nil || abs != wd+"/x" {

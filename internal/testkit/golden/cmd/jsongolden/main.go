@@ -1,8 +1,8 @@
 // Command jsongolden converts JSON golden files (llama.cpp's logits, see
-// testdata/README.md) into the .golden format that internal/golden reads,
+// testdata/README.md) into the .golden format that internal/testkit/golden reads,
 // and checks each result bit for bit against its JSON.
 //
-//	go run ./internal/golden/cmd/jsongolden -o testdata/golden testdata/golden/*.json
+//	go run ./internal/testkit/golden/cmd/jsongolden -o testdata/golden testdata/golden/*.json
 //
 // NAME.json becomes DIR/NAME.golden. Each file is read back from disk with
 // the package's reader and compared with the JSON as golden.Read decoded

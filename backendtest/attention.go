@@ -1,0 +1,154 @@
+package backendtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/model"
+)
+
+// kvRef is a backend's KV cache (layer 1 of 2) and its host twin.
+type kvRef struct {
+	b         model.Backend
+	cache     model.KVCache
+	kc, vc    []float32 // (S, Hk, Dh)
+	H, Hk, Dh int
+	rope      *model.RoPE
+	bias      model.Tensor
+	bv        []float32
+	qw, kw    model.Tensor
+	qv, kv    []float32
+}
+
+func newKVRef(t *testing.T, b model.Backend, H, Hk, Dh, S int, rp *model.RoPE) *kvRef {
+	cache, err := b.NewKVCache(2, S, Hk, Dh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := b.(interface{ FreeKVCache(model.KVCache) }); ok { // the GPU's
+		t.Cleanup(func() { f.FreeKVCache(cache) })
+	}
+	return &kvRef{b: b, cache: cache, kc: make([]float32, S*Hk*Dh), vc: make([]float32, S*Hk*Dh), H: H, Hk: Hk, Dh: Dh, rope: rp}
+}
+
+// ropeKV runs RoPEKV on random rows at pos on the backend and the
+// reference: the backend's qkv tensor, and the reference's rows.
+func (k *kvRef) ropeKV(t *testing.T, r *rand.Rand, pos []int32) (model.Tensor, []float32) {
+	t.Helper()
+	b, n := k.b, len(pos)
+	C := (k.H + 2*k.Hk) * k.Dh
+	xv := randF32(r, n*C, 2)
+	x := input(t, b, xv, n, C)
+	b.RoPEKV(x, ids(t, b, pos), k.bias, k.qw, k.kw, k.H+k.Hk, k.Hk, 1e-6, k.rope, k.cache, 1)
+	cpu.RoPEKV(xv, pos, k.bv, k.qv, k.kv, k.kc, k.vc, n, k.H, k.Hk, k.Dh, 1e-6, k.rope.NeoX, k.rope.InvFreq)
+	return x, xv
+}
+
+func positions(start, n int) []int32 {
+	pos := make([]int32, n)
+	for i := range pos {
+		pos[i] = int32(start + i)
+	}
+	return pos
+}
+
+func testRoPEKV(t *testing.T, b model.Backend, o Options) {
+	r := rng(6)
+	// The rotation alone at scattered positions, for each frequency table
+	// the models use: llama3's scaling, Qwen's base of 1e6, small heads.
+	llama3 := &model.Config{HeadDim: 64, RopeTheta: 500000, RopeScaling: &model.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192}}
+	plain := &model.Config{HeadDim: 128, RopeTheta: 1e6}
+	small := &model.Config{HeadDim: 16, RopeTheta: 10000}
+	tiny := &model.Config{HeadDim: 8, RopeTheta: 10000} // stories260K
+	for _, neox := range []bool{false, true} {
+		for _, c := range []*model.Config{llama3, plain, small, tiny} {
+			for _, sh := range [][4]int{{1, 1, 3, 0}, {6, 8, 2, 0}, {1, 2, 2, 1}, {5, 3, 3, 1}} { // T, H, Hk, bias
+				T, H, Hk, withBias := sh[0], sh[1], sh[2], sh[3] == 1
+				Dh := c.HeadDim
+				pos := make([]int32, T)
+				for i := range pos {
+					pos[i] = int32(r.IntN(5000))
+				}
+				k := newKVRef(t, b, H, Hk, Dh, 5000, &model.RoPE{Dim: Dh, NeoX: neox, InvFreq: c.InvFreq()})
+				if withBias { // Qwen2's q/k/v biases; the values are not rotated
+					C := (H + 2*Hk) * Dh
+					k.bv = randF32(r, C, 1)
+					k.bias = upload(t, b, f32Tensor("bias", k.bv, C))
+				}
+				x, want := k.ropeKV(t, r, pos)
+				compare(t, fmt.Sprintf("RoPEKV neox=%v Dh=%d T=%d H=%d Hk=%d bias=%v", neox, Dh, T, H, Hk, withBias), read(t, b, x, len(want)), want, 3e-6)
+			}
+		}
+	}
+	// With the q/k norm and the bias, then the cache: Attend reads what
+	// RoPEKV wrote.
+	tol := o.AttentionTol
+	if tol == 0 {
+		tol = 1e-4
+	}
+	cases := [][7]int{ // H, Hk, Dh, prior, T, qknorm, bias
+		{8, 2, 16, 0, 1, 1, 0}, {4, 2, 32, 7, 1, 0, 1}, {8, 2, 64, 30, 3, 1, 0}, {4, 1, 128, 5, 6, 0, 0}, {2, 2, 8, 3, 1, 0, 0}, {32, 8, 128, 40, 1, 1, 0},
+	}
+	for _, neox := range []bool{false, true} {
+		for _, c := range cases {
+			H, Hk, Dh, prior, T, qkn, withBias := c[0], c[1], c[2], c[3], c[4], c[5] == 1, c[6] == 1
+			C := (H + 2*Hk) * Dh
+			k := newKVRef(t, b, H, Hk, Dh, prior+T+2, &model.RoPE{Dim: Dh, NeoX: neox, InvFreq: (&model.Config{HeadDim: Dh, RopeTheta: 10000}).InvFreq()})
+			if qkn {
+				k.qv, k.kv = randF32(r, Dh, 1), randF32(r, Dh, 1)
+				k.qw, k.kw = upload(t, b, f32Tensor("q", k.qv, Dh)), upload(t, b, f32Tensor("k", k.kv, Dh))
+			}
+			if withBias {
+				k.bv = randF32(r, C, 1)
+				k.bias = upload(t, b, f32Tensor("bias", k.bv, C))
+			}
+			if prior > 0 {
+				k.ropeKV(t, r, positions(0, prior))
+			}
+			pos := positions(prior, T)
+			x, xv := k.ropeKV(t, r, pos)
+			out := b.NewF32(T, H*Dh)
+			b.Attend(out, x, ids(t, b, pos), k.cache, 1, 0)
+			want := make([]float32, T*H*Dh)
+			cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, 0)
+			what := fmt.Sprintf("neox=%v H=%d Hk=%d Dh=%d at %d T=%d qknorm=%v bias=%v", neox, H, Hk, Dh, prior, T, qkn, withBias)
+			compare(t, "RoPEKV qkv "+what, read(t, b, x, T*C), xv, 1e-5)
+			compare(t, "RoPEKV+Attend "+what, read(t, b, out, T*H*Dh), want, tol)
+		}
+	}
+}
+
+func testAttend(t *testing.T, b model.Backend, o Options) {
+	tol := o.AttentionTol
+	if tol == 0 {
+		tol = 1e-4
+	}
+	r := rng(7)
+	// prior positions, then T new tokens
+	// A sliding window (the last column, 0 for none) cuts keys inside a
+	// chunk or tile, drops whole ones, spans one token or covers them all.
+	windowed := [][6]int{{8, 2, 16, 0, 12, 5}, {4, 2, 32, 300, 1, 100}, {8, 2, 32, 100, 7, 64}, {4, 1, 128, 511, 2, 1}, {16, 4, 64, 0, 33, 16}, {4, 2, 32, 20, 3, 4096}}
+	cases := [][6]int{ // H, Hk, Dh, prior, T, window
+		{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 254, 1, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0},
+		{8, 8, 64, 1000, 1, 0}, {32, 8, 128, 300, 1, 0}, {8, 2, 32, 100, 7, 0}, {16, 4, 64, 0, 33, 0}, {4, 1, 128, 511, 2, 0},
+	}
+	if o.Short {
+		cases = [][6]int{{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0}, {8, 2, 32, 100, 7, 0}, {4, 1, 128, 511, 2, 0}}
+	}
+	for _, c := range append(cases, windowed...) {
+		H, Hk, Dh, prior, T, window := c[0], c[1], c[2], c[3], c[4], c[5]
+		k := newKVRef(t, b, H, Hk, Dh, prior+T+3, &model.RoPE{Dim: Dh, NeoX: true, InvFreq: (&model.Config{HeadDim: Dh, RopeTheta: 10000}).InvFreq()})
+		if prior > 0 {
+			k.ropeKV(t, r, positions(0, prior))
+		}
+		pos := positions(prior, T)
+		x, xv := k.ropeKV(t, r, pos)
+		out := b.NewF32(T, H*Dh)
+		b.Attend(out, x, ids(t, b, pos), k.cache, 1, window)
+		want := make([]float32, T*H*Dh)
+		cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, window)
+		compare(t, fmt.Sprintf("Attend H=%d Hk=%d Dh=%d at %d T=%d window=%d", H, Hk, Dh, prior, T, window), read(t, b, out, len(want)), want, tol)
+	}
+}

@@ -1,0 +1,82 @@
+package model
+
+// Layer is one block: a token mixer, then a channel mixer, each reading the
+// residual stream through its own norm and adding its output back into it.
+type Layer struct {
+	Mixer   TokenMixer
+	Channel ChannelMixer
+}
+
+// TokenMixer is a layer's mixing across positions (attention). Its kinds
+// are the types of this package that implement it.
+type TokenMixer interface {
+	// mix runs the mixer of layer l on the residual stream f.s.res, in place.
+	mix(f *pass, l int)
+}
+
+// ChannelMixer is a layer's mixing across features (the MLP). Its kinds are
+// the types of this package that implement it.
+type ChannelMixer interface {
+	// mix runs the mixer on the residual stream f.s.res, in place.
+	mix(f *pass)
+}
+
+// pass is what the layers of one Forward share.
+type pass struct {
+	b     Backend
+	s     *scratch
+	cache KVCache
+	eps   float32
+}
+
+// Attention is the attention token mixer: vLLM's LlamaAttention with GQA,
+// merged QKV, RoPE and a KV cache, with the optional parts its spec names.
+type Attention struct {
+	Norm  Tensor // (D) the pre-norm
+	QKV   Tensor // ((H+2Hk)*Dh, D)
+	Bias  Tensor // ((H+2Hk)*Dh) f32; nil unless Spec.Bias
+	QNorm Tensor // (Dh); nil unless Spec.QKNorm
+	KNorm Tensor // (Dh)
+	Out   Tensor // (D, H*Dh)
+	Rope  *RoPE
+	Spec  AttentionSpec
+}
+
+// mix: res += o_proj(attention(RoPE(qkv(RMSNorm(res))))), four ops.
+func (a *Attention) mix(f *pass, l int) {
+	b, s, sp := f.b, f.s, &a.Spec
+	b.MatMul(s.qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps})
+	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, a.Rope, f.cache, l)
+	b.Attend(s.attn, s.qkv, s.pos, f.cache, l, sp.Window)
+	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true})
+}
+
+// GatedMLP is the gated MLP channel mixer: vLLM's LlamaMLP (merged gate_up,
+// SiluAndMul, down).
+type GatedMLP struct {
+	Norm   Tensor // (D) the pre-norm
+	GateUp Tensor // (2F, D)
+	Down   Tensor // (D, F)
+}
+
+// mix: res += down(SiluAndMul(gate_up(RMSNorm(res)))), two ops.
+func (m *GatedMLP) mix(f *pass) {
+	b, s := f.b, f.s
+	b.MatMul(s.act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: true})
+	b.MatMul(s.res, s.act, m.Down, MatMulFusion{Add: true})
+}
+
+// MoE is the sparse channel mixer: Qwen3-MoE's router, the top-A of E
+// experts (each a gated MLP), no shared expert.
+type MoE struct {
+	Norm   Tensor // (D) the pre-norm
+	Router Tensor // (E, D)
+	GateUp Tensor // (E, 2F, D)
+	Down   Tensor // (E, D, F)
+	Spec   ChannelSpec
+}
+
+// mix: res += MoE(RMSNorm(res)), one op.
+func (m *MoE) mix(f *pass) {
+	f.b.MoE(f.s.res, m.Norm, f.eps, m.Router, m.GateUp, m.Down, m.Spec.ExpertsUsed, m.Spec.NormTopK)
+}
