@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // TestRanksInWorkers splits weights across 2 and 3 ranks in Web Workers

@@ -15,7 +15,7 @@ import (
 	"wasmllm/model"
 )
 
-// attnRef is a cache on the GPU and its host twin for cpu.Attention.
+// attnRef is a cache on the GPU and its host twin for cpu.Attend.
 type attnRef struct {
 	b          *Backend
 	H, Hk, Dh  int
@@ -31,7 +31,7 @@ type attnRef struct {
 	lastT      int
 	gotW, want []float32
 	window     int // sliding window of the steps (0: every key)
-	// recorded, when set, runs after Attention has recorded its commands
+	// recorded, when set, runs after Attend has recorded its commands
 	// and before they are submitted.
 	recorded func()
 }
@@ -97,9 +97,17 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 		q, p, out = b.NewF32(T, C), b.NewI32(T), b.NewF32(T, a.H*a.Dh)
 		defer func() { b.Free(q); b.Free(p); b.Free(out) }()
 	}
+	// this step's keys and values into the cache, as RoPEKV would
+	kvw, qw := a.Hk*a.Dh, a.H*a.Dh
+	ks, vs := make([]float32, T*kvw), make([]float32, T*kvw)
+	for r := range T {
+		copy(ks[r*kvw:(r+1)*kvw], qv[r*C+qw:])
+		copy(vs[r*kvw:(r+1)*kvw], qv[r*C+qw+kvw:])
+	}
+	a.store(t, start, ks, vs)
 	b.WriteF32(q, qv)
 	b.WriteI32(p, pos)
-	b.Attention(out, q, p, a.cache, 1, a.window)
+	b.Attend(out, q, p, a.cache, 1, a.window)
 	if a.recorded != nil {
 		a.recorded()
 	}
@@ -109,32 +117,38 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	}
 
 	exact = make([]float32, len(got))
-	cpu.Attention(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, a.window)
-	stored := append([]float32(nil), qv...)
-	if a.dt == loader.F16 {
-		for r := 0; r < T; r++ {
-			roundF16(stored[r*C+a.H*a.Dh : (r+1)*C])
-		}
-	}
+	cpu.Attend(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, a.window)
 	want = make([]float32, len(got))
-	cpu.Attention(want, stored, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, a.window)
+	cpu.Attend(want, qv, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, a.window)
 	return got, want, exact
 }
 
 // fill writes random keys and values for positions [0, n) of layer 1
-// straight into the cache buffers (head-major) and the host twin.
+// straight into the cache buffers and the host twin.
 func (a *attnRef) fill(t testing.TB, n int) {
+	t.Helper()
+	kvw := a.Hk * a.Dh
+	a.store(t, 0, randF32(a.r, n*kvw), randF32(a.r, n*kvw))
+}
+
+// store writes keys and values k, v (n, Hk*Dh) at positions [start,
+// start+n) of layer 1 straight into the cache buffers (head-major, as the
+// cache's type holds them) and the host twins: rounded like the cache in
+// kc, vc, exact in exactK, exactV. RoPEKV is what writes the cache in a
+// forward; here Attend is checked on cache contents the test knows.
+func (a *attnRef) store(t testing.TB, start int, k, v []float32) {
 	t.Helper()
 	c := a.cache.(*kvCache)
 	kvw := a.Hk * a.Dh
-	for i, dst := range [][]float32{a.kc, a.vc} {
-		vals := randF32(a.r, n*kvw)
+	n := len(k) / kvw
+	for i, vals := range [][]float32{k, v} {
+		copy([][]float32{a.exactK, a.exactV}[i][start*kvw:], vals)
+		vals = append([]float32(nil), vals...)
 		if a.dt == loader.F16 {
 			roundF16(vals)
 		}
-		copy(dst, vals)
-		copy([][]float32{a.exactK, a.exactV}[i], vals)
-		// (S, Hk, Dh) -> (Hk, S, Dh)
+		copy([][]float32{a.kc, a.vc}[i][start*kvw:], vals)
+		// (n, Hk, Dh) -> (Hk, n, Dh) at row start of each head
 		for kh := 0; kh < a.Hk; kh++ {
 			head := make([]float32, n*a.Dh)
 			for s := 0; s < n; s++ {
@@ -151,7 +165,7 @@ func (a *attnRef) fill(t testing.TB, n int) {
 				raw = raw[:2*len(head)]
 			}
 			buf := [2][]*webgpu.Buffer{c.k, c.v}[i][1]
-			if err := a.b.d.WriteBuffer(buf, uint64(kh*a.S*a.Dh*elt), raw); err != nil {
+			if err := a.b.d.WriteBuffer(buf, uint64((kh*a.S+start)*a.Dh*elt), raw); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -543,14 +557,14 @@ func TestAttentionBadInput(t *testing.T) {
 	}
 	out := b.NewF32(1, 64)
 	for name, f := range map[string]func(){
-		"layer":     func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 2, 0) },
-		"window":    func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, -1) },
-		"width":     func() { b.Attention(out, b.NewF32(1, 120), b.NewI32(1), cache, 0, 0) },
-		"ratio":     func() { b.Attention(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0, 0) },
-		"pos":       func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(2), cache, 0, 0) },
-		"out":       func() { b.Attention(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0, 0) },
-		"foreign":   func() { b.Attention(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0, 0) },
-		"pos dtype": func() { b.Attention(out, b.NewF32(1, 128), b.NewF32(1), cache, 0, 0) },
+		"layer":     func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 2, 0) },
+		"window":    func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, -1) },
+		"width":     func() { b.Attend(out, b.NewF32(1, 120), b.NewI32(1), cache, 0, 0) },
+		"ratio":     func() { b.Attend(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0, 0) },
+		"pos":       func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(2), cache, 0, 0) },
+		"out":       func() { b.Attend(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0, 0) },
+		"foreign":   func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0, 0) },
+		"pos dtype": func() { b.Attend(out, b.NewF32(1, 128), b.NewF32(1), cache, 0, 0) },
 	} {
 		f()
 		if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
@@ -558,7 +572,7 @@ func TestAttentionBadInput(t *testing.T) {
 		}
 	}
 	b.FreeKVCache(cache)
-	b.Attention(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, 0)
+	b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, 0)
 	if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
 		t.Errorf("freed cache: %v, want ErrOp", err)
 	}
@@ -668,7 +682,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, lanes, H, Hk,
 	b.WriteF32(q, randF32(r, C))
 	b.WriteI32(p, []int32{int32(pos)})
 	dst := make([]float32, H*Dh)
-	b.Attention(o, q, p, cache, 0, 0) // compile and record before timing
+	b.Attend(o, q, p, cache, 0, 0) // compile and record before timing
 	if err := b.ReadF32(o, dst); err != nil {
 		bm.Fatal(err)
 	}
@@ -680,7 +694,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, lanes, H, Hk,
 	before := d.Stats()
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {
-		b.Attention(o, q, p, cache, 0, 0)
+		b.Attend(o, q, p, cache, 0, 0)
 		if err := b.ReadF32(o, dst); err != nil {
 			bm.Fatal(err)
 		}
@@ -760,7 +774,7 @@ func BenchmarkAttentionPrefill(bm *testing.B) {
 				ps[i] = int32(i)
 			}
 			b.WriteI32(p, ps)
-			sec := timeSteps(bm, b, 1, func() { b.Attention(o, q, p, cache, 0, 0) }, o)
+			sec := timeSteps(bm, b, 1, func() { b.Attend(o, q, p, cache, 0, 0) }, o)
 			seen := float64(T) * float64(T+1) / 2
 			bm.ReportMetric(4*float64(Dh)*float64(H)*seen/sec/1e9, "GFLOP/s")
 		})

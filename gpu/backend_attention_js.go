@@ -156,16 +156,6 @@ func (b *Backend) FreeKVCache(cache model.KVCache) {
 // batches use the tiled prefill kernel.
 const decodeMaxT = 4
 
-// Attention implements model.Backend.
-func (b *Backend) Attention(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
-	b.attention("Attention", out, qkv, pos, cache, layer, window, true)
-}
-
-// AttendCached implements model.Fuser: Attention without its cache write.
-func (b *Backend) AttendCached(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
-	b.attention("AttendCached", out, qkv, pos, cache, layer, window, false)
-}
-
 // cacheOf returns cache as this backend's, or records the op's error.
 func (b *Backend) cacheOf(name string, cache model.KVCache, layer int) *kvCache {
 	c, ok := cache.(*kvCache)
@@ -184,43 +174,40 @@ func (b *Backend) cacheOf(name string, cache model.KVCache, layer int) *kvCache 
 	return c
 }
 
-// attention is Attention, writing k and v into the cache first when write
-// is set.
-func (b *Backend) attention(name string, out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, write bool) {
-	c := b.cacheOf(name, cache, layer)
+// Attend implements model.Backend: flash-decoding for decode batches
+// (partial, then reduce), the tiled prefill kernel otherwise.
+func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
+	c := b.cacheOf("Attend", cache, layer)
 	if c == nil {
 		return
 	}
 	o, q, p := tt(out), tt(qkv), tt(pos)
 	Hk, Dh := c.kvHeads, c.headDim
 	if q.buf == nil || q.dtype != loader.F32 || len(q.shape) != 2 || q.cols()%Dh != 0 {
-		b.opErr("Attention", "qkv %s %v is not an f32 (T, (H+2Hk)*Dh) activation with Dh=%d", q.dtype, q.shape, Dh)
+		b.opErr("Attend", "qkv %s %v is not an f32 (T, (H+2Hk)*Dh) activation with Dh=%d", q.dtype, q.shape, Dh)
 		return
 	}
 	T, C := q.rows(), q.cols()
 	H := C/Dh - 2*Hk
 	if H <= 0 || H%Hk != 0 {
-		b.opErr("Attention", "qkv width %d holds %d query heads, not a positive multiple of Hk=%d (Dh=%d)", C, H, Hk, Dh)
+		b.opErr("Attend", "qkv width %d holds %d query heads, not a positive multiple of Hk=%d (Dh=%d)", C, H, Hk, Dh)
 		return
 	}
 	if p.buf == nil || p.dtype != loader.I32 || p.numel() != T {
-		b.opErr("Attention", "pos %s %v: want (%d) i32", p.dtype, p.shape, T)
+		b.opErr("Attend", "pos %s %v: want (%d) i32", p.dtype, p.shape, T)
 		return
 	}
 	if o.buf == nil || o.dtype != loader.F32 || o.numel() != T*H*Dh {
-		b.opErr("Attention", "out %s %v: want (%d, %d) f32", o.dtype, o.shape, T, H*Dh)
+		b.opErr("Attend", "out %s %v: want (%d, %d) f32", o.dtype, o.shape, T, H*Dh)
 		return
 	}
 	if window < 0 {
-		b.opErr("Attention", "sliding window %d", window)
+		b.opErr("Attend", "sliding window %d", window)
 		return
 	}
 	win := uint32(window) // a window as long as the cache is none
 	if window >= c.capacity {
 		win = 0
-	}
-	if write {
-		b.kvWrite(c, q, p, layer, T, C, H)
 	}
 	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H, win) {
 		return
@@ -233,26 +220,6 @@ func (c *kvCache) f16() float64 {
 		return 1
 	}
 	return 0
-}
-
-// units is UH, the 16-byte units of one cache row of Dh values.
-func (c *kvCache) units() int {
-	if c.dtype == loader.F16 {
-		return c.headDim / 8
-	}
-	return c.headDim / 4
-}
-
-func (b *Backend) kvWrite(c *kvCache, q, p *tensor, layer, T, C, H int) {
-	k, err := use(b, kKVWrite, constant{"KV_F16", c.f16()})
-	if err != nil {
-		b.fail(err)
-		return
-	}
-	Hk, Dh, uh := c.kvHeads, c.headDim, c.units()
-	units := Hk * uh
-	k.dispatch(b, kvWriteParams{Row4: uint32(C / 4), K4: uint32(H * Dh / 4), KV4: uint32(Hk * Dh / 4), UH: uint32(uh), DH4: uint32(Dh / 4), Cap: uint32(c.capacity), Units: uint32(units)},
-		(units+63)/64, T, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]})
 }
 
 // decodeBatch is QB: the largest divisor of G of at most 8 (and at most

@@ -8,10 +8,8 @@ import (
 	"wasmllm/model"
 )
 
-var _ model.Fuser = (*Backend)(nil)
-
-// fusedState holds the fallbacks' scratch buffers (FusedMatMul where the
-// GEMV cannot fuse: prefill batches, split gate_up weights).
+// fusedState holds the fallbacks' scratch buffers (MatMul where the GEMV
+// cannot fuse: prefill batches, split gate_up weights).
 type fusedState struct{ xn, gu *webgpu.Buffer }
 
 // scratchAct is an f32 activation of shape over the scratch buffer *slot.
@@ -25,12 +23,12 @@ func (b *Backend) scratchAct(slot **webgpu.Buffer, label string, shape ...int) *
 	return t
 }
 
-// FusedMatMul implements model.Fuser. Decode batches (MatMul's GEMV path)
-// run as one matmul_gemv dispatch per weight part with the norm, SiluMul
-// and add fused; otherwise (prefill, K-quant weights) the unfused kernels
-// run in turn (RMSNorm into a scratch row, the GEMM or K-quant kernel adding
-// to out, gate_up into a scratch and SiluMul).
-func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
+// MatMul implements model.Backend. Decode batches (the GEMV path) run as
+// one matmul_gemv dispatch per row-part of w with the norm, SiluMul and add
+// fused; otherwise (prefill, K-quant weights) their kernels run in turn
+// (RMSNorm into a scratch, the GEMM or K-quant kernel adding to out, gate_up
+// into a scratch and SiluMul).
+func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	o, xt, wt := tt(out), tt(x), tt(w)
 	N, K := wt.rows(), wt.cols()
 	T := xt.rows()
@@ -42,25 +40,25 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	if f.Norm != nil {
 		nw = tt(f.Norm)
 		if len(nw.parts) == 0 || nw.dtype != loader.F32 || nw.numel() != K {
-			b.opErr("FusedMatMul", "norm weight %v %v: want (%d) f32", nw.dtype, nw.shape, K)
+			b.opErr("MatMul", "norm weight %v %v: want (%d) f32", nw.dtype, nw.shape, K)
 			return
 		}
 	}
 	switch {
 	case len(wt.parts) == 0 || xt.buf == nil || o.buf == nil || xt.dtype != loader.F32 || o.dtype != loader.F32:
-		b.opErr("FusedMatMul", "want f32 activations x %v, out %v and an uploaded weight %v", xt.shape, o.shape, wt.shape)
+		b.opErr("MatMul", "want f32 activations x %v, out %v and an uploaded weight %v", xt.shape, o.shape, wt.shape)
 		return
 	case xt.cols() != K || o.cols() != cols || o.rows() != T || (f.SiluMul && N%2 != 0):
-		b.opErr("FusedMatMul", "out %v, x %v, weight %v (silu %v) do not agree", o.shape, xt.shape, wt.shape, f.SiluMul)
+		b.opErr("MatMul", "out %v, x %v, weight %v (silu %v) do not agree", o.shape, xt.shape, wt.shape, f.SiluMul)
 		return
 	case o.buf == xt.buf:
-		b.opErr("FusedMatMul", "out and x are the same tensor")
+		b.opErr("MatMul", "out and x are the same tensor")
 		return
 	case (wt.dtype == loader.Q8 || wt.dtype == loader.Q4) && K%32 != 0:
-		b.opErr("FusedMatMul", "%s weight %v: K not a multiple of 32", wt.dtype, wt.shape)
+		b.opErr("MatMul", "%s weight %v: K not a multiple of 32", wt.dtype, wt.shape)
 		return
 	case kquantWeight(wt.dtype) && K%256 != 0:
-		b.opErr("FusedMatMul", "%s weight %v: K not a multiple of 256", wt.dtype, wt.shape)
+		b.opErr("MatMul", "%s weight %v: K not a multiple of 256", wt.dtype, wt.shape)
 		return
 	}
 	if T == 0 || N == 0 {
@@ -78,7 +76,7 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		if in = b.scratchAct(&b.ops.fused.xn, "fused norm", T, K); in == nil {
 			return
 		}
-		b.RMSNorm(in, xt, nw, f.Eps)
+		b.rmsNorm(in, xt, nw, f.Eps)
 	}
 	if !f.SiluMul {
 		if kq {
@@ -91,7 +89,7 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		return
 	}
 	if f.Add {
-		b.opErr("FusedMatMul", "SiluMul with Add is not fused")
+		b.opErr("MatMul", "SiluMul with Add is not fused")
 		return
 	}
 	gu := b.scratchAct(&b.ops.fused.gu, "fused gate_up", T, N)
@@ -99,10 +97,10 @@ func (b *Backend) FusedMatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		return
 	}
 	b.MatMul(gu, in, wt, model.MatMulFusion{})
-	b.SiluMul(o, gu)
+	b.siluMul(o, gu)
 }
 
-// RoPEKV implements model.Fuser: one rope_kv dispatch.
+// RoPEKV implements model.Backend: one rope_kv dispatch.
 func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int, eps float32, r *model.RoPE, cache model.KVCache, layer int) {
 	c := b.cacheOf("RoPEKV", cache, layer)
 	if c == nil {

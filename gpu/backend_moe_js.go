@@ -38,27 +38,19 @@ type moeState struct {
 // grouped by expert on the GPU and run tiled kernels that read each
 // expert's weights once per tile of up to 16 of its tokens. The K-quants
 // take both paths too.
-func (b *Backend) MoE(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
-	if tt(out).buf == tt(x).buf {
-		b.opErr("MoE", "out and x must be distinct tensors")
-		return
-	}
-	b.moe("MoE", tt(out), tt(x), tt(router), tt(gateUp), tt(down), topK, norm, nil, 0)
-}
-
-// MoEAdd implements model.Fuser: MoE's kernels with the RMSNorm folded
-// into the router's GEMV (which also writes the normalised rows the experts
-// read) and the experts' sums added to res.
-func (b *Backend) MoEAdd(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
+//
+// The RMSNorm is folded into the router's GEMV (which also writes the
+// normalised rows the experts read) and the experts' sums are added to res.
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
 	nt := tt(norm)
 	if len(nt.parts) == 0 || nt.dtype != loader.F32 || nt.numel() != tt(res).cols() {
-		b.opErr("MoEAdd", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())
+		b.opErr("MoE", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())
 		return
 	}
-	b.moe("MoEAdd", tt(res), tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps)
+	b.moe("MoE", tt(res), tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps)
 }
 
-// moe is MoE, or with nw (an RMSNorm weight) MoEAdd: out += MoE(RMSNorm(x) * nw).
+// moe is MoE: out += MoE(RMSNorm(x) * nw).
 func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm bool, nw *tensor, eps float32) {
 	sh, err := moeShape(o, xt, rt, gt, dt, topK)
 	if err != nil {
@@ -106,15 +98,11 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 	}
 	// the experts' input: x, or the normalised rows of the chunk
 	dw := bind{buf: b.scratch(&m.dummyW, "moe dummy", 16)}
-	xe, nwb, xnb, xt0 := xt.buf, bind{buf: b.dummy}, dw, true
-	prmNorm := uint32(0)
-	if nw != nil {
-		xe = b.scratch(&m.xn, "moe xn", uint64(4*chunk*D))
-		if xe == nil {
-			return
-		}
-		nwb, xnb, xt0, prmNorm = bind{buf: nw.parts[0].data}, bind{buf: xe}, false, 1
+	xe := b.scratch(&m.xn, "moe xn", uint64(4*chunk*D))
+	if xe == nil {
+		return
 	}
+	nwb, xnb := bind{buf: nw.parts[0].data}, bind{buf: xe}
 	dense, dr := b.moeGemvKernel(kMoeDense, rt.dtype, D)
 	route, err := use(b, kMoeRoute)
 	if err != nil {
@@ -129,14 +117,11 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 	for t0 := 0; t0 < T; t0 += chunk {
 		nt := min(chunk, T-t0)
 		for _, p := range rt.parts {
-			dense.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(p.rows), E0: uint32(p.row0), T0: uint32(t0), LDO: uint32(E), Norm: prmNorm, Eps: eps},
+			dense.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(p.rows), E0: uint32(p.row0), T0: uint32(t0), LDO: uint32(E), Norm: 1, Eps: eps},
 				moeCeil(p.rows, dr), nt, 1,
 				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), nwb, bind{buf: b.dummy}, bind{buf: logits}, xnb)
 		}
-		ex := moeIn{buf: xe, t0: t0, acc: nw != nil, dummyW: dw}
-		if !xt0 {
-			ex.t0 = 0
-		}
+		ex := moeIn{buf: xe, acc: true, dummyW: dw}
 		route.dispatch(b, moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}, nt, 1, 1,
 			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
 		if nt <= decodeMax && kquantWeight(gt.dtype) { // ggml's blocks: their own kernels (backend_kquant_js.go)

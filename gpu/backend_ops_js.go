@@ -58,72 +58,20 @@ func (b *Backend) Embed(out, table, ids model.Tensor) {
 	}
 }
 
-// RMSNorm implements model.Backend.
-func (b *Backend) RMSNorm(out, x, w model.Tensor, eps float32) {
+// rmsNorm sets out = RMSNorm(x) * w over each segment of len(w) values:
+// MatMul's norm where the GEMV cannot fold it in.
+func (b *Backend) rmsNorm(out, x, w model.Tensor, eps float32) {
 	o, xt, wt := tt(out), tt(x), tt(w)
 	k := op(b, kRMSNorm)
 	S := wt.numel()
 	n := xt.numel() / S
 	gx, gy := b.groups2D(n)
-	if o == xt {
-		b.opErr("RMSNorm", "in-place RMSNorm is not supported; use a separate output")
-		return
-	}
 	k.dispatch(b, rmsNormParams{S: uint32(S), Eps: eps, Count: uint32(n)}, gx, gy, 1,
-		xt.whole(), o.whole(), bind{buf: wt.parts[0].data}, bind{buf: b.dummy})
-}
-
-// AddRMSNorm implements model.Backend.
-func (b *Backend) AddRMSNorm(x, residual, w model.Tensor, eps float32) {
-	xt, rt, wt := tt(x), tt(residual), tt(w)
-	k := op(b, kAddRMSNorm)
-	S := wt.numel()
-	n := xt.numel() / S
-	gx, gy := b.groups2D(n)
-	k.dispatch(b, rmsNormParams{S: uint32(S), Eps: eps, Count: uint32(n)}, gx, gy, 1,
-		xt.whole(), rt.whole(), bind{buf: wt.parts[0].data}, bind{buf: b.dummy})
-}
-
-// QKNorm implements model.Backend.
-func (b *Backend) QKNorm(qkv, qw, kw model.Tensor, heads, kvHeads int, eps float32) {
-	q := tt(qkv)
-	k := op(b, kQKNorm)
-	Dh := tt(qw).numel()
-	k.dispatch(b, rmsNormParams{S: uint32(Dh), Eps: eps, Heads: uint32(heads), KVHeads: uint32(kvHeads), Row: uint32(q.cols())}, heads+kvHeads, q.rows(), 1,
-		q.whole(), bind{buf: b.dummy}, bind{buf: tt(qw).parts[0].data}, bind{buf: tt(kw).parts[0].data})
-}
-
-// RoPE implements model.Backend.
-// With a bias, the dispatch covers every pair of the row: the value heads
-// past `heads` are biased in the same pass, not rotated.
-func (b *Backend) RoPE(x, pos, bias model.Tensor, heads int, r *model.RoPE) {
-	xt := tt(x)
-	k := op(b, kRoPE)
-	freq := b.ropeFreqs(r)
-	if freq == nil {
-		return
-	}
-	half := r.Dim / 2
-	prm := ropeParams{Row: uint32(xt.cols()), Heads: uint32(heads), Half: uint32(half)}
-	if r.NeoX {
-		prm.NeoX = 1
-	}
-	pairs := heads * half
-	bb := bind{buf: b.dummy}
-	if bias != nil {
-		bt := tt(bias)
-		if xt.cols()%r.Dim != 0 || bt.numel() != xt.cols() || bt.dtype != loader.F32 {
-			b.opErr("RoPE", "bias of %d %v values for rows of %d (want f32, a whole number of heads of %d)", bt.numel(), bt.dtype, xt.cols(), r.Dim)
-			return
-		}
-		prm.Bias, pairs, bb = 1, xt.cols()/2, bind{buf: bt.parts[0].data}
-	}
-	k.dispatch(b, prm, (pairs+63)/64, xt.rows(), 1,
-		xt.whole(), tt(pos).whole(), bind{buf: freq}, bb)
+		xt.whole(), o.whole(), bind{buf: wt.parts[0].data})
 }
 
 // ropeFreqs uploads, once per frequency table, each frequency in turns per
-// position at the scales rope.wgsl uses, computed in float64 and split into
+// position at the scales rope_kv.wgsl uses, computed in float64 and split into
 // a high part of 18 significant bits and the rest.
 func (b *Backend) ropeFreqs(r *model.RoPE) *webgpu.Buffer {
 	if len(r.InvFreq) == 0 {
@@ -161,8 +109,9 @@ func (b *Backend) ropeFreqs(r *model.RoPE) *webgpu.Buffer {
 	return buf
 }
 
-// SiluMul implements model.Backend.
-func (b *Backend) SiluMul(out, gateUp model.Tensor) {
+// siluMul sets out (T, F) = silu(gateUp[:, :F]) * gateUp[:, F:]: MatMul's
+// SiluAndMul where the GEMV cannot fold it in.
+func (b *Backend) siluMul(out, gateUp model.Tensor) {
 	o := tt(out)
 	k := op(b, kSiluMul)
 	n := o.numel()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // TestF16Math: with PrefillMath MathF16, on an adapter with shader-f16

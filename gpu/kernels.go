@@ -61,12 +61,9 @@ var (
 	kTopKMerge     = spec[topkParams]("topk.wgsl", "merge")
 	kMaskLogits    = spec[maskLogitsParams]("mask_logits.wgsl", "main")
 
-	kEmbed      = spec[embedParams]("embed.wgsl", "main")
-	kRMSNorm    = spec[rmsNormParams]("rmsnorm.wgsl", "rms_norm")
-	kAddRMSNorm = spec[rmsNormParams]("rmsnorm.wgsl", "add_rms_norm")
-	kQKNorm     = spec[rmsNormParams]("rmsnorm.wgsl", "qk_norm")
-	kRoPE       = spec[ropeParams]("rope.wgsl", "main")
-	kSiluMul    = spec[siluMulParams]("silu_mul.wgsl", "main")
+	kEmbed   = spec[embedParams]("embed.wgsl", "main")
+	kRMSNorm = spec[rmsNormParams]("rmsnorm.wgsl", "rms_norm")
+	kSiluMul = spec[siluMulParams]("silu_mul.wgsl", "main")
 
 	kGemv = spec[gemvParams]("matmul_gemv.wgsl", "main")
 	kGemm = spec[gemmAccParams]("matmul_gemm.wgsl", "main")
@@ -88,7 +85,6 @@ var (
 	kMoeGemmDown   = spec[moeGemmParams]("moe_gemm.wgsl", "down")
 	kMoeCombine    = spec[moeCombineParams]("moe_combine.wgsl", "main")
 
-	kKVWrite       = spec[kvWriteParams]("kv_write.wgsl", "main")
 	kRoPEKV        = spec[ropeKVParams]("rope_kv.wgsl", "main")
 	kDecodePartial = spec[decodeParams]("attention_decode.wgsl", "partial")
 	kDecodeReduce  = spec[decodeReduceParams]("attention_decode.wgsl", "reduce")
@@ -107,11 +103,10 @@ type (
 
 	embedParams   struct{ D, Row0, Rows uint32 }
 	rmsNormParams struct {
-		S                          uint32
-		Eps                        float32
-		Heads, KVHeads, Row, Count uint32
+		S     uint32
+		Eps   float32
+		Count uint32
 	}
-	ropeParams    struct{ Row, Heads, Half, NeoX, Bias uint32 }
 	siluMulParams struct{ F, N uint32 }
 
 	gemvParams struct {
@@ -131,8 +126,7 @@ type (
 	moeGemmParams    struct{ K, N, E0, NE, A, T0, F uint32 }
 	moeCombineParams struct{ D, A, T0, N, Acc uint32 }
 
-	kvWriteParams struct{ Row4, K4, KV4, UH, DH4, Cap, Units uint32 }
-	ropeKVParams  struct {
+	ropeKVParams struct {
 		Row, Heads, KVHeads, Half, NeoX, Bias, Norm uint32
 		Eps                                         float32
 		Cap                                         uint32

@@ -87,8 +87,8 @@ func TestKernelConstants(t *testing.T) {
 
 // TestPackParams: the words are the fields in order, floats as their bits.
 func TestPackParams(t *testing.T) {
-	got := packParams(&rmsNormParams{S: 1, Eps: 1.5, Heads: 3, KVHeads: 4, Row: 5, Count: 6})
-	want := Params{1, 0x3fc00000, 3, 4, 5, 6}
+	got := packParams(&ropeKVParams{Row: 1, Heads: 2, KVHeads: 3, Half: 4, NeoX: 5, Bias: 6, Norm: 7, Eps: 1.5, Cap: 9})
+	want := Params{1, 2, 3, 4, 5, 6, 7, 0x3fc00000, 9}
 	if got != want {
 		t.Errorf("packParams = %v, want %v", got, want)
 	}

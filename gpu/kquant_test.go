@@ -109,7 +109,7 @@ func kquantMatMulCheck(t *testing.T, b *Backend, r *rand.Rand, wt model.Tensor, 
 		t.Fatal(err)
 	}
 	want := make([]float32, T*N)
-	cpu.MatMul(want, xv, wf, T, N, K)
+	cpu.MatMul(want, xv, wf, T, N, K, cpu.Fusion{})
 	if e, i := golden.RowError(got, want); e > 1e-5 {
 		t.Errorf("MatMul %s T=%d N=%d K=%d: error %.3g at %d: got %v want %v", dt, T, N, K, e, i, got[i], want[i])
 	}
@@ -219,20 +219,30 @@ func kquantMoECheck(t *testing.T, b *Backend, r *rand.Rand, gt, dn loader.DType,
 		}
 		ts = append(ts, u)
 	}
-	x, out := b.NewF32(T, D), b.NewF32(T, D)
-	b.WriteF32(x, xv)
-	b.MoE(out, x, ts[0], ts[1], ts[2], A, norm)
+	nv := make([]float32, D)
+	for i := range nv {
+		nv[i] = r.Float32()*2 - 1
+	}
+	nw, err := b.Upload(&loader.Tensor{Name: "norm", DType: loader.F32, Shape: []int{D}, Data: f32Bytes(nv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts = append(ts, nw)
+	out := b.NewF32(T, D)
+	b.WriteF32(out, xv)
+	b.MoE(out, nw, 1e-5, ts[0], ts[1], ts[2], A, norm)
 	got := make([]float32, T*D)
 	if err := b.ReadF32(out, got); err != nil {
 		t.Fatal(err)
 	}
-	want := make([]float32, T*D)
-	cpu.MoE(want, xv, rv, gf, df, T, D, E, F, A, norm)
+	want := append([]float32(nil), xv...)
+	cpu.MoE(want, nv, 1e-5, rv, gf, df, T, D, E, F, A, norm)
+	got, want = minus(got, xv), minus(want, xv) // the experts' sum alone
 	what := fmt.Sprintf("MoE %s/%s T=%d D=%d E=%d F=%d A=%d norm=%v (%d+%d parts)", gt, dn, T, D, E, F, A, norm, len(tt(ts[1]).parts), len(tt(ts[2]).parts))
 	if e, i := golden.RowError(got, want); e > 1e-5 {
 		t.Errorf("%s: error %.3g at %d: got %v want %v", what, e, i, got[i], want[i])
 	}
-	for _, u := range append(ts, x, out) {
+	for _, u := range append(ts, out) {
 		b.Free(u)
 	}
 }

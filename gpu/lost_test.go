@@ -178,7 +178,7 @@ func checkRefused(t *testing.T, m *lossModel, path string, req *engine.Request) 
 		t.Errorf("Generate on a lost device emitted %d tokens", emitted)
 	}
 	x, gu := m.b.NewF32(2, 3), m.b.NewF32(2, 6)
-	m.b.SiluMul(x, gu)
+	m.b.CopyRows(x, gu, 0)
 	isLost("ReadF32", m.b.ReadF32(x, make([]float32, 6)))
 	isLost("ReadI32", m.b.ReadI32(m.b.NewI32(1), make([]int32, 1)))
 	_, err = engine.Load(path, m.b, engine.LoadOptions{Options: engine.Options{Context: 64}})

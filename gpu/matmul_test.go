@@ -185,16 +185,16 @@ func testMatMulShapes(t *testing.T, opts webgpu.Options, shapes [][3]int, types 
 				case "MatMul":
 					b.MatMul(o, x, w, model.MatMulFusion{})
 				case "gemm":
-					b.gemm(o, tt(x), tt(w), T, N, K)
+					b.gemmAcc(o, tt(x), tt(w), T, N, K, false)
 				case "gemm-wide", "gemm-narrow": // the other adapter kind's activation loads
 					own := b.tune
 					b.tune.wideLoads = path == "gemm-wide"
-					b.gemm(o, tt(x), tt(w), T, N, K)
+					b.gemmAcc(o, tt(x), tt(w), T, N, K, false)
 					b.tune = own
 				case "gemv-gpu", "gemv-cpu":
 					tu := b.tune
 					tu.cpu = path == "gemv-cpu"
-					b.gemvWith(o, tt(x), tt(w), T, N, K, tu.gemvShape(tt(w).dtype, T, K))
+					b.gemvFused(o, tt(x), tt(w), T, N, K, tu.gemvShape(tt(w).dtype, T, K), gemvFusion{})
 				}
 				got := make([]float32, T*N)
 				what := fmt.Sprintf("%s %s T=%d N=%d K=%d parts=%d", path, dt, T, N, K, len(tt(w).parts))
@@ -511,9 +511,9 @@ func BenchmarkMatMulCrossover(b *testing.B) {
 		x, w, o, _ := benchMatMulInputs(b, be, loader.Q4, T, N, K)
 		for _, path := range []string{"gemv", "gemm"} {
 			b.Run(fmt.Sprintf("T=%d/%s", T, path), func(b *testing.B) {
-				issue := func() { be.gemv(tt(o), tt(x), tt(w), T, N, K) }
+				issue := func() { be.gemvFused(tt(o), tt(x), tt(w), T, N, K, be.tune.gemvShape(tt(w).dtype, T, K), gemvFusion{}) }
 				if path == "gemm" {
-					issue = func() { be.gemm(tt(o), tt(x), tt(w), T, N, K) }
+					issue = func() { be.gemmAcc(tt(o), tt(x), tt(w), T, N, K, false) }
 				}
 				sec := timeSteps(b, be, 1, issue, o)
 				b.ReportMetric(sec/float64(T)*1e6, "µs/token")

@@ -99,12 +99,13 @@ func freeModel(b model.Backend, m *model.Model) {
 	}
 	free(m.Embed, m.Norm, m.LMHead)
 	for _, l := range m.Layers {
-		free(l.AttnNorm, l.QKV, l.QNorm, l.KNorm, l.AttnOut, l.MLPNorm)
-		switch mlp := l.MLP.(type) {
-		case *model.Dense:
-			free(mlp.GateUp, mlp.Down)
-		case *model.Sparse:
-			free(mlp.Router, mlp.GateUp, mlp.Down)
+		a := l.Mixer.(*model.Attention)
+		free(a.Norm, a.QKV, a.Bias, a.QNorm, a.KNorm, a.Out)
+		switch mlp := l.Channel.(type) {
+		case *model.GatedMLP:
+			free(mlp.Norm, mlp.GateUp, mlp.Down)
+		case *model.MoE:
+			free(mlp.Norm, mlp.Router, mlp.GateUp, mlp.Down)
 		}
 	}
 }
@@ -506,11 +507,11 @@ func TestModelSplitBinding(t *testing.T) {
 			defer freeModel(b, gm)
 			parts := func(x model.Tensor) int { return len(x.(*tensor).parts) }
 			experts := 0
-			if sp, ok := gm.Layers[0].MLP.(*model.Sparse); ok {
+			if sp, ok := gm.Layers[0].Channel.(*model.MoE); ok {
 				experts = parts(sp.GateUp)
 			}
 			t.Logf("parts: embedding %d, lm_head %d, layer 0 qkv %d, layer 0 experts' gate_up %d",
-				parts(gm.Embed), parts(gm.LMHead), parts(gm.Layers[0].QKV), experts)
+				parts(gm.Embed), parts(gm.LMHead), parts(gm.Layers[0].Mixer.(*model.Attention).QKV), experts)
 			if parts(gm.Embed) < c.embed || parts(gm.LMHead) < c.embed || experts < c.experts {
 				t.Fatalf("embedding in %d parts, lm_head in %d, experts in %d; want at least %d, %d, %d: the split path did not run",
 					parts(gm.Embed), parts(gm.LMHead), experts, c.embed, c.embed, c.experts)

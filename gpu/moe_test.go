@@ -74,10 +74,10 @@ func mustUpload(t testing.TB, b *Backend, w *loader.Tensor) model.Tensor {
 
 // moeCase is one MoE layer on a backend with its reference weights.
 type moeCase struct {
-	D, E, F, A     int
-	norm           bool
-	router, gu, dn model.Tensor
-	rf, guf, dnf   []float32
+	D, E, F, A         int
+	norm               bool
+	nw, router, gu, dn model.Tensor
+	nv, rf, guf, dnf   []float32
 }
 
 func newMoECase(t testing.TB, b *Backend, r *rand.Rand, dt loader.DType, D, E, F, A int, norm bool) *moeCase {
@@ -87,25 +87,42 @@ func newMoECase(t testing.TB, b *Backend, r *rand.Rand, dt loader.DType, D, E, F
 	dw, df := moeWeight(t, r, dt, E, D, F)
 	c.router, c.gu, c.dn = mustUpload(t, b, rw), mustUpload(t, b, gw), mustUpload(t, b, dw)
 	c.rf, c.guf, c.dnf = rf, gf, df
+	nw, nv := moeWeight(t, r, loader.F32, D)
+	c.nw, c.nv = mustUpload(t, b, nw), nv
 	return c
+}
+
+// step runs the layer on a residual stream res holding xv (T, D) and
+// returns the experts' sums the GPU added and cpu.MoE's.
+func (c *moeCase) step(t testing.TB, b *Backend, res model.Tensor, xv []float32) (got, want []float32) {
+	t.Helper()
+	T := len(xv) / c.D
+	b.WriteF32(res, xv)
+	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm)
+	got = make([]float32, T*c.D)
+	if err := b.ReadF32(res, got); err != nil {
+		t.Fatal(err)
+	}
+	want = append([]float32(nil), xv...)
+	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm)
+	return minus(got, xv), minus(want, xv)
+}
+
+// minus is a - b, element by element.
+func minus(a, b []float32) []float32 {
+	d := make([]float32, len(a))
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	return d
 }
 
 // run runs the layer on x (T, D) and checks it against cpu.MoE.
 func (c *moeCase) run(t testing.TB, b *Backend, what string, xv []float32) {
 	t.Helper()
-	T := len(xv) / c.D
-	x := b.NewF32(T, c.D)
-	out := b.NewF32(T, c.D)
-	defer b.Free(x)
-	defer b.Free(out)
-	b.WriteF32(x, xv)
-	b.MoE(out, x, c.router, c.gu, c.dn, c.A, c.norm)
-	got := make([]float32, T*c.D)
-	if err := b.ReadF32(out, got); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	want := make([]float32, T*c.D)
-	cpu.MoE(want, xv, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm)
+	res := b.NewF32(len(xv)/c.D, c.D)
+	defer b.Free(res)
+	got, want := c.step(t, b, res, xv)
 	checkClose(t, what, got, want, 1e-4)
 }
 
@@ -161,21 +178,14 @@ func TestMoEDecodeReplay(t *testing.T) {
 	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(22, 1))
 	c := newMoECase(t, b, r, loader.Q4, 128, 128, 64, 8, true)
-	x, out := b.NewF32(1, c.D), b.NewF32(1, c.D)
-	got, want := make([]float32, c.D), make([]float32, c.D)
+	res := b.NewF32(1, c.D)
 	var builds int64
 	var stats webgpu.Stats
 	for step := 0; step < 6; step++ {
 		if step == 1 {
 			builds, stats = b.Stats().ProgramBuilds, b.d.Stats()
 		}
-		xv := randVec(r, c.D, 1)
-		b.WriteF32(x, xv)
-		b.MoE(out, x, c.router, c.gu, c.dn, c.A, c.norm)
-		if err := b.ReadF32(out, got); err != nil {
-			t.Fatal(err)
-		}
-		cpu.MoE(want, xv, c.rf, c.guf, c.dnf, 1, c.D, c.E, c.F, c.A, c.norm)
+		got, want := c.step(t, b, res, randVec(r, c.D, 1))
 		checkClose(t, fmt.Sprintf("step %d", step), got, want, 1e-4)
 	}
 	if n := b.Stats().ProgramBuilds - builds; n != 0 {
@@ -273,18 +283,19 @@ func TestMoEErrors(t *testing.T) {
 	b := newTestBackend(t, webgpu.Options{})
 	r := rand.New(rand.NewPCG(25, 1))
 	c := newMoECase(t, b, r, loader.Q4, 64, 8, 32, 2, true)
-	x, out := b.NewF32(2, 64), b.NewF32(2, 64)
-	other := b.NewF32(2, 32)
+	out := b.NewF32(2, 64)
+	other, otherNorm := b.NewF32(2, 32), mustUpload(t, b, &loader.Tensor{Name: "norm32", DType: loader.F32, Shape: []int{32}, Data: make([]byte, 4*32)})
 	for _, tc := range []struct {
 		name string
 		call func()
 	}{
-		{"topK > E", func() { b.MoE(out, x, c.router, c.gu, c.dn, 9, true) }},
-		{"topK 0", func() { b.MoE(out, x, c.router, c.gu, c.dn, 0, true) }},
-		{"out is x", func() { b.MoE(x, x, c.router, c.gu, c.dn, 2, true) }},
-		{"x width", func() { b.MoE(other, other, c.router, c.gu, c.dn, 2, true) }},
-		{"swapped", func() { b.MoE(out, x, c.router, c.dn, c.gu, 2, true) }},
-		{"activation router", func() { b.MoE(out, x, x, c.gu, c.dn, 2, true) }},
+		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true) }},
+		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true) }},
+		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true) }},
+		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true) }},
+		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true) }},
+		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true) }},
+		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true) }},
 	} {
 		tc.call()
 		err := b.ReadF32(out, make([]float32, 2*64))
@@ -477,15 +488,16 @@ func BenchmarkMoEQwen3A3B(b *testing.B) {
 	router := mustUpload(b, be, rw)
 	gu := mustUpload(b, be, q4(E, 2*F, D))
 	dn := mustUpload(b, be, q4(E, D, F))
+	nw, _ := moeWeight(b, r, loader.F32, D)
+	norm := mustUpload(b, be, nw)
 	run := func(b *testing.B, T int) {
-		x, out := be.NewF32(T, D), be.NewF32(T, D)
-		defer be.Free(x)
-		defer be.Free(out)
+		res := be.NewF32(T, D)
+		defer be.Free(res)
 		xv, got := randVec(r, T*D, 1), make([]float32, T*D)
 		step := func() {
-			be.WriteF32(x, xv)
-			be.MoE(out, x, router, gu, dn, A, true)
-			if err := be.ReadF32(out, got); err != nil {
+			be.WriteF32(res, xv)
+			be.MoE(res, norm, 1e-5, router, gu, dn, A, true)
+			if err := be.ReadF32(res, got); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -175,7 +175,7 @@ func (k *kernelBench) attention(name string, dt loader.DType, H, Hk, Dh, ctx int
 	k.be.WriteI32(pos, []int32{int32(ctx - 1)})
 	bytes := 2 * int64(ctx) * int64(Hk*Dh) * elt
 	return k.bandwidth(name, fmt.Sprintf("H=%d Hk=%d Dh=%d ctx=%d kv=%d-byte", H, Hk, Dh, ctx, elt), bytes,
-		func() { k.be.Attention(out, qkv, pos, cache, 0, 0) })
+		func() { k.be.Attend(out, qkv, pos, cache, 0, 0) })
 }
 
 // moe times the MoE op on experts of type dt: the router, top-A and the
@@ -197,11 +197,17 @@ func (k *kernelBench) moe(name string, dt loader.DType, T, D, E, A, F int) error
 	if err != nil {
 		return err
 	}
-	x, out := k.input(T, D), k.be.NewF32(T, D)
-	defer k.free(router, gu, dn, x, out)
-	issue := func() { k.be.MoE(out, x, router, gu, dn, A, true) }
+	norm, nb, err := k.weight(loader.F32, D)
+	if err != nil {
+		return err
+	}
+	res := k.input(T, D)
+	defer k.free(norm, router, gu, dn, res)
+	// the op Forward calls: the norm folded into the router, the experts'
+	// sum added to the residual stream
+	issue := func() { k.be.MoE(res, norm, 1e-5, router, gu, dn, A, true) }
 	if T == 1 {
-		bytes := rb + (gb+db)/int64(E)*int64(A)
+		bytes := nb + rb + (gb+db)/int64(E)*int64(A)
 		return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes, issue)
 	}
 	flops := 2 * float64(T) * float64(D) * (float64(E) + 3*float64(A*F))
