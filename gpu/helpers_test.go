@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"wasmllm/gpu/webgpu"
-	"wasmllm/shaders"
+	"wasmllm/internal/testkit/gputest"
 )
 
 // Helpers shared by the backend's tests; the binding's own tests in
@@ -40,7 +40,7 @@ func openDevice(opt webgpu.Options) (*webgpu.Device, error) {
 	return webgpu.Open(ctx, opt)
 }
 
-// addKernel is shaders/test_add.wgsl with an explicit layout.
+// addKernel is gputest.AddWGSL with an explicit layout.
 type addKernel struct {
 	d      *webgpu.Device
 	pipe   *webgpu.Pipeline
@@ -49,11 +49,7 @@ type addKernel struct {
 
 func newAddKernel(t testing.TB, d *webgpu.Device) *addKernel {
 	t.Helper()
-	src, err := shaders.Source("test_add.wgsl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := d.CreateShaderModule(shaders.Path("test_add.wgsl"), src)
+	mod, err := d.CreateShaderModule("gputest.AddWGSL", gputest.AddWGSL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 //go:embed *.wgsl
 var FS embed.FS
 
-// Source returns the WGSL source of a file such as "test_add.wgsl".
+// Source returns the WGSL source of a file such as "embed.wgsl".
 func Source(name string) (string, error) {
 	b, err := fs.ReadFile(FS, name)
 	if err != nil {
@@ -23,5 +23,5 @@ func Source(name string) (string, error) {
 }
 
 // Path is the repository path of a shader file, for error messages:
-// Path("test_add.wgsl") == "shaders/test_add.wgsl".
+// Path("embed.wgsl") == "shaders/embed.wgsl".
 func Path(name string) string { return "shaders/" + name }

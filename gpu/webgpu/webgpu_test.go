@@ -14,8 +14,7 @@ import (
 	"testing"
 	"time"
 	"wasmllm/internal/jsutil"
-
-	"wasmllm/shaders"
+	"wasmllm/internal/testkit/gputest"
 )
 
 var (
@@ -40,7 +39,7 @@ func openDevice(opt Options) (*Device, error) {
 	return Open(ctx, opt)
 }
 
-// addKernel is shaders/test_add.wgsl with an explicit layout.
+// addKernel is gputest.AddWGSL with an explicit layout.
 type addKernel struct {
 	d      *Device
 	pipe   *Pipeline
@@ -49,11 +48,7 @@ type addKernel struct {
 
 func newAddKernel(t testing.TB, d *Device) *addKernel {
 	t.Helper()
-	src, err := shaders.Source("test_add.wgsl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := d.CreateShaderModule(shaders.Path("test_add.wgsl"), src)
+	mod, err := d.CreateShaderModule("gputest.AddWGSL", gputest.AddWGSL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,8 +264,7 @@ func TestAddKernel(t *testing.T) {
 
 func TestAutoLayout(t *testing.T) {
 	d := device(t)
-	src, _ := shaders.Source("test_add.wgsl")
-	mod, err := d.CreateShaderModule(shaders.Path("test_add.wgsl"), src)
+	mod, err := d.CreateShaderModule("gputest.AddWGSL", gputest.AddWGSL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,8 +323,7 @@ func TestShaderCompileError(t *testing.T) {
 
 func TestPipelineErrorNamesEntry(t *testing.T) {
 	d := device(t)
-	src, _ := shaders.Source("test_add.wgsl")
-	mod, err := d.CreateShaderModule(shaders.Path("test_add.wgsl"), src)
+	mod, err := d.CreateShaderModule("gputest.AddWGSL", gputest.AddWGSL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,12 @@
-// test_add: out = a + b elementwise. The trivial kernel of the gpu binding
-// tests; it bounds-checks because N need not be a multiple of 64.
+// Package gputest holds what the WebGPU tests of gpu and gpu/webgpu share.
+package gputest
 
-struct Params {
+// AddWGSL: out = a + b elementwise. The trivial kernel of the binding tests
+// (and the bandwidth baseline of the attention benchmark); it bounds-checks
+// because N need not be a multiple of 64. Bindings: a, b (N) f32 read,
+// out (N) f32 read_write, a uniform {n: u32}; entry point main, workgroup
+// size 64. A test's own, so not among the shaders the engine embeds.
+const AddWGSL = `struct Params {
     n: u32, // N
 }
 
@@ -18,3 +23,4 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     out[i] = a[i] + b[i];
 }
+`
