@@ -153,6 +153,24 @@ var ggufTensors = tensorTable{
 	NameDown:       one("blk.%d.ffn_down.weight"),
 }
 
+// GGUFMerges lists, for each canonical tensor of a model of config c that
+// is merged from several GGUF tensors, their GGUF names in merge order.
+func GGUFMerges(c *Config) map[string][]string {
+	merges := map[string][]string{}
+	for l := 0; l < c.Layers; l++ {
+		for _, ct := range layerTensors {
+			if row := ggufTensors[ct.name]; len(row.src) > 1 && ct.in(c) {
+				names := make([]string, len(row.src))
+				for i, s := range row.src {
+					names[i] = fmt.Sprintf(s, l)
+				}
+				merges[fmt.Sprintf(ct.name, l)] = names
+			}
+		}
+	}
+	return merges
+}
+
 // fromGGUFTensors maps tensors under GGUF names (GGUF files, llama2.c
 // checkpoints) onto canonical weights; c's Vocab and TiedEmbeddings are
 // filled in from the tensors. The config is validated (key names the
