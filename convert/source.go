@@ -74,7 +74,7 @@ func ggufParts(g *loader.GGUF, c *model.Config) map[string][]loader.DType {
 		types[ti.Name] = ti.DType
 	}
 	parts := map[string][]loader.DType{}
-	merge := func(dst string, srcs ...string) {
+	for dst, srcs := range model.GGUFMerges(c) {
 		var ts []loader.DType
 		for _, s := range srcs {
 			if d, ok := types[s]; ok {
@@ -82,12 +82,6 @@ func ggufParts(g *loader.GGUF, c *model.Config) map[string][]loader.DType {
 			}
 		}
 		parts[dst] = ts
-	}
-	for l := 0; l < c.Layers; l++ {
-		f := func(s string) string { return fmt.Sprintf(s, l) }
-		merge(f(model.NameQKV), f("blk.%d.attn_q.weight"), f("blk.%d.attn_k.weight"), f("blk.%d.attn_v.weight"))
-		merge(f(model.NameGateUp), f("blk.%d.ffn_gate.weight"), f("blk.%d.ffn_up.weight"))
-		merge(f(model.NameGateUpExps), f("blk.%d.ffn_gate_exps.weight"), f("blk.%d.ffn_up_exps.weight"))
 	}
 	return parts
 }

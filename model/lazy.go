@@ -15,7 +15,7 @@ func FromHFLazy(dir string) (w *Weights, close func() error, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if w, err = fromHFTensors(dir, *c, lazySafetensors{st}); err != nil {
+	if w, err = mapTensors(dir, *c, lazySafetensors{st}, hfTensors, nil); err != nil {
 		st.Close()
 		return nil, nil, err
 	}

@@ -13,7 +13,7 @@ import (
 func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g) }
 
 // fromGGUF reads the Config from g's metadata and the tensors from src.
-func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
+func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
 	arch, ok := g.String("general.architecture")
 	if !ok {
 		return nil, &loader.FormatError{File: g.File, Field: "metadata general.architecture", Offset: -1, Err: loader.ErrNotFound}
@@ -107,7 +107,7 @@ func fromGGUF(g *loader.GGUF, src ggufNamed) (*Weights, error) {
 	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
 		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
 	}
-	return fromGGUFNames(g.File, c, src, func(field string) string {
+	return fromGGUFTensors(g.File, c, src, func(field string) string {
 		if k, ok := ggufKeys[field]; ok {
 			return "metadata " + arch + "." + k
 		}
@@ -132,146 +132,62 @@ var ggufKeys = map[string]string{
 	"moe_intermediate_size":   "expert_feed_forward_length",
 }
 
-// ggufNamed is a source of tensors under llama.cpp's GGUF names.
-type ggufNamed interface {
-	tensorSource
-	Has(name string) bool
+// ggufTensors are llama.cpp's GGUF names of the canonical tensors. A GGUF
+// without output.weight ties its embeddings.
+var ggufTensors = tensorTable{
+	NameEmbed:      one("token_embd.weight"),
+	NameRopeFreqs:  optional("rope_freqs.weight"),
+	NameNorm:       one("output_norm.weight"),
+	NameLMHead:     optional("output.weight"),
+	NameAttnNorm:   one("blk.%d.attn_norm.weight"),
+	NameQKV:        rows("blk.%d.attn_q.weight", "blk.%d.attn_k.weight", "blk.%d.attn_v.weight"),
+	NameQKVBias:    biases("blk.%d.attn_q.bias", "blk.%d.attn_k.bias", "blk.%d.attn_v.bias"),
+	NameQNorm:      one("blk.%d.attn_q_norm.weight"),
+	NameKNorm:      one("blk.%d.attn_k_norm.weight"),
+	NameAttnOut:    one("blk.%d.attn_output.weight"),
+	NameFFNNorm:    one("blk.%d.ffn_norm.weight"),
+	NameRouter:     one("blk.%d.ffn_gate_inp.weight"),
+	NameGateUpExps: interleaved("blk.%d.ffn_gate_exps.weight", "blk.%d.ffn_up_exps.weight"),
+	NameDownExps:   one("blk.%d.ffn_down_exps.weight"),
+	NameGateUp:     rows("blk.%d.ffn_gate.weight", "blk.%d.ffn_up.weight"),
+	NameDown:       one("blk.%d.ffn_down.weight"),
 }
 
-// fromGGUFNames maps tensors with GGUF names (GGUF files, llama2.c
+// GGUFMerges lists, for each canonical tensor of a model of config c that
+// is merged from several GGUF tensors, their GGUF names in merge order.
+func GGUFMerges(c *Config) map[string][]string {
+	merges := map[string][]string{}
+	for l := 0; l < c.Layers; l++ {
+		for _, ct := range layerTensors {
+			if row := ggufTensors[ct.name]; len(row.src) > 1 && ct.in(c) {
+				names := make([]string, len(row.src))
+				for i, s := range row.src {
+					names[i] = fmt.Sprintf(s, l)
+				}
+				merges[fmt.Sprintf(ct.name, l)] = names
+			}
+		}
+	}
+	return merges
+}
+
+// fromGGUFTensors maps tensors under GGUF names (GGUF files, llama2.c
 // checkpoints) onto canonical weights; c's Vocab and TiedEmbeddings are
 // filled in from the tensors. The config is validated (key names the
 // source's field of a canonical one) before the layers are read.
-func fromGGUFNames(file string, c Config, g ggufNamed, key func(string) string) (*Weights, error) {
-	ferr := func(field string, err error) error {
-		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: err}
-	}
-	var err error
-	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: file}
-	get := func(name string) (*loader.Tensor, error) { return g.Tensor(name) }
-	put := func(name string, t *loader.Tensor) { t.Name = name; w.Tensors[name] = t }
-	for _, name := range []string{NameEmbed, NameNorm} {
-		t, err := get(name)
-		if err != nil {
-			return nil, err
+func fromGGUFTensors(file string, c Config, src tensorSource, key func(string) string) (*Weights, error) {
+	return mapTensors(file, c, src, ggufTensors, func(w *Weights) error {
+		if sh := w.Tensors[NameEmbed].Shape; len(sh) != 2 {
+			return &loader.FormatError{File: file, Field: "tensor " + NameEmbed + " shape", Offset: -1,
+				Err: fmt.Errorf("%w: %v, want (V, D)", loader.ErrCorrupt, sh)}
 		}
-		put(name, t)
-	}
-	if sh := w.Tensors[NameEmbed].Shape; len(sh) != 2 {
-		return nil, ferr("tensor "+NameEmbed+" shape", fmt.Errorf("%w: %v, want (V, D)", loader.ErrCorrupt, sh))
-	}
-	w.Config.Vocab = w.Tensors[NameEmbed].Shape[0]
-	if err := w.Config.validateIn(file, func(field string) string {
-		if field == "vocab_size" {
-			return "tensor " + NameEmbed + " shape"
-		}
-		return key(field)
-	}); err != nil {
-		return nil, err
-	}
-	c = w.Config
-	if g.Has(NameLMHead) {
-		t, _ := get(NameLMHead)
-		put(NameLMHead, t)
-	} else {
-		w.Config.TiedEmbeddings = true
-	}
-	if g.Has(NameRopeFreqs) {
-		t, _ := get(NameRopeFreqs)
-		put(NameRopeFreqs, t)
-	}
-	for l := 0; l < c.Layers; l++ {
-		f := func(s string) string { return fmt.Sprintf(s, l) }
-		one := func(dst, src string) error {
-			t, err := get(fmt.Sprintf(src, l))
-			if err != nil {
-				return err
+		w.Config.Vocab = w.Tensors[NameEmbed].Shape[0]
+		w.Config.TiedEmbeddings = w.Tensors[NameLMHead] == nil
+		return w.Config.validateIn(file, func(field string) string {
+			if field == "vocab_size" {
+				return "tensor " + NameEmbed + " shape"
 			}
-			put(f(dst), t)
-			return nil
-		}
-		if err := one(NameAttnNorm, "blk.%d.attn_norm.weight"); err != nil {
-			return nil, err
-		}
-		if err := one(NameAttnOut, "blk.%d.attn_output.weight"); err != nil {
-			return nil, err
-		}
-		if err := one(NameFFNNorm, "blk.%d.ffn_norm.weight"); err != nil {
-			return nil, err
-		}
-		var qkv [3]*loader.Tensor
-		for i, s := range []string{"q", "k", "v"} {
-			if qkv[i], err = get(fmt.Sprintf("blk.%d.attn_%s.weight", l, s)); err != nil {
-				return nil, err
-			}
-		}
-		merged, err := concatRows(f(NameQKV), qkv[:]...)
-		if err != nil {
-			return nil, ferr("tensor "+f(NameQKV), err)
-		}
-		put(f(NameQKV), merged)
-		if c.QKVBias {
-			var bias [3]*loader.Tensor
-			for i, s := range []string{"q", "k", "v"} {
-				if bias[i], err = get(fmt.Sprintf("blk.%d.attn_%s.bias", l, s)); err != nil {
-					return nil, err
-				}
-			}
-			mb, err := concatBias(f(NameQKVBias), bias[:]...)
-			if err != nil {
-				return nil, ferr("tensor "+f(NameQKVBias), err)
-			}
-			put(f(NameQKVBias), mb)
-		}
-		if c.QKNorm {
-			if err := one(NameQNorm, "blk.%d.attn_q_norm.weight"); err != nil {
-				return nil, err
-			}
-			if err := one(NameKNorm, "blk.%d.attn_k_norm.weight"); err != nil {
-				return nil, err
-			}
-		}
-		if c.MoE() {
-			if err := one(NameRouter, "blk.%d.ffn_gate_inp.weight"); err != nil {
-				return nil, err
-			}
-			if err := one(NameDownExps, "blk.%d.ffn_down_exps.weight"); err != nil {
-				return nil, err
-			}
-			gate, err := get(f("blk.%d.ffn_gate_exps.weight"))
-			if err != nil {
-				return nil, err
-			}
-			up, err := get(f("blk.%d.ffn_up_exps.weight"))
-			if err != nil {
-				return nil, err
-			}
-			gu, err := interleaveExperts(f(NameGateUpExps), gate, up)
-			if err != nil {
-				return nil, ferr("tensor "+f(NameGateUpExps), err)
-			}
-			put(f(NameGateUpExps), gu)
-			continue
-		}
-		if err := one(NameDown, "blk.%d.ffn_down.weight"); err != nil {
-			return nil, err
-		}
-		gate, err := get(f("blk.%d.ffn_gate.weight"))
-		if err != nil {
-			return nil, err
-		}
-		up, err := get(f("blk.%d.ffn_up.weight"))
-		if err != nil {
-			return nil, err
-		}
-		gu, err := concatRows(f(NameGateUp), gate, up)
-		if err != nil {
-			return nil, ferr("tensor "+f(NameGateUp), err)
-		}
-		put(f(NameGateUp), gu)
-	}
-	if err := w.Check(); err != nil {
-		return nil, err
-	}
-	return w, nil
+			return key(field)
+		})
+	})
 }

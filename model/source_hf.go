@@ -146,11 +146,6 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-// tensorSource is any reader of named tensors (safetensors files).
-type tensorSource interface {
-	Tensor(name string) (*loader.Tensor, error)
-}
-
 // FromHF maps a Hugging Face folder's config and tensors onto canonical weights.
 func FromHF(dir string) (*Weights, error) {
 	c, st, err := openHF(dir)
@@ -158,7 +153,7 @@ func FromHF(dir string) (*Weights, error) {
 		return nil, err
 	}
 	defer st.Close()
-	return fromHFTensors(dir, *c, st)
+	return mapTensors(dir, *c, st, hfTensors, nil)
 }
 
 // openHF reads dir's config.json and opens its safetensors files.
@@ -179,127 +174,22 @@ func openHF(dir string) (*Config, *loader.Safetensors, error) {
 	return c, st, nil
 }
 
-func fromHFTensors(dir string, c Config, st tensorSource) (*Weights, error) {
-	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: dir}
-	put := func(name string, t *loader.Tensor) { t.Name = name; w.Tensors[name] = t }
-	one := func(dst, src string) error {
-		t, err := st.Tensor(src)
-		if err != nil {
-			return err
-		}
-		put(dst, t)
-		return nil
-	}
-	if err := one(NameEmbed, "model.embed_tokens.weight"); err != nil {
-		return nil, err
-	}
-	if err := one(NameNorm, "model.norm.weight"); err != nil {
-		return nil, err
-	}
-	if !c.TiedEmbeddings {
-		if err := one(NameLMHead, "lm_head.weight"); err != nil {
-			return nil, err
-		}
-	}
-	for l := 0; l < c.Layers; l++ {
-		f := func(s string) string { return fmt.Sprintf(s, l) }
-		p := fmt.Sprintf("model.layers.%d.", l)
-		for dst, src := range map[string]string{
-			NameAttnNorm: "input_layernorm.weight", NameAttnOut: "self_attn.o_proj.weight", NameFFNNorm: "post_attention_layernorm.weight",
-		} {
-			if err := one(f(dst), p+src); err != nil {
-				return nil, err
-			}
-		}
-		parts := make([]*loader.Tensor, 3)
-		for i, s := range []string{"q", "k", "v"} {
-			t, err := st.Tensor(p + "self_attn." + s + "_proj.weight")
-			if err != nil {
-				return nil, err
-			}
-			parts[i] = t
-		}
-		qkv, err := concatRows(f(NameQKV), parts...)
-		if err != nil {
-			return nil, err
-		}
-		put(f(NameQKV), qkv)
-		if c.QKVBias {
-			biases := make([]*loader.Tensor, 3) // not parts: a lazy merge keeps it
-			for i, s := range []string{"q", "k", "v"} {
-				t, err := st.Tensor(p + "self_attn." + s + "_proj.bias")
-				if err != nil {
-					return nil, err
-				}
-				biases[i] = t
-			}
-			bias, err := concatBias(f(NameQKVBias), biases...)
-			if err != nil {
-				return nil, err
-			}
-			put(f(NameQKVBias), bias)
-		}
-		if c.QKNorm {
-			if err := one(f(NameQNorm), p+"self_attn.q_norm.weight"); err != nil {
-				return nil, err
-			}
-			if err := one(f(NameKNorm), p+"self_attn.k_norm.weight"); err != nil {
-				return nil, err
-			}
-		}
-		if !c.MoE() {
-			gate, err := st.Tensor(p + "mlp.gate_proj.weight")
-			if err != nil {
-				return nil, err
-			}
-			up, err := st.Tensor(p + "mlp.up_proj.weight")
-			if err != nil {
-				return nil, err
-			}
-			gu, err := concatRows(f(NameGateUp), gate, up)
-			if err != nil {
-				return nil, err
-			}
-			put(f(NameGateUp), gu)
-			if err := one(f(NameDown), p+"mlp.down_proj.weight"); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := one(f(NameRouter), p+"mlp.gate.weight"); err != nil {
-			return nil, err
-		}
-		var gateUps, downs []*loader.Tensor
-		for e := 0; e < c.Experts; e++ {
-			ep := fmt.Sprintf("%smlp.experts.%d.", p, e)
-			var ts [3]*loader.Tensor
-			for i, s := range []string{"gate_proj", "up_proj", "down_proj"} {
-				t, err := st.Tensor(ep + s + ".weight")
-				if err != nil {
-					return nil, err
-				}
-				ts[i] = t
-			}
-			gu, err := concatRows(ep+"gate_up", ts[0], ts[1])
-			if err != nil {
-				return nil, err
-			}
-			gateUps = append(gateUps, gu)
-			downs = append(downs, ts[2])
-		}
-		gu, err := stackExperts(f(NameGateUpExps), gateUps)
-		if err != nil {
-			return nil, err
-		}
-		dn, err := stackExperts(f(NameDownExps), downs)
-		if err != nil {
-			return nil, err
-		}
-		put(f(NameGateUpExps), gu)
-		put(f(NameDownExps), dn)
-	}
-	if err := w.Check(); err != nil {
-		return nil, err
-	}
-	return w, nil
+// hfTensors are Hugging Face's names of the canonical tensors (Llama,
+// Mistral, Qwen2, Qwen3 and Qwen3-MoE).
+var hfTensors = tensorTable{
+	NameEmbed:      one("model.embed_tokens.weight"),
+	NameNorm:       one("model.norm.weight"),
+	NameLMHead:     one("lm_head.weight"),
+	NameAttnNorm:   one("model.layers.%d.input_layernorm.weight"),
+	NameQKV:        rows("model.layers.%d.self_attn.q_proj.weight", "model.layers.%d.self_attn.k_proj.weight", "model.layers.%d.self_attn.v_proj.weight"),
+	NameQKVBias:    biases("model.layers.%d.self_attn.q_proj.bias", "model.layers.%d.self_attn.k_proj.bias", "model.layers.%d.self_attn.v_proj.bias"),
+	NameQNorm:      one("model.layers.%d.self_attn.q_norm.weight"),
+	NameKNorm:      one("model.layers.%d.self_attn.k_norm.weight"),
+	NameAttnOut:    one("model.layers.%d.self_attn.o_proj.weight"),
+	NameFFNNorm:    one("model.layers.%d.post_attention_layernorm.weight"),
+	NameRouter:     one("model.layers.%d.mlp.gate.weight"),
+	NameGateUpExps: perExpert("model.layers.%d.mlp.experts.%d.gate_proj.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight"),
+	NameDownExps:   perExpert("model.layers.%d.mlp.experts.%d.down_proj.weight"),
+	NameGateUp:     rows("model.layers.%d.mlp.gate_proj.weight", "model.layers.%d.mlp.up_proj.weight"),
+	NameDown:       one("model.layers.%d.mlp.down_proj.weight"),
 }

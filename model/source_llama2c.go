@@ -10,7 +10,7 @@ func FromLlama2C(m *loader.Llama2C) (*Weights, error) {
 		Arch: ArchLlama, Hidden: lc.Dim, Layers: lc.Layers, Heads: lc.Heads, KVHeads: lc.KVHeads,
 		HeadDim: lc.HeadDim(), FFN: lc.HiddenDim, RMSEps: 1e-5, RopeTheta: 10000, MaxContext: lc.SeqLen,
 	}
-	return fromGGUFNames(m.File, c, llama2cNamed{m}, func(field string) string { return "header " + field })
+	return fromGGUFTensors(m.File, c, llama2cNamed{m}, func(field string) string { return "header " + field })
 }
 
 type llama2cNamed struct{ *loader.Llama2C }

@@ -12,35 +12,6 @@ import (
 	"wasmllm/loader"
 )
 
-// TensorNames lists every canonical tensor name a model of config c may
-// hold, in forward-pass order: the embedding, rope_freqs, each layer's
-// tensors, the final norm and the output head. rope_freqs is optional, and
-// output.weight is listed only when the embeddings are untied.
-func (c *Config) TensorNames() []string {
-	names := []string{NameEmbed, NameRopeFreqs}
-	for l := 0; l < c.Layers; l++ {
-		f := func(s string) string { return fmt.Sprintf(s, l) }
-		names = append(names, f(NameAttnNorm), f(NameQKV))
-		if c.QKVBias {
-			names = append(names, f(NameQKVBias))
-		}
-		if c.QKNorm {
-			names = append(names, f(NameQNorm), f(NameKNorm))
-		}
-		names = append(names, f(NameAttnOut), f(NameFFNNorm))
-		if c.MoE() {
-			names = append(names, f(NameRouter), f(NameGateUpExps), f(NameDownExps))
-		} else {
-			names = append(names, f(NameGateUp), f(NameDown))
-		}
-	}
-	names = append(names, NameNorm)
-	if !c.TiedEmbeddings {
-		names = append(names, NameLMHead)
-	}
-	return names
-}
-
 // TensorReader reads named tensors, such as a manifest.Reader.
 type TensorReader interface {
 	Tensor(name string) (*loader.Tensor, error)

@@ -8,32 +8,6 @@ import (
 	"wasmllm/loader"
 )
 
-// Canonical tensor names. Every source (GGUF, Hugging Face, llama2.c,
-// converted manifests) is mapped onto these, with Q/K/V and gate/up merged
-// as the forward pass reads them.
-const (
-	NameEmbed     = "token_embd.weight"  // (V, D)
-	NameNorm      = "output_norm.weight" // (D)
-	NameLMHead    = "output.weight"      // (V, D); absent when tied
-	NameRopeFreqs = "rope_freqs.weight"  // (Dh/2) optional llama3 frequency divisors
-)
-
-// Per-layer canonical names; format with the layer index.
-const (
-	NameAttnNorm   = "blk.%d.attn_norm.weight"        // (D)
-	NameQKV        = "blk.%d.attn_qkv.weight"         // ((H+2Hk)*Dh, D)
-	NameQKVBias    = "blk.%d.attn_qkv.bias"           // ((H+2Hk)*Dh) f32, q, k, v biases as NameQKV's rows; only when Config.QKVBias
-	NameQNorm      = "blk.%d.attn_q_norm.weight"      // (Dh)
-	NameKNorm      = "blk.%d.attn_k_norm.weight"      // (Dh)
-	NameAttnOut    = "blk.%d.attn_output.weight"      // (D, H*Dh)
-	NameFFNNorm    = "blk.%d.ffn_norm.weight"         // (D)
-	NameGateUp     = "blk.%d.ffn_gate_up.weight"      // (2F, D)
-	NameDown       = "blk.%d.ffn_down.weight"         // (D, F)
-	NameRouter     = "blk.%d.ffn_gate_inp.weight"     // (E, D)
-	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight" // (E, 2F, D)
-	NameDownExps   = "blk.%d.ffn_down_exps.weight"    // (E, D, F)
-)
-
 // Weights is a model's config and its canonical tensors on the host. From
 // FromGGUFLazy and FromHFLazy the tensors are lazy: their data is read when
 // loaded (see loader.Tensor.Load).
@@ -75,39 +49,15 @@ func (w *Weights) Check() error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", w.Source, err)
 	}
-	D, Dh, V := c.Hidden, c.HeadDim, c.Vocab
-	want := map[string][]int{NameEmbed: {V, D}, NameNorm: {D}}
-	if !c.TiedEmbeddings {
-		want[NameLMHead] = []int{V, D}
-	}
-	for l := 0; l < c.Layers; l++ {
-		f := func(s string) string { return fmt.Sprintf(s, l) }
-		want[f(NameAttnNorm)] = []int{D}
-		want[f(NameQKV)] = []int{(c.Heads + 2*c.KVHeads) * Dh, D}
-		if c.QKVBias {
-			want[f(NameQKVBias)] = []int{(c.Heads + 2*c.KVHeads) * Dh}
+	for name, ct := range c.tensors() {
+		if ct.shape == nil {
+			continue // optional: rope_freqs, checked below
 		}
-		want[f(NameAttnOut)] = []int{D, c.Heads * Dh}
-		want[f(NameFFNNorm)] = []int{D}
-		if c.QKNorm {
-			want[f(NameQNorm)] = []int{Dh}
-			want[f(NameKNorm)] = []int{Dh}
-		}
-		if c.MoE() {
-			want[f(NameRouter)] = []int{c.Experts, D}
-			want[f(NameGateUpExps)] = []int{c.Experts, 2 * c.ExpertFFN, D}
-			want[f(NameDownExps)] = []int{c.Experts, D, c.ExpertFFN}
-		} else {
-			want[f(NameGateUp)] = []int{2 * c.FFN, D}
-			want[f(NameDown)] = []int{D, c.FFN}
-		}
-	}
-	for name, shape := range want {
 		t, err := w.Get(name)
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(t.Shape, shape) {
+		if shape := ct.shape(c); !slices.Equal(t.Shape, shape) {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name + " shape", Offset: -1,
 				Err: fmt.Errorf("%w: got %v, want %v", loader.ErrCorrupt, t.Shape, shape)}
 		}
@@ -118,9 +68,9 @@ func (w *Weights) Check() error {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name, Offset: -1, Err: err}
 		}
 	}
-	if t, ok := w.Tensors[NameRopeFreqs]; ok && t.NumElements() != Dh/2 {
+	if t, ok := w.Tensors[NameRopeFreqs]; ok && t.NumElements() != c.HeadDim/2 {
 		return &loader.FormatError{File: w.Source, Field: "tensor " + NameRopeFreqs + " shape", Offset: -1,
-			Err: fmt.Errorf("%w: %d elements, want %d", loader.ErrCorrupt, t.NumElements(), Dh/2)}
+			Err: fmt.Errorf("%w: %d elements, want %d", loader.ErrCorrupt, t.NumElements(), c.HeadDim/2)}
 	}
 	return nil
 }

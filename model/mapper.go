@@ -1,0 +1,162 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+
+	"wasmllm/loader"
+)
+
+// tensorSource reads a source's tensors under the source's own names.
+type tensorSource interface {
+	Tensor(name string) (*loader.Tensor, error)
+	Has(name string) bool
+}
+
+// A tensorTable is one source format's names for the canonical tensors:
+// for each canonical name (a Name* constant) the row it is made from. A
+// canonical tensor without a row is absent from that format's weights
+// (Check then names it when the config needs it).
+type tensorTable map[string]tensorRow
+
+// A tensorRow says how one canonical tensor is made from a source's
+// tensors.
+type tensorRow struct {
+	// src are the source names of the parts, in the order they are
+	// merged. In a per-layer tensor's row they take the layer index; in an
+	// expert row, the layer and then the expert index.
+	src []string
+	// merge joins the parts; nil for one part, taken as it is.
+	merge func(name string, parts []*loader.Tensor) (*loader.Tensor, error)
+	// experts: src are one expert's parts, merged by concatRows when there
+	// are several, and the Config.Experts results are stacked (E, N, K).
+	experts bool
+	// optional: the source may lack the tensor, and then the weights do.
+	optional bool
+}
+
+// one is a tensor stored whole under name.
+func one(name string) tensorRow { return tensorRow{src: []string{name}} }
+
+// optional is a tensor that name holds when the source has it.
+func optional(name string) tensorRow { return tensorRow{src: []string{name}, optional: true} }
+
+// rows is a tensor merged from names' rows (concatRows).
+func rows(names ...string) tensorRow {
+	return tensorRow{src: names, merge: func(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+		return concatRows(name, parts...)
+	}}
+}
+
+// biases is a bias vector merged from names (concatBias).
+func biases(names ...string) tensorRow {
+	return tensorRow{src: names, merge: func(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+		return concatBias(name, parts...)
+	}}
+}
+
+// interleaved is an (E, N1+N2, K) tensor merged expert by expert from a
+// (E, N1, K) and b (E, N2, K) (interleaveExperts).
+func interleaved(a, b string) tensorRow {
+	return tensorRow{src: []string{a, b}, merge: func(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+		return interleaveExperts(name, parts[0], parts[1])
+	}}
+}
+
+// perExpert is an (E, N, K) tensor stacked from one (N, K) matrix per
+// expert, itself merged from names' rows when there are several.
+func perExpert(names ...string) tensorRow { return tensorRow{src: names, experts: true} }
+
+// mapTensors builds canonical weights from src's tensors by table: first
+// the global tensors, then configure (nil: none), which may fill in the
+// config from them and must leave it valid, since its layer and expert
+// counts bound what is read next; then every layer's tensors. The result
+// is checked with Check. A missing tensor is src's error, naming it; a
+// failed merge is a *loader.FormatError naming file and the canonical
+// tensor.
+func mapTensors(file string, c Config, src tensorSource, table tensorTable, configure func(*Weights) error) (*Weights, error) {
+	w := &Weights{Config: c, Tensors: map[string]*loader.Tensor{}, Source: file}
+	for _, ct := range slices.Concat(headTensors, tailTensors) {
+		if row, ok := table[ct.name]; ok && ct.in(&w.Config) {
+			if err := w.mapTensor(src, ct.name, row); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if configure != nil {
+		if err := configure(w); err != nil {
+			return nil, err
+		}
+	}
+	c = w.Config
+	for l := 0; l < c.Layers; l++ {
+		for _, ct := range layerTensors {
+			if row, ok := table[ct.name]; ok && ct.in(&c) {
+				if err := w.mapTensor(src, fmt.Sprintf(ct.name, l), row, l); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// mapTensor reads row's parts from src, their names formatted with index
+// (the layer's, for a per-layer tensor), and stores their merge as name.
+func (w *Weights) mapTensor(src tensorSource, name string, row tensorRow, index ...any) error {
+	if row.optional && !src.Has(fmt.Sprintf(row.src[0], index...)) {
+		return nil
+	}
+	mergeErr := func(err error) error {
+		return &loader.FormatError{File: w.Source, Field: "tensor " + name, Offset: -1, Err: err}
+	}
+	var t *loader.Tensor
+	if !row.experts {
+		parts, err := readParts(src, row.src, index)
+		if err != nil {
+			return err
+		}
+		if t = parts[0]; row.merge != nil {
+			if t, err = row.merge(name, parts); err != nil {
+				return mergeErr(err)
+			}
+		}
+	} else {
+		each := make([]*loader.Tensor, w.Config.Experts)
+		for e := range each {
+			parts, err := readParts(src, row.src, append(index, e))
+			if err != nil {
+				return err
+			}
+			if each[e] = parts[0]; len(parts) > 1 {
+				if each[e], err = concatRows(fmt.Sprintf("%s expert %d", name, e), parts...); err != nil {
+					return mergeErr(err)
+				}
+			}
+		}
+		var err error
+		if t, err = stackExperts(name, each); err != nil {
+			return mergeErr(err)
+		}
+	}
+	t.Name = name
+	w.Tensors[name] = t
+	return nil
+}
+
+// readParts reads the tensors names from src, formatted with index. The
+// slice is new: a lazy merge keeps it.
+func readParts(src tensorSource, names []string, index []any) ([]*loader.Tensor, error) {
+	parts := make([]*loader.Tensor, len(names))
+	for i, n := range names {
+		t, err := src.Tensor(fmt.Sprintf(n, index...))
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = t
+	}
+	return parts, nil
+}
