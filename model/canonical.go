@@ -46,6 +46,16 @@ type canonicalTensor struct {
 // have) t.
 func (t *canonicalTensor) in(c *Config) bool { return t.has == nil || t.has(c) }
 
+// layerTensor is one tensor of a layer, which its spec (its kinds and
+// their parameters) says it has or not, and of which shape.
+type layerTensor struct {
+	name  string // a per-layer Name* constant
+	has   func(sp *LayerSpec) bool
+	shape func(c *Config, sp *LayerSpec) []int
+}
+
+func (t *layerTensor) in(sp *LayerSpec) bool { return t.has == nil || t.has(sp) }
+
 // The canonical set in forward-pass order: headTensors, each layer's
 // layerTensors (their names take the layer index), tailTensors.
 var (
@@ -53,19 +63,23 @@ var (
 		{NameEmbed, nil, func(c *Config) []int { return []int{c.Vocab, c.Hidden} }},
 		{NameRopeFreqs, nil, nil},
 	}
-	layerTensors = []canonicalTensor{
-		{NameAttnNorm, nil, hiddenVector},
-		{NameQKV, nil, func(c *Config) []int { return []int{(c.Heads + 2*c.KVHeads) * c.HeadDim, c.Hidden} }},
-		{NameQKVBias, func(c *Config) bool { return c.QKVBias }, func(c *Config) []int { return []int{(c.Heads + 2*c.KVHeads) * c.HeadDim} }},
+	layerTensors = []layerTensor{
+		// the attention token mixer
+		{NameAttnNorm, nil, layerHidden},
+		{NameQKV, nil, func(c *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth(), c.Hidden} }},
+		{NameQKVBias, func(sp *LayerSpec) bool { return sp.Attention.Bias }, func(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth()} }},
 		{NameQNorm, qkNorm, headVector},
 		{NameKNorm, qkNorm, headVector},
-		{NameAttnOut, nil, func(c *Config) []int { return []int{c.Hidden, c.Heads * c.HeadDim} }},
-		{NameFFNNorm, nil, hiddenVector},
-		{NameRouter, (*Config).MoE, func(c *Config) []int { return []int{c.Experts, c.Hidden} }},
-		{NameGateUpExps, (*Config).MoE, func(c *Config) []int { return []int{c.Experts, 2 * c.ExpertFFN, c.Hidden} }},
-		{NameDownExps, (*Config).MoE, func(c *Config) []int { return []int{c.Experts, c.Hidden, c.ExpertFFN} }},
-		{NameGateUp, dense, func(c *Config) []int { return []int{2 * c.FFN, c.Hidden} }},
-		{NameDown, dense, func(c *Config) []int { return []int{c.Hidden, c.FFN} }},
+		{NameAttnOut, nil, func(c *Config, sp *LayerSpec) []int {
+			return []int{c.Hidden, sp.Attention.Heads * sp.Attention.HeadDim}
+		}},
+		// the channel mixer: MoE or gated MLP
+		{NameFFNNorm, nil, layerHidden},
+		{NameRouter, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, c.Hidden} }},
+		{NameGateUpExps, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, 2 * sp.Channel.FFN, c.Hidden} }},
+		{NameDownExps, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, c.Hidden, sp.Channel.FFN} }},
+		{NameGateUp, gated, func(c *Config, sp *LayerSpec) []int { return []int{2 * sp.Channel.FFN, c.Hidden} }},
+		{NameDown, gated, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.Channel.FFN} }},
 	}
 	tailTensors = []canonicalTensor{
 		{NameNorm, nil, hiddenVector},
@@ -73,33 +87,43 @@ var (
 	}
 )
 
-func qkNorm(c *Config) bool        { return c.QKNorm }
-func dense(c *Config) bool         { return !c.MoE() }
-func hiddenVector(c *Config) []int { return []int{c.Hidden} }
-func headVector(c *Config) []int   { return []int{c.HeadDim} }
+func qkNorm(sp *LayerSpec) bool                 { return sp.Attention.QKNorm }
+func moe(sp *LayerSpec) bool                    { return sp.Channel.Kind == ChannelMoE }
+func gated(sp *LayerSpec) bool                  { return sp.Channel.Kind == ChannelGatedMLP }
+func hiddenVector(c *Config) []int              { return []int{c.Hidden} }
+func layerHidden(c *Config, _ *LayerSpec) []int { return []int{c.Hidden} }
+func headVector(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.HeadDim} }
+func (a *AttentionSpec) qkvWidth() int          { return (a.Heads + 2*a.KVHeads) * a.HeadDim }
 
-// tensors yields the name and entry of every canonical tensor a model of
+// tensors yields the name and shape (nil for rope_freqs, optional and
+// checked by its element count) of every canonical tensor a model of
 // config c may hold, in forward-pass order.
-func (c *Config) tensors() iter.Seq2[string, *canonicalTensor] {
-	return func(yield func(string, *canonicalTensor) bool) {
-		each := func(set []canonicalTensor, name func(string) string) bool {
+func (c *Config) tensors() iter.Seq2[string, []int] {
+	return func(yield func(string, []int) bool) {
+		each := func(set []canonicalTensor) bool {
 			for i := range set {
-				if t := &set[i]; t.in(c) && !yield(name(t.name), t) {
+				t := &set[i]
+				var shape []int
+				if t.shape != nil {
+					shape = t.shape(c)
+				}
+				if t.in(c) && !yield(t.name, shape) {
 					return false
 				}
 			}
 			return true
 		}
-		global := func(s string) string { return s }
-		if !each(headTensors, global) {
+		if !each(headTensors) {
 			return
 		}
-		for l := 0; l < c.Layers; l++ {
-			if !each(layerTensors, func(s string) string { return fmt.Sprintf(s, l) }) {
-				return
+		for l, sp := range c.Specs() {
+			for i := range layerTensors {
+				if t := &layerTensors[i]; t.in(&sp) && !yield(fmt.Sprintf(t.name, l), t.shape(c, &sp)) {
+					return
+				}
 			}
 		}
-		each(tailTensors, global)
+		each(tailTensors)
 	}
 }
 

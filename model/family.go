@@ -90,17 +90,23 @@ type ChannelSpec struct {
 }
 
 // Specs gives each layer's spec: the family's kinds with the config's
-// parameters. The config must have passed Validate.
+// parameters. For a config of no family (which Validate refuses), the
+// channel mixer is MoE when it has experts.
 func (c *Config) Specs() []LayerSpec {
-	fam, _ := FamilyOf(c.Arch)
-	specs := make([]LayerSpec, c.Layers)
+	channel := ChannelGatedMLP
+	if fam, ok := FamilyOf(c.Arch); ok {
+		channel = fam.Channel
+	} else if c.MoE() {
+		channel = ChannelMoE
+	}
+	specs := make([]LayerSpec, max(c.Layers, 0))
 	for l := range specs {
 		specs[l] = LayerSpec{
 			Attention: AttentionSpec{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias},
-			Channel: ChannelSpec{Kind: fam.Channel, FFN: c.FFN},
+			Channel: ChannelSpec{Kind: channel, FFN: c.FFN},
 		}
-		if fam.Channel == ChannelMoE {
+		if channel == ChannelMoE {
 			specs[l].Channel = ChannelSpec{Kind: ChannelMoE, FFN: c.ExpertFFN, Experts: c.Experts,
 				ExpertsUsed: c.ExpertsUsed, NormTopK: c.NormTopK}
 		}

@@ -88,10 +88,9 @@ func mapTensors(file string, c Config, src tensorSource, table tensorTable, conf
 			return nil, err
 		}
 	}
-	c = w.Config
-	for l := 0; l < c.Layers; l++ {
+	for l, sp := range w.Config.Specs() {
 		for _, ct := range layerTensors {
-			if row, ok := table[ct.name]; ok && ct.in(&c) {
+			if row, ok := table[ct.name]; ok && ct.in(&sp) {
 				if err := w.mapTensor(src, fmt.Sprintf(ct.name, l), row, l); err != nil {
 					return nil, err
 				}

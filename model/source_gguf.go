@@ -157,9 +157,9 @@ var ggufTensors = tensorTable{
 // is merged from several GGUF tensors, their GGUF names in merge order.
 func GGUFMerges(c *Config) map[string][]string {
 	merges := map[string][]string{}
-	for l := 0; l < c.Layers; l++ {
+	for l, sp := range c.Specs() {
 		for _, ct := range layerTensors {
-			if row := ggufTensors[ct.name]; len(row.src) > 1 && ct.in(c) {
+			if row := ggufTensors[ct.name]; len(row.src) > 1 && ct.in(&sp) {
 				names := make([]string, len(row.src))
 				for i, s := range row.src {
 					names[i] = fmt.Sprintf(s, l)

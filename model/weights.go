@@ -49,15 +49,15 @@ func (w *Weights) Check() error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", w.Source, err)
 	}
-	for name, ct := range c.tensors() {
-		if ct.shape == nil {
+	for name, shape := range c.tensors() {
+		if shape == nil {
 			continue // optional: rope_freqs, checked below
 		}
 		t, err := w.Get(name)
 		if err != nil {
 			return err
 		}
-		if shape := ct.shape(c); !slices.Equal(t.Shape, shape) {
+		if !slices.Equal(t.Shape, shape) {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name + " shape", Offset: -1,
 				Err: fmt.Errorf("%w: got %v, want %v", loader.ErrCorrupt, t.Shape, shape)}
 		}
