@@ -8,7 +8,7 @@ import (
 
 // A sentinel from New keeps its text and code through wrapping, and is
 // itself only.
-func TestNewSentinel(t *testing.T) {
+func TestNewError(t *testing.T) {
 	s := New(NoWebGPU, "gpu: WebGPU is not available")
 	err := fmt.Errorf("%w: requestAdapter returned no adapter", s)
 	var c Coded
