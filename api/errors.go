@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"wasmllm/cpu"
 
 	"wasmllm/engine"
-	"wasmllm/gpu"
-	"wasmllm/gpu/webgpu"
+	"wasmllm/errcode"
 	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/model"
@@ -16,24 +14,24 @@ import (
 	"wasmllm/tokenizer"
 )
 
-// Error codes carried by *Error across the worker boundary. The JavaScript
-// API exposes them as WasmLLMError.code.
+// Error codes carried by *Error across the worker boundary, as package
+// errcode names them. The JavaScript API exposes them as WasmLLMError.code.
 const (
-	CodeBadRequest      = "bad_request"      // a malformed or out-of-range request
-	CodeBadModel        = "bad_model"        // a manifest, tensor or tokenizer that does not parse
-	CodeModelTooLarge   = "model_too_large"  // a tensor, the KV cache or the whole model exceeds the device
-	CodeQuotaExceeded   = "quota_exceeded"   // the model does not fit the origin's storage quota
-	CodeIntegrity       = "integrity"        // a shard whose sha256 or size does not match the manifest
-	CodeNetwork         = "network"          // a fetch that failed after its retries
-	CodeContextOverflow = "context_overflow" // a prompt that does not fit the context
-	CodeAborted         = "aborted"          // a load stopped by abort()
-	CodeNoChatTemplate  = "no_chat_template" // a chat request for a model without a template
-	CodeNoTokenizer     = "no_tokenizer"     // a text request for a model without a tokenizer
-	CodeDeviceLost      = "device_lost"      // the GPU device was lost; reload
-	CodeRankFailed      = "cpu_rank_failed"  // a rank of the CPU engine (a Web Worker) died or stopped answering; reload
-	CodeNoWebGPU        = "no_webgpu"        // backend "webgpu" was asked for but is not available
-	CodeNotLoaded       = "not_loaded"       // a request before load or after unload
-	CodeInternal        = "internal"         // anything else: a bug, or a backend failure
+	CodeBadRequest      = errcode.BadRequest
+	CodeBadModel        = errcode.BadModel
+	CodeModelTooLarge   = errcode.ModelTooLarge
+	CodeQuotaExceeded   = errcode.QuotaExceeded
+	CodeIntegrity       = errcode.Integrity
+	CodeNetwork         = errcode.Network
+	CodeContextOverflow = errcode.ContextOverflow
+	CodeAborted         = errcode.Aborted
+	CodeNoChatTemplate  = errcode.NoChatTemplate
+	CodeNoTokenizer     = errcode.NoTokenizer
+	CodeDeviceLost      = errcode.DeviceLost
+	CodeRankFailed      = errcode.RankFailed
+	CodeNoWebGPU        = errcode.NoWebGPU
+	CodeNotLoaded       = errcode.NotLoaded
+	CodeInternal        = errcode.Internal
 )
 
 // Error is an error with a stable code, a message for people, and details
@@ -55,7 +53,9 @@ func Errorf(code, format string, args ...any) *Error {
 }
 
 // Classify maps any error from loading or generation to an *Error with the
-// most specific code that applies.
+// most specific code that applies: an error that carries its code
+// (errcode.Coded: the backends' and the model loader's) has it, the
+// others are mapped here.
 func Classify(err error) *Error {
 	if err == nil {
 		return nil
@@ -64,7 +64,7 @@ func Classify(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	if e := classifyLoading(err); e != nil {
+	if e := classifyCoded(err); e != nil {
 		return e
 	}
 	if e := classifyStructured(err); e != nil {
@@ -77,11 +77,6 @@ func Classify(err error) *Error {
 		pe  *sampler.ParamError
 		te  *tokenizer.TemplateError
 		fe  *loader.FormatError
-		dl  *webgpu.DeviceLostError
-		le  *webgpu.LimitError
-		kv  *gpu.KVCacheError
-		ge  *webgpu.GPUError
-		re  *cpu.RankError
 	)
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -112,24 +107,6 @@ func Classify(err error) *Error {
 		out.Details = map[string]any{"stage": te.Stage, "template": te.Template, "limit": te.Limit}
 	case errors.Is(err, sampler.ErrAllMasked):
 		out.Code = CodeBadRequest
-	case errors.As(err, &re):
-		out.Code = CodeRankFailed
-		out.Details = map[string]any{"rank": re.Rank, "op": re.Op, "reason": re.Reason}
-	case errors.As(err, &dl):
-		out.Code = CodeDeviceLost
-		out.Details = map[string]any{"reason": dl.Reason, "message": dl.Message}
-	case errors.As(err, &le):
-		out.Code = CodeModelTooLarge
-		out.Details = map[string]any{"limit": le.Limit, "need": le.Need, "have": le.Have, "object": le.Label}
-	case errors.As(err, &kv) && kv.Limit != "out-of-memory":
-		out.Code = CodeModelTooLarge
-		out.Details = map[string]any{"what": "KV cache", "limit": kv.Limit, "need": kv.Need, "have": kv.Have,
-			"over": int64(kv.Need) - int64(kv.Have), "max_context": kv.MaxCapacity}
-	case errors.As(err, &kv) || errors.As(err, &ge) && ge.Kind == "out-of-memory":
-		out.Code = CodeModelTooLarge
-		out.Message = "the GPU ran out of memory: " + err.Error()
-	case errors.Is(err, gpu.ErrNoWebGPU):
-		out.Code = CodeNoWebGPU
 	case errors.Is(err, manifest.ErrChecksum):
 		out.Code = CodeIntegrity
 	case errors.As(err, &fe):

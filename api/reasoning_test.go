@@ -21,7 +21,7 @@ func TestReasoningContent(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.prepared, r.format, r.reasoning = true, toolcall.Hermes, engine.ReasoningOptional
-		s := &chatStream{r: r, rn: rn, id: "x", parser: toolcall.NewStreamParser(toolcall.Hermes), split: engine.NewReasoningSplitter(r.reasoning)}
+		s := newChatStream(r, rn, "x", 0, 0)
 		var out []any
 		for i := 0; i < len(reply); i += size {
 			out = append(out, s.token(&engine.Token{Text: reply[i:min(i+size, len(reply))]})...)

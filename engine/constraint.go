@@ -123,12 +123,6 @@ func (e *Engine) finishConstraint(c *constraint) sampler.Finish {
 	return sampler.Finish{}
 }
 
-// The thinking block of Qwen3 and DeepSeek-R1 chat models.
-const (
-	thinkStart = "<think>"
-	thinkEnd   = "</think>"
-)
-
 type wrapKey struct {
 	g      *grammar.Grammar
 	opened bool
@@ -155,7 +149,7 @@ func (e *Engine) withReasoning(req *Request, prompt string) (*grammar.Grammar, e
 	if w, ok := e.wrapped[k]; ok {
 		return w, nil
 	}
-	w, err := grammar.WithReasoning(g, grammar.Reasoning{Start: thinkStart, End: thinkEnd, Opened: opened})
+	w, err := grammar.WithReasoning(g, grammar.Reasoning{Start: ThinkStart, End: ThinkEnd, Opened: opened})
 	if err != nil {
 		return nil, err
 	}

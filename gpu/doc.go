@@ -28,7 +28,9 @@
 // opens a backend needs no second import. The binding's error types
 // (webgpu.DeviceLostError, GPUError, ShaderError, LimitError, UsageError)
 // come back from the Backend's calls unchanged, for errors.As; this package
-// adds KVCacheError and KVShapeError for KV caches that do not fit.
+// adds KVCacheError and KVShapeError for KV caches that do not fit. The
+// errors that have a stable code carry it (errcode.Coded): a lost device,
+// a limit or the device's memory exceeded, no WebGPU.
 //
 // Everything that touches JavaScript needs GOOS=js (files with the js build
 // tag); the error types build everywhere. A Backend is not safe for

@@ -10,22 +10,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/internal/testkit/chromium"
 	"wasmllm/internal/testkit/firefox"
 )
-
-// tab is what the bench drives: a chromium.Tab or a firefox.Tab.
-type tab interface {
-	Open(url string, timeout time.Duration) error
-	Eval(expr, errorJS string, timeout time.Duration) (*chromium.Result, error)
-	Close()
-}
 
 // browser is one headless browser with one tab: Chromium (WebGPU on
 // SwiftShader here, or on the machine's GPU with -chromium-flag), or
 // Firefox (wgpu over llvmpipe here).
 type browser struct {
-	tab     tab
+	tab     browsertest.Tab
 	name    string // "chromium" or "firefox"
 	verbose bool
 }

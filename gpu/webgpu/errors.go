@@ -1,14 +1,15 @@
 package webgpu
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"wasmllm/errcode"
 )
 
 // ErrNoWebGPU is returned (wrapped) by Open when the browser has no WebGPU or
-// offers no adapter.
-var ErrNoWebGPU = errors.New("gpu: WebGPU is not available")
+// offers no adapter; its code is no_webgpu.
+var ErrNoWebGPU = errcode.New(errcode.NoWebGPU, "gpu: WebGPU is not available")
 
 // DeviceLostError reports that the device was lost (device.lost). Every call
 // after the loss returns it; open a new Device to continue.

@@ -5,5 +5,6 @@
 // source as natively), and the assembly of the canonical weights shard by
 // shard as each is verified (Assembler).
 //
-// Its errors are typed; api.Classify maps them to the worker's error codes.
+// Its errors are typed and carry their codes (package errcode), which
+// api.Classify reports as the worker's error codes.
 package loading

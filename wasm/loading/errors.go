@@ -2,10 +2,10 @@ package loading
 
 import "fmt"
 
-// The errors of this package are typed, and api.Classify (the one place
-// that maps errors to the worker's stable codes) gives each its code:
-// ModelError bad_model, OptionError bad_request, ShardSizeError integrity
-// and TooLargeError model_too_large. A checksum mismatch is a
+// The errors of this package are typed and carry their codes
+// (errcode.Coded, in errcode.go), which api.Classify reports: ModelError
+// bad_model, OptionError bad_request, ShardSizeError integrity and
+// TooLargeError model_too_large. A checksum mismatch is a
 // *loader.FormatError wrapping manifest.ErrChecksum (integrity), and
 // anything else is a bug (internal).
 

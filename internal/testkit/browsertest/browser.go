@@ -32,13 +32,24 @@ func Chromium() string {
 	return "/usr/bin/chromium"
 }
 
-// tab is what a Browser drives: a chromium.Tab or a firefox.Tab.
-type tab interface {
+// Tab is one page of either headless browser, a *chromium.Tab or a
+// *firefox.Tab: what a Browser and the bench drive.
+type Tab interface {
+	// Open navigates to url and waits until the page sets window.pageReady.
 	Open(url string, timeout time.Duration) error
+	// Reload reloads the page and waits for window.pageReady.
 	Reload(timeout time.Duration) error
+	// Eval evaluates expr, awaits it if it is a promise, and returns how it
+	// settled; errorJS renders a thrown value as JSON.
 	Eval(expr, errorJS string, timeout time.Duration) (*chromium.Result, error)
+	// Close ends the browser.
 	Close()
 }
+
+var (
+	_ Tab = (*chromium.Tab)(nil)
+	_ Tab = (*firefox.Tab)(nil)
+)
 
 // Browser is one headless browser with one tab, closed when the test ends:
 // Chromium (NewBrowser, driven over CDP) or Firefox (NewFirefox, over
@@ -46,7 +57,7 @@ type tab interface {
 // and screenshot helpers need Chromium.
 type Browser struct {
 	t       testing.TB
-	tab     tab
+	tab     Tab
 	ctx     context.Context // Chromium's tab context; nil in Firefox
 	mu      sync.Mutex
 	console []string

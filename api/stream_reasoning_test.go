@@ -1,27 +1,31 @@
-package engine
+package api
 
-import "testing"
+import (
+	"testing"
+
+	"wasmllm/engine"
+)
 
 // TestReasoningSplitter: thinking and answer come apart the same whatever
 // the text's split into pieces.
 func TestReasoningSplitter(t *testing.T) {
 	cases := []struct {
-		mode                ReasoningMode
+		mode                engine.ReasoningMode
 		text, think, answer string
 	}{
-		{ReasoningOptional, "<think>\nhmm </thin no\n</think>\n\n{\"a\": 1}", "hmm </thin no\n", `{"a": 1}`},
-		{ReasoningOptional, "\n<think>x</think>y", "x", "y"},
-		{ReasoningOptional, "<thin", "", "<thin"},
-		{ReasoningOptional, "<thinking>", "", "<thinking>"},
-		{ReasoningOptional, "Hello <think>", "", "Hello <think>"},
-		{ReasoningOptional, "<think>open to the end </th", "open to the end </th", ""},
-		{ReasoningOpened, "\nstep 1</think>\n\nanswer", "step 1", "answer"},
-		{ReasoningOpened, "never closed", "never closed", ""},
-		{ReasoningNone, "<think>x</think>y", "", "<think>x</think>y"},
+		{engine.ReasoningOptional, "<think>\nhmm </thin no\n</think>\n\n{\"a\": 1}", "hmm </thin no\n", `{"a": 1}`},
+		{engine.ReasoningOptional, "\n<think>x</think>y", "x", "y"},
+		{engine.ReasoningOptional, "<thin", "", "<thin"},
+		{engine.ReasoningOptional, "<thinking>", "", "<thinking>"},
+		{engine.ReasoningOptional, "Hello <think>", "", "Hello <think>"},
+		{engine.ReasoningOptional, "<think>open to the end </th", "open to the end </th", ""},
+		{engine.ReasoningOpened, "\nstep 1</think>\n\nanswer", "step 1", "answer"},
+		{engine.ReasoningOpened, "never closed", "never closed", ""},
+		{engine.ReasoningNone, "<think>x</think>y", "", "<think>x</think>y"},
 	}
 	for _, c := range cases {
 		for size := 1; size <= len(c.text); size++ {
-			s := NewReasoningSplitter(c.mode)
+			s := newReasoningSplitter(c.mode)
 			var think, answer string
 			for i := 0; i < len(c.text); i += size {
 				r, a := s.Add(c.text[i:min(i+size, len(c.text))])
@@ -45,12 +49,12 @@ func FuzzReasoningSplitter(f *testing.F) {
 		f.Add(s, []byte{5}, uint8(2))
 	}
 	f.Fuzz(func(t *testing.T, text string, cuts []byte, mode uint8) {
-		m := ReasoningMode(mode % 3)
-		whole := NewReasoningSplitter(m)
+		m := engine.ReasoningMode(mode % 3)
+		whole := newReasoningSplitter(m)
 		wr, wc := whole.Add(text)
 		fr, fc := whole.Flush()
 		wr, wc = wr+fr, wc+fc
-		s := NewReasoningSplitter(m)
+		s := newReasoningSplitter(m)
 		var r, c string
 		rest := text
 		for i := 0; rest != ""; i++ {
