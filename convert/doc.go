@@ -9,5 +9,14 @@
 // Each tensor's layout comes from a -quant mode (plan.go); keep, the
 // default, is lossless wherever a kernel layout allows, and every
 // conversion measures the written values against the source's exactly
-// dequantised ones (Report).
+// dequantised ones (Report). Q4_1, Q5_0 and Q5_1 have no kernel layout:
+// they are re-quantised, never to fewer bits, with the error reported. A
+// merge of mixed K-quants (Q4_K_M's q/k with a Q6_K v) has no one block
+// type and is widened to F32, losslessly.
+//
+// GGUF and Hugging Face inputs are opened lazily (source.Options.Lazy):
+// each canonical tensor, merged ones included, is read from the files only
+// when it is encoded. Layout gives every tensor's type, shape and bytes from
+// the source's header alone, so the browser can check a GGUF against the
+// device's limits before it reads a tensor.
 package convert

@@ -1,6 +1,7 @@
-// Package cpu is the reference Backend in plain Go. The functions in this
-// file are the plain-loop definitions of every op, each the numeric oracle
-// for the kernel of the same name; the Backend runs faster equivalents.
+// The functions in this file are the plain-loop definitions of every op,
+// each the numeric oracle for the kernel of the same name; the Backend runs
+// faster equivalents.
+
 package cpu
 
 import (

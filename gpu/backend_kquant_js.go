@@ -95,7 +95,7 @@ func (b *Backend) embedKQuant(o, tb, id *tensor) {
 // moeKQuant runs one decode-sized chunk's K-quant experts (larger ones go
 // to moeTiled's tiles): the gate_up+SiluMul kernel for every (token, slot) entry, then the down kernel that sums each
 // token's experts with their weights. Both run once per part of the expert
-// tensors; parts after the first (and MoEAdd's residual) add to out.
+// tensors; parts after the first (and MoE's residual) add to out.
 func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *tensor, ids, wts, act *webgpu.Buffer) {
 	D, F, A := sh.D, sh.F, sh.A
 	// eight rows a workgroup (16 on a CPU adapter), its threads as the

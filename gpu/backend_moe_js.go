@@ -21,7 +21,7 @@ const (
 // and kept between calls, so that repeated steps bind the same buffers.
 type moeState struct {
 	logits, ids, wts, act, y, order, tiles, counts *webgpu.Buffer
-	xn, dummyW                                     *webgpu.Buffer // MoEAdd's normalised rows; a writable dummy
+	xn, dummyW                                     *webgpu.Buffer // MoE's normalised rows; a writable dummy
 
 	// decodeMaxT and chunkT, when nonzero, replace tuning.moeDecodeMax
 	// and moeChunkT; a negative decodeMaxT sends every chunk down the tiled
@@ -188,7 +188,7 @@ func moeShape(o, x, r, g, d *tensor, A int) (moeDims, error) {
 // also sums the experts' outputs with their weights. Both run once per part
 // of the expert tensors; parts after the first add to out.
 // moeIn is the experts' input: buf, its first row for the chunk, and
-// whether the chunk's sums add to out (MoEAdd) instead of writing it.
+// whether the chunk's sums add to out (MoE's residual) instead of writing it.
 type moeIn struct {
 	buf    *webgpu.Buffer
 	t0     int

@@ -3,13 +3,6 @@
 // cache, weight upload (split by rows to the device's binding limits) and
 // top-k/argmax selection.
 //
-// Ops append commands to a pending list; a Read turns the list into one
-// webgpu.Program (recorded once per distinct list, then replayed from a
-// cache) and submits it once, so a decode step costs a fixed handful of calls
-// into JavaScript however many dispatches it has (see ARCHITECTURE.md,
-// "capture by equality"). Kernels, bind groups and uniform parameter buffers
-// are cached too, so a repeated step allocates nothing.
-//
 // Each kernel's interface is stated once, in its WGSL: the bind group
 // layout comes from shaders.Parse of the built source, and the uniform's
 // fields from a Go struct per kernel in kernels.go, in the WGSL struct's
@@ -35,4 +28,87 @@
 // Everything that touches JavaScript needs GOOS=js (files with the js build
 // tag); the error types build everywhere. A Backend is not safe for
 // concurrent use: drive it, like its Device, from one goroutine.
+//
+// # Capture by equality
+//
+// There is no separate decode graph built at load. Each op records a
+// command (pipeline, bind group, workgroup counts) in a Go slice; a Read
+// turns the slice into one webgpu.Program for the JavaScript replayer and
+// submits it once. Programs are cached by the exact command list (hash,
+// then equality), bind groups by their buffers and parameters, uniform
+// parameter buffers by value, so a repeated step allocates nothing. A
+// decode step's list is the same every token (the position and token id
+// live in small buffers written by the program's upload, and kernels whose
+// work depends on the context length size their grid for the cache's
+// capacity and exit early), so after the first step every step is: Go
+// calls the ops (no JavaScript), one hash, one call into JavaScript that
+// encodes and submits, one await for the 4-byte argmax. The model's Forward
+// stays the only description of the computation, and prefill shapes get
+// programs the same way (gpu/model_test.go counts submits, rebuilds and
+// maps per step).
+//
+// # A decode step
+//
+// A dense layer records 7 dispatches and an MoE layer 9, plus the
+// embedding, the lm_head and the argmax (TestDecodeDispatchesPerLayer):
+// qkv = GEMV(RMSNorm(res)) with the norm folded in (each workgroup sums the
+// squares of the row it reads anyway and scales its sums); RoPEKV (q/k
+// norm, bias, rotation and the KV-cache write, one workgroup per head);
+// attention's partial and reduce; res += o_proj GEMV (the residual in the
+// epilogue); act = silu(gate)·up from one gate_up GEMV with the norm folded
+// in (a workgroup owns gate rows and the same up rows); res += down GEMV.
+// For MoE the router GEMV folds the norm and writes the normalised row for
+// the experts, then the route, the experts' gate_up, and the down that
+// adds into res. The final norm is folded into the lm_head. Where a GEMV
+// cannot fuse (prefill batches on the GEMM, K-quant weights, a gate_up
+// split into parts) MatMul runs its kernels in turn: rms_norm into a
+// scratch, the product, silu_mul.
+//
+// The readback is what the sampler needs: the argmax's 4 bytes for plain
+// greedy decoding, the top-k ids and logits in one submit (ReadI32F32)
+// when the request's processors allow it, the full row only otherwise.
+// StartReadI32 (model.AsyncReader, over webgpu.Device.RunReadAsync) lets
+// the engine submit the next greedy step before the argmax is read; the
+// GPU runs reads' work in submission order, but their completions may come
+// in another order, as in Firefox, so each carries a sequence number and
+// its own bytes (tested in gpu/pipeline_test.go, both browsers).
+//
+// # Tuning by adapter
+//
+// Every choice by adapter kind (GEMV workgroups and rows, the GEMV/GEMM
+// crossover, the prefill batch, decode attention's splits and lanes,
+// token-by-token MoE, vec4 loads, f16 GEMM math, one-subgroup reductions)
+// lives in tuning.go: a tuning value NewBackend computes once from the
+// adapter's info, features and limits, with the measurement behind each
+// choice beside it. The ops read it and nothing else; TestTuningKinds
+// checks its choices natively for SwiftShader's, llvmpipe's and a discrete
+// GPU's reports, and the browser tests force the other kind's shapes on a
+// copy. The main split: on a GPU a GEMV workgroup has threads enough for
+// one pass along K; on a CPU adapter (gemvWG) a workgroup is one SIMD step
+// of the software rasteriser looping along K, since it runs a workgroup's
+// subgroups in turn and pays for every barrier (SwiftShader: 4 threads,
+// 3x faster there than wide workgroups; llvmpipe: 4, except 8 for the
+// K-quant GEMV and experts, kquantWG, which ran Q2_K's gate_up 1.38x and
+// the Q4_K experts 1.49x faster; q4's GEMV keeps 4, since at 8 its gate_up
+// ran 0.8-0.9x and a 16-layer q4 1B model decoded 5% slower). The prefill
+// batch is the backend's model.PrefillChunker: 512 tokens on a GPU, so
+// o_proj and down launch enough tiles; 128 on a CPU adapter.
+//
+// # Weights in GPU memory
+//
+// Weights keep their shard layout (loader.DType): the planar q4/q8 planes,
+// F32, F16, and the K-quants as ggml's blocks, padded with zeros to 16-byte
+// multiples at upload (kquant.go: Q2_K 84 -> 96 bytes, Q3_K 110 -> 112,
+// Q6_K 210 -> 224, +14%, +1.8% and +6.7% for those tensors, values
+// untouched; from JavaScript bytes a few MiB at a time through Go), so
+// every block and its runs of quants, high bits and scales start on 16
+// bytes. A tensor larger than the device's storage binding limit is split
+// by rows at upload (on expert boundaries for MoE), so 128k-vocabulary
+// embeddings and heads work on any adapter; tests force a small limit so
+// the split path runs. In the browser, UploadJS writes a verified shard's
+// JavaScript bytes straight into GPU buffers, so weights never pass
+// through the Go heap. The KV cache is f16 by default
+// (model.KVCacheAllocator; createEngine and cmd/generate; f32 selectable): half
+// the bytes, about 1e-3 relative error in attention, and the goldens run
+// with both.
 package gpu

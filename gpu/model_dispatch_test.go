@@ -15,8 +15,8 @@ import (
 
 // TestDecodeDispatchesPerLayer counts the dispatches a decode step records
 // per layer (the step's, less the embedding and the lm_head's parts): at
-// most 7 for a dense layer and 9 for an MoE one, with the fused ops
-// (model.Fuser).
+// most 7 for a dense layer and 9 for an MoE one (model.Backend's fused
+// ops).
 func TestDecodeDispatchesPerLayer(t *testing.T) {
 	b := modelBackend(t)
 	for _, c := range []struct {

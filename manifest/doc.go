@@ -27,4 +27,14 @@
 // names end in "-<hex>.bin" where hex is the first 16 to 64 hex digits of the
 // shard's sha256, so a server and a browser may cache them forever
 // (IsHashedName).
+//
+// Why parts: no shard is larger than the converter's shard size (32 MiB by
+// default), which keeps every shard verifiable as one ArrayBuffer in the
+// browser. The founding rule, "a tensor never spans shards", made a tensor
+// over the browser's 1 GiB shard limit unloadable
+// (DeepSeek-R1-Distill-Llama-70B's Q8 head is 1.117 GB). A tensor's shard
+// and offset are its first part's, and format_version 2 makes a build that
+// predates parts refuse the folder instead of reading a first part as the
+// whole. Reader reads the parts in turn; the browser stages them in a
+// JavaScript buffer as they arrive, in any order (wasm/loading's Stager).
 package manifest

@@ -1,5 +1,3 @@
-// Package shaders holds the WGSL kernels, one file per op, each binding
-// annotated with its shape, e.g. `// (N) f32`.
 package shaders
 
 import (

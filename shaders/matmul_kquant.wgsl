@@ -38,7 +38,7 @@ struct Params {
     row0: u32, // first weight row of this part: its first column of out
     rows: u32, // weight rows in this part
     t: u32,    // T
-    acc: u32,  // 1: add to out (a residual, FusedMatMul's Add), 0: store
+    acc: u32,  // 1: add to out (a residual, MatMulFusion's Add), 0: store
 }
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;          // (rows, K/256) KTYPE blocks (kq_block_bytes each)

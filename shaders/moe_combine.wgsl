@@ -7,7 +7,7 @@ struct Params {
     a: u32,  // A
     t0: u32, // first token of this chunk in out
     n: u32,  // nt*D
-    acc: u32, // 1: out += the sum (MoEAdd's residual)
+    acc: u32, // 1: out += the sum (MoE's residual)
 }
 
 @group(0) @binding(0) var<storage, read> y: array<f32>;          // (nt*A, D) f32

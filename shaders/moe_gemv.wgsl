@@ -11,7 +11,7 @@
 //
 // Entry dense: out[t, row0 + r] = w[r] · x[t0 + t] for the rows of one part
 // of a plain (N, K) weight (the router); grid (ceil(rows/R), nt). With
-// p.norm, x is read as RMSNorm(x) * nw (MoEAdd), and the first workgroup of
+// p.norm, x is read as RMSNorm(x) * nw (MoE), and the first workgroup of
 // each token also writes that row to xn (t), which the experts then read.
 // Entry gate_up: for slot a of token t (expert e = ids[t, a]) and gate rows
 // i0..i0+R/2, act[t*A + a, i] = silu(W[e, i] · x) * (W[e, F + i] · x);

@@ -1,5 +1,5 @@
 // rope_kv: QKNorm, RoPE (with Qwen2's bias) and the KV-cache write of one
-// layer in one pass (model.Fuser.RoPEKV); one workgroup per (head, token)
+// layer in one pass (model.Backend's RoPEKV); one workgroup per (head, token)
 // of the merged projection x (T, (H+2Hk)*Dh). A head's Dh values are staged
 // in workgroup memory: the query and key heads normalised (p.norm: with qw,
 // kw), biased (p.bias), rotated at pos[t]; the value heads only biased. The

@@ -1,14 +1,5 @@
 //go:build js
 
-// Command wasm is the wasmllm engine for the browser: it runs in a Web
-// Worker (web/worker.js), loads a converted model folder through the
-// JavaScript loader (web/loader.js: parallel, verified, cached, resumable
-// shard downloads), and answers OpenAI-shaped requests on WebGPU, or on the
-// CPU backend when the browser has no WebGPU.
-//
-// Build it with GOOS=js GOARCH=wasm go build -o build/wasmllm.wasm ./wasm.
-// The page talks to it through web/wasmllm.js; the message protocol between
-// the two is described in web/worker.js.
 package main
 
 import (

@@ -42,4 +42,17 @@
 //
 // The JavaScript half, runtime.js (embedded), holds the object tables and
 // replays programs; the opcodes in program_js.go are its contract.
+//
+// Waiting for a readback is the browser's: Dawn (Chromium) resolves a
+// mapAsync on its own, wgpu (Firefox) only when its device is polled, which
+// unprompted happens about every 100 ms (a cap of about 10 tok/s whatever
+// the model). While a readback is pending in Firefox, runtime.js submits an
+// empty command list at most once a millisecond, yielding through a
+// MessageChannel between polls (Stats.Polls counts them; they are not
+// Submits). Unthrottled, the empty submits flood wgpu and slow decode
+// further (2.6 tok/s on stories260K); at 1 ms, Firefox over llvmpipe
+// decoded the tiny models at 130-185 tok/s, against 10 without polling and
+// 60 in Chromium over SwiftShader on the same machine. In Chromium the loop
+// gains nothing and takes a core from a software adapter, so it is off
+// there.
 package webgpu

@@ -1,15 +1,3 @@
-// Package wasmsimd emits a small WebAssembly module of SIMD128 kernels
-// for the CPU engine's hot loops: Go's js/wasm port emits no SIMD, so the
-// kernels are written here, instruction by instruction, and the module's
-// bytes are built at start-up (Module). The module imports the Go
-// instance's memory (env.mem), so a kernel reads weights and activations
-// where Go keeps them and writes its results back there; one call covers
-// a whole matrix, or the attention of every (token, head) in a range.
-// Each kernel computes what its plain-Go twin in package cpu computes, in
-// the same order, bit for bit: F32 is gemmF32, Q8_0 dotQ8_0, Q4_0
-// dotQ4_0, Q8 dotQ8, Q4 dotQ4, the DQ* kernels loader's dequantisation
-// (cpu's row), Attn attnTask.run, Exp expf, Silu siluMul; Batch makes a
-// table of kernel calls in one call from Go.
 package wasmsimd
 
 import (

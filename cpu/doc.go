@@ -1,0 +1,75 @@
+// Package cpu is the reference model.Backend in plain Go. ref.go holds the
+// plain-loop definition of every op (Embed, MatMul with its fusions,
+// RoPEKV, Attend, MoE, Argmax, TopK, MaskLogits, DotKQuant), each the
+// numeric oracle for the kernel of the same name on every backend
+// (package backendtest); Backend runs faster equivalents: goroutines across
+// output rows, quantised weights read block by block in place, no
+// allocation per step. The K-quants (Q2_K..Q6_K, ggml's blocks) have a dot
+// product per block type (kquant.go).
+//
+// # The exponential
+//
+// Softmax, SiLU and the router use expf (math.go), a float32 exponential
+// of our own: Cody and Waite's reduction and Cephes' polynomial, every
+// product rounded on its own, so that the SIMD module's four-lane vexp
+// gives the same bits (TestExpf). It replaced math.Exp, a float64 function
+// the module had ported op for op: the exponential was half of a 512-token
+// prefill on the tiny models in Chromium (SiLU 37 of 159 ms, attention
+// 82 ms), and the polynomial in four lanes costs a tenth of that.
+//
+// # SIMD in the browser
+//
+// Go's js/wasm port emits no SIMD128, so in the browser the matmuls, the
+// dequantisation tiles, the cached attention and SiLU run in a second, small
+// wasm module (package cpu/internal/wasmsimd, simd_js.go). The plain-Go
+// loops keep the module's order of operations (four lanes over each block,
+// scaled into four row accumulators, added pairwise), so the two give the
+// same bits: the loops are the fallback (no memory handed over, no
+// SIMD128) and the reference, checked bit for bit in Node.js natively
+// (TestSIMDKernels) and in both browsers (TestSIMDInBrowser). In the
+// browser a K-quant's decode rows go through the same tiles as a prefill's
+// (dequantise 16 rows, then the F32 kernel) rather than a dot product per
+// row, in the SIMD path and its plain-Go fallback alike (decodeRows);
+// natively the K-quants keep their fused Go dot products.
+//
+// # Ranks: the CPU engine across Web Workers
+//
+// Go's js/wasm port runs one thread, so the browser's CPU engine is
+// parallel across ranks (ranks.go, ranks_js.go, web/rank.js): rank 0 is
+// the engine's own instance and runs the model; ranks 1..N-1 are Web
+// Workers, each its own instance of the same compiled module with its own
+// SIMD kernels. Every weight matrix of at least RankOptions.MinShardBytes
+// (1 MiB) is split by output rows at upload (multiples of 16), so the
+// weights' memory is split N ways. A matmul sends x to every peer, computes
+// rank 0's rows meanwhile and gathers the peers' rows; an embedding lookup
+// asks the peer that holds the row.
+//
+// This is vLLM's ColumnParallelLinear with gathered outputs applied to every
+// linear layer and a vocab-parallel embedding, not vLLM's pairing of
+// column- and row-parallel layers with two all-reduces a layer: a gather
+// needs no reduction, so every output value is computed whole by one rank
+// with the one-rank kernel and the outputs are bit-identical for every N
+// (TestRanksSplit, backendtest, the goldens at 1, 2 and 3 ranks natively
+// and in both browsers), at the cost of one exchange per matmul instead of
+// two per layer. Attention, norms, RoPE, the router and the MoE experts
+// (3-D tensors) stay on rank 0.
+//
+// In the browser a split matrix goes to the ranks straight from its
+// verified shard, one rank's rows at a time (Backend.UploadFrom), so rank
+// 0's heap never holds it whole; the plan before the download
+// (wasm/loading's Limits.Ranks) counts what each rank's heap holds, so a
+// model up to N times one heap's budget loads (e2e's TestCPURanksHeap:
+// refused on one rank, loaded on three).
+//
+// The exchange is two SharedArrayBuffers (ranks_js.go: the page must be
+// cross-origin isolated); each step is one call through syscall/js. A
+// failure is a *RankError (the API's cpu_rank_failed, which unloads the
+// model for reload()): a rank whose program ends or throws is marked dead
+// at once, one that stops answering fails after RankOptions.Timeout, and an
+// error inside a job, a panic included, comes back as its message. The page,
+// not the engine's worker, starts the rank workers (Firefox stalled workers
+// nested in a worker that blocks in Atomics.wait). Chromium does not end a
+// worker blocked in Atomics.wait on terminate(), so unloading first posts a
+// quit, on which a rank lets go of its weights, calls close() and returns
+// to its event loop.
+package cpu
