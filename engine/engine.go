@@ -3,6 +3,21 @@
 // chunks, the decode loop with the sampler, stop conditions, streaming
 // text, and KV-cache prefix reuse across requests (multi-turn chats
 // prefill only their new tokens).
+//
+// What comes back from the backend per token is what the sampler needs:
+// the argmax's 4 bytes for plain greedy decoding, the top-k candidates when
+// the request's processors allow it (the sampler proves the result equals
+// the full row's: sampler.SampleCandidates), and the full row only
+// otherwise. With a grammar the mask is computed on the host before the
+// step's forward pass and applied where the logits are
+// (model.LogitMasker), then the sampler's processors follow in vLLM's
+// order; a grammar that has ended stops the request, and one that nothing
+// can continue (or whose tokens the other processors all removed) ends it
+// with finish reason grammar_dead_end.
+//
+// A chat model's thinking block stays outside the constraint
+// (grammar.WithReasoning, when the template has one and the prompt did not
+// close it); package api splits the reply's thinking from its answer.
 package engine
 
 import (

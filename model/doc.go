@@ -1,0 +1,75 @@
+// Package model is the model: its Config, the canonical tensor set every
+// source is mapped onto, the layers a family's row names, and one Forward
+// over a Backend.
+//
+// # One canonical tensor set
+//
+// Every source (GGUF, Hugging Face, llama2.c, converted folders) is mapped
+// onto one set of names and layouts (canonical.go), with Q/K/V
+// merged into attn_qkv, gate/up into ffn_gate_up, and the experts' gate/up
+// into ffn_gate_up_exps (E, 2F, D). Qwen2's q/k/v biases are merged into
+// attn_qkv.bias in the order of the weight's rows, F32. A merge concatenates
+// whole rows on the host, which is lossless for every block-quantised type
+// (mixed types are widened to F32). So the forward pass, both backends, the
+// converter and the browser's loader see one shape per model,
+// Weights.Check validates it once, and the converter writes the canonical
+// set, so the browser binds shard bytes to kernels with no name mapping and
+// no repacking. FromGGUFLazy and FromHFLazy map a source without reading
+// its tensors: each canonical tensor, merged ones included, is read when it
+// is asked for, so the converter holds one tensor at a time.
+// Each source format is a table from its tensor names to the canonical
+// ones (ggufTensors, hfTensors), applied by one function (mapper.go); which
+// canonical tensors a layer holds follows from its spec (canonical.go), so
+// Check, the mapper and the converter read one statement of it.
+//
+// RoPE layouts are not unified: GGUF llama's Q/K rows are permuted for
+// adjacent pairs, Hugging Face keeps the half-split order, and Qwen3 uses
+// half-split everywhere. Config.RopeNeoX records which; both rotations
+// exist as kernels. A test loads each tiny model from its GGUF and from its
+// Hugging Face folder (and stories260K from .gguf and .bin) and requires
+// the same logits.
+//
+// # Layers and families
+//
+// A Model is a list of Layers, each a TokenMixer (today *Attention) then a
+// ChannelMixer (*GatedMLP or *MoE), each reading the residual stream
+// through its own RMSNorm and adding its output back. Build makes them from
+// Config.Specs(), which reads the family's row of Families (family.go:
+// llama, qwen2, qwen3, qwen3moe) and the config's parameters; a config may
+// ask only for what its family's layers have (Config.Validate). Mistral's
+// Hugging Face configs are llama's layout; its sliding_window is
+// Config.SlidingWindow, passed to Attend: a token attends to the last W
+// keys only (the cache still holds every position; the GPU kernels skip the
+// chunks and tiles before the window); a window as long as the context is
+// none. Adding a family is a row of Families, plus, where it needs new math,
+// a new kind with its plain-loop reference in package cpu (ref.go), its CPU
+// op and its WGSL kernel, and backendtest cases.
+//
+// # The Backend
+//
+// Backend is exactly the ops Forward calls: memory (Upload, NewF32, NewI32,
+// Free, WriteI32, WriteF32, ReadF32, ReadI32, NewKVCache), Embed, MatMul
+// with its MatMulFusion (every linear layer is one MatMul: the pre-norm
+// folded in, SiluAndMul for gate_up, the residual add for o_proj and down),
+// RoPEKV, Attend, MoE (in place on the residual), CopyRows, Argmax and TopK.
+// Ops read the merged QKV row layout directly, so the interface needs no
+// strided views. A dense layer is four ops for attention and two for the
+// MLP, which the GPU runs as 7 dispatches at decode (9 for an MoE layer).
+// What only some backends have is an optional interface, not more methods:
+// LogitMasker, AsyncReader (the engine's pipelined decode), PairReader
+// (top-k ids and logits in one round trip, through ReadPair), LayerMarker,
+// KVCacheAllocator (an f16 KV cache: the GPU; elsewhere NewCacheOf gives
+// f32 and says so through KVDTypeOf) and PrefillChunker. Every op has a
+// plain-loop reference of the same name in package cpu, and
+// backendtest.Run checks any backend against them with seeded inputs and
+// awkward shapes.
+//
+// # Untrusted configs
+//
+// Config.Validate bounds every size (MaxLayers and friends, a few times past
+// the largest real models), requires floats finite and in range, and counts
+// the weights with checked arithmetic; every source calls it before it
+// reads a layer, and so does the browser's plan. Each source names the
+// failing field by its own key (num_hidden_layers, metadata
+// llama.block_count, config.num_layers).
+package model
