@@ -417,7 +417,8 @@ func precheck(eng *engine.Engine, req *api.Request) *Error {
 	if err != nil {
 		return fromAPI(err)
 	}
-	if n := req.Engine.Params.MaxTokens; n > 0 && req.Engine.Overflow != engine.OverflowTruncate && len(ids)+n > eng.Context() {
+	// n > context - prompt, not prompt + n > context: n may be any int.
+	if n := req.Engine.Params.MaxTokens; n > 0 && req.Engine.Overflow != engine.OverflowTruncate && n > eng.Context()-len(ids) {
 		return maxTokensError(n, len(ids), eng.Context())
 	}
 	if req.Engine.Messages == nil || req.Engine.Grammar == nil {

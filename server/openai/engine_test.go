@@ -198,6 +198,7 @@ func TestErrors(t *testing.T) {
 		{"no prompt", "/v1/completions", "", `{"model": "stories260K"}`, 400, "prompt"},
 		{"prompt past the context", "/v1/completions", "", mustJSON(map[string]any{"model": textModel, "prompt": long}), 400, "input_tokens"},
 		{"max_tokens past the context", "/v1/completions", "", `{"model": "stories260K", "prompt": "Once", "max_tokens": 100}`, 400, "max_tokens"},
+		{"max_tokens at MaxInt64", "/v1/completions", "", `{"model": "stories260K", "prompt": "Once", "max_tokens": 9223372036854775807}`, 400, "max_tokens"},
 		{"token outside the vocabulary", "/v1/completions", "", `{"model": "stories260K", "prompt": [1, 9999]}`, 400, "prompt"},
 		{"chat without a template", "/v1/chat/completions", "", mustJSON(map[string]any{"model": textModel, "messages": user}), 400, ""},
 		{"stream, chat without a template", "/v1/chat/completions", "", mustJSON(map[string]any{"model": textModel, "messages": user, "stream": true}), 400, ""},
