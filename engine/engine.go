@@ -125,6 +125,26 @@ func (e *Engine) PrefillChunk() int { return e.opts.PrefillChunk }
 func (e *Engine) KVDType() loader.DType { return model.KVDTypeOf(e.cache) }
 
 // Cache is the engine's KV cache, for statistics (its size, its type):
+// CheckParams readies p for this model as Generate does first: its
+// bad_words tokenized into BadWordIDs (unless set), then every parameter
+// validated against the vocabulary. A caller that must refuse a request
+// before it starts (the server, before its status line) calls it too.
+func (e *Engine) CheckParams(p *sampler.Params) error {
+	if len(p.BadWords) > 0 && p.BadWordIDs == nil {
+		if e.Tok == nil {
+			return ErrNoTokenizer
+		}
+		ids, err := sampler.TokenizeBadWords(p.BadWords, func(s string) ([]int32, error) {
+			return e.Tok.Encode(s, false)
+		})
+		if err != nil {
+			return err
+		}
+		p.BadWordIDs = ids
+	}
+	return p.Validate(e.Model.Config.Vocab)
+}
+
 // Generate owns its contents.
 func (e *Engine) Cache() model.KVCache { return e.cache }
 
@@ -224,22 +244,12 @@ var ErrNoTokenizer = errors.New("engine: the model has no tokenizer; pass token 
 // character goes out in one more emit of the last token).
 func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) error) (*Result, error) {
 	p := req.Params
-	if err := p.Validate(e.Model.Config.Vocab); err != nil {
+	if err := e.CheckParams(&p); err != nil {
 		return nil, err
 	}
 	prompt, text, err := e.promptIDs(req)
 	if err != nil {
 		return nil, err
-	}
-	if len(p.BadWords) > 0 && p.BadWordIDs == nil {
-		if e.Tok == nil {
-			return nil, ErrNoTokenizer
-		}
-		if p.BadWordIDs, err = sampler.TokenizeBadWords(p.BadWords, func(s string) ([]int32, error) {
-			return e.Tok.Encode(s, false)
-		}); err != nil {
-			return nil, err
-		}
 	}
 	var eos []int32
 	if e.Tok != nil {

@@ -410,7 +410,7 @@ func precheck(eng *engine.Engine, req *api.Request) *Error {
 	if err := api.Prepare(eng, req); err != nil {
 		return fromAPI(err)
 	}
-	if err := req.Engine.Params.Validate(eng.Model.Config.Vocab); err != nil {
+	if err := eng.CheckParams(&req.Engine.Params); err != nil {
 		return fromAPI(err)
 	}
 	ids, err := eng.PromptIDs(&req.Engine)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,6 +253,31 @@ func mustJSON(v any) string {
 // TestModelField: a request without a model gets the only one, if there
 // is only one; a model folder that fails to load is a 500 that names the
 // model, not the server's folders, and is tried again next time.
+// TestBadWords: bad_words is tokenized before the parameters are checked,
+// so a request with it runs (it used to be refused as "not tokenized"), and
+// a word of the greedy reply, banned, is no longer in it.
+func TestBadWords(t *testing.T) {
+	te := newTestEngine(t, EngineConfig{Queue: 1}, false)
+	req := map[string]any{"model": textModel, "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}
+	var plain, banned api.TextCompletion
+	decode(t, te.post(t, "/v1/completions", req), http.StatusOK, &plain)
+	var word string
+	for _, f := range strings.Fields(plain.Choices[0].Text) {
+		if f = strings.Trim(f, ",."); len(f) > 2 {
+			word = f
+			break
+		}
+	}
+	if word == "" {
+		t.Fatalf("no word in the reply %q", plain.Choices[0].Text)
+	}
+	req["bad_words"] = []string{word}
+	decode(t, te.post(t, "/v1/completions", req), http.StatusOK, &banned)
+	if got := banned.Choices[0].Text; slices.Contains(strings.Fields(got), word) || got == plain.Choices[0].Text {
+		t.Errorf("bad_words [%q]: reply %q (without: %q)", word, got, plain.Choices[0].Text)
+	}
+}
+
 func TestModelField(t *testing.T) {
 	te := newTestEngine(t, EngineConfig{Queue: 1}, false)
 	var out api.TextCompletion
