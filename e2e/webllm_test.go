@@ -596,6 +596,8 @@ func TestWebLLMEngine(t *testing.T) {
 		out.message = (await engine.getMessage()) === r1.choices[0].message.content;
 		const r2 = await engine.chat.completions.create({messages: msgs, max_tokens: 6, temperature: 0, extra_body: {enable_thinking: false}});
 		out.cached = r2.usage.prompt_tokens_details.cached_tokens;
+		// WebLLM's multi-round example: a round that reuses the cache counts only its new part.
+		out.prompt_new = [r1.usage.prompt_tokens, r2.usage.prompt_tokens, r2.usage.total_tokens - r2.usage.completion_tokens];
 		await engine.resetChat();
 		const r3 = await engine.chat.completions.create({messages: msgs, max_tokens: 6, temperature: 0, extra_body: {enable_thinking: false}});
 		out.cached_after_reset = r3.usage.prompt_tokens_details.cached_tokens;
@@ -651,6 +653,9 @@ func TestWebLLMEngine(t *testing.T) {
 	t.Logf("%v", chat)
 	if chat["message"] != true || chat["cached"].(float64) <= 0 || chat["cached_after_reset"] != 0.0 || chat["same"] != true {
 		t.Errorf("getMessage / resetChat: %v", chat)
+	}
+	if pn, _ := chat["prompt_new"].([]any); len(pn) != 3 || pn[1].(float64) != pn[0].(float64)-chat["cached"].(float64) || pn[2] != pn[1] || pn[1].(float64) > pn[0].(float64) {
+		t.Errorf("prompt_tokens of a round that reuses the cache, WebLLM's count [first, second, second's total - completion]: %v (cached %v)", chat["prompt_new"], chat["cached"])
 	}
 	if chat["usages_without"] != 0.0 || chat["last_choices"] != 0.0 || chat["last_extra"] == nil {
 		t.Errorf("stream usage: %v", chat)

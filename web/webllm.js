@@ -93,6 +93,18 @@ function extra(timings, usage, t0) {
 	};
 }
 
+// webllmPromptTokens makes usage count the prompt as WebLLM does: only
+// the part this request prefilled, not the part reused from the cache
+// (WebLLM's own multi-round example checks that a second round's
+// prompt_tokens is at most the first's). cached_tokens stays as it is.
+function webllmPromptTokens(u) {
+	const cached = (u.prompt_tokens_details && u.prompt_tokens_details.cached_tokens) || 0;
+	if (cached > 0 && u.prompt_tokens >= cached) {
+		u.prompt_tokens -= cached;
+		u.total_tokens = u.prompt_tokens + (u.completion_tokens || 0);
+	}
+}
+
 // Sampling fields of WebLLM's ChatOptions (mlc-chat-config.json) used as
 // the defaults of every request to the model.
 const CHAT_OPTION_DEFAULTS = ["temperature", "top_p", "repetition_penalty", "frequency_penalty", "presence_penalty"];
@@ -226,7 +238,10 @@ export class MLCEngine {
 			s.last = tm;
 			for (const k of Object.keys(s.totals)) s.totals[k] += tm[k] || 0;
 		}
-		if (response && response.usage) response.usage.extra = extra(tm, response.usage, t0);
+		if (response && response.usage) {
+			response.usage.extra = extra(tm, response.usage, t0);
+			webllmPromptTokens(response.usage);
+		}
 	}
 
 	async _generate(kind, req) {
