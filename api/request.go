@@ -120,6 +120,9 @@ func ParseChat(data []byte) (*Request, error) {
 		}
 		r.Engine.Chat.Kwargs = make(map[string]any, len(kw))
 		for k, x := range kw {
+			if tokenizer.ReservedKwarg(k) {
+				return nil, badParam("chat_template_kwargs."+k, "is set from the request itself and may not be replaced")
+			}
 			r.Engine.Chat.Kwargs[k] = x
 		}
 	}

@@ -3,6 +3,8 @@ package sampler
 import (
 	"errors"
 	"fmt"
+
+	"wasmllm/errcode"
 )
 
 // ParamError reports a sampling parameter outside its domain. Param is the
@@ -27,6 +29,17 @@ type LogitError struct {
 
 func (e *LogitError) Error() string {
 	return fmt.Sprintf("sampler: logit %d is %v (%s)", e.Index, e.Value, e.Stage)
+}
+
+// ErrorCode implements errcode.Coded: a value a processor step produced
+// (the request's penalties, logit_bias, its own processors) is the
+// request's fault, bad_request; one the model produced is left to the rest
+// of the mapping ("").
+func (e *LogitError) ErrorCode() string {
+	if e.Stage == "model" || e.Stage == "candidates" {
+		return ""
+	}
+	return errcode.BadRequest
 }
 
 // RowError reports a logits row or candidate set of the wrong shape.

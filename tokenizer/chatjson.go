@@ -7,10 +7,17 @@ import (
 	"fmt"
 	"io"
 
+	"wasmllm/errcode"
 	"wasmllm/tokenizer/internal/jinja"
 )
 
 const maxJSONDepth = 256
+
+// ErrJSONTooDeep is the error for a value of the conversation (a message
+// field, the tools, a chat_template_kwargs entry) nested deeper than the
+// template may be given: the request's fault (bad_request), wrapped with
+// where it was.
+var ErrJSONTooDeep = errcode.New(errcode.BadRequest, fmt.Sprintf("JSON nested deeper than %d", maxJSONDepth))
 
 // jsonValue converts a JSON document to a template value, keeping object
 // keys in document order (Python's json.loads does; tojson then prints them
@@ -30,7 +37,7 @@ func jsonValue(raw []byte) (jinja.Value, error) {
 
 func decodeJSONValue(dec *json.Decoder, depth int) (jinja.Value, error) {
 	if depth > maxJSONDepth {
-		return jinja.Undefined(), fmt.Errorf("JSON nested deeper than %d", maxJSONDepth)
+		return jinja.Undefined(), ErrJSONTooDeep
 	}
 	tok, err := dec.Token()
 	if err != nil {

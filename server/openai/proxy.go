@@ -122,6 +122,16 @@ func ParseUpstream(s string) (*url.URL, error) {
 // apart).
 var passRequest = []string{"Content-Type", "Accept", "X-Request-Id"}
 
+// printableASCII reports whether s is all printable ASCII (and tabs).
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // passResponse reports whether an upstream response header is passed to
 // the client: those about the body and retrying, and rate-limit headers.
 func passResponse(name string) bool {
@@ -134,14 +144,16 @@ func passResponse(name string) bool {
 
 // CleanAPIPath reports whether p (a request's escaped path) is safe to
 // pass on under /v1/: no "." or ".." segment, no empty one, no encoded
-// slash, backslash or NUL, nothing a server could read as another path.
+// slash, backslash, NUL or percent sign (a server that decodes twice reads
+// %252e%252e as ..), no ";" (Tomcat and others read "..;" as ..), nothing
+// a server could read as another path.
 func CleanAPIPath(escaped string) bool {
 	if !strings.HasPrefix(escaped, "/v1/") {
 		return false
 	}
 	low := strings.ToLower(escaped)
 	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(low, "%00") || strings.Contains(low, "%2e") ||
-		strings.ContainsAny(escaped, "\\\x00") {
+		strings.Contains(low, "%25") || strings.ContainsAny(escaped, "\\\x00;") {
 		return false
 	}
 	for _, seg := range strings.Split(escaped[1:], "/") {
@@ -188,7 +200,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, h := range passRequest {
-		if v := r.Header.Values(h); len(v) > 0 {
+		v := r.Header.Values(h)
+		for _, s := range v {
+			if !printableASCII(s) {
+				// Go's client refuses such a value, which would be a 502.
+				WriteError(w, errorf(http.StatusBadRequest, "", "header %s: only printable ASCII is passed upstream", h))
+				return
+			}
+		}
+		if len(v) > 0 {
 			out.Header[h] = v
 		}
 	}

@@ -274,6 +274,16 @@ func TestProxyRequest(t *testing.T) {
 			t.Errorf("base %s: upstream headers %v", c.base, r.header)
 		}
 	}
+	// A header value that is not printable ASCII is the client's 400, not
+	// the 502 of an upstream request Go refuses to send.
+	srv0, _ := newTestProxy(t, ProxyConfig{Upstream: up.srv.URL})
+	before := up.count()
+	resp0 := send(t, context.Background(), "POST", srv0.URL+"/v1/chat/completions", body, "X-Request-Id: h\xc3\xa9llo")
+	io.Copy(io.Discard, resp0.Body)
+	resp0.Body.Close()
+	if resp0.StatusCode != http.StatusBadRequest || up.count() != before {
+		t.Errorf("non-ASCII X-Request-Id: status %d, %d requests upstream", resp0.StatusCode, up.count()-before)
+	}
 	// Escapes in the path pass as they are.
 	srv, _ := newTestProxy(t, ProxyConfig{Upstream: up.srv.URL})
 	resp := send(t, context.Background(), "GET", srv.URL+"/v1/models/Qwen%2BQwen3", "")
@@ -403,6 +413,7 @@ func TestCleanAPIPath(t *testing.T) {
 		"/v1/chat/completions": true, "/v1/models/Qwen%2BQwen3": true, "/v1/models/a.b": true,
 		"/v1": false, "/v2/x": false, "/v1/../x": false, "/v1/./x": false, "/v1//x": false, "/v1/x/": false,
 		"/v1/%2e%2e/x": false, "/v1/a%2Fb": false, "/v1/a%5cb": false, "/v1/a%00": false, "/v1/a\\b": false,
+		"/v1/%252e%252e/x": false, "/v1/models/..;/x": false, "/v1/models/a;b": false,
 	} {
 		if CleanAPIPath(p) != ok {
 			t.Errorf("CleanAPIPath(%q) = %v", p, !ok)
