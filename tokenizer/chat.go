@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"wasmllm/errcode"
 	"wasmllm/tokenizer/internal/jinja"
 )
 
@@ -81,9 +80,6 @@ func renderChat(tmpl, name string, messages []Message, opts ChatOptions) (out st
 		vars["tools"] = v
 	}
 	for k, x := range opts.Kwargs {
-		if ReservedKwarg(k) {
-			return "", &KwargError{Name: k}
-		}
 		v, err := kwargValue(x)
 		if err != nil {
 			return "", fmt.Errorf("kwarg %s: %w", k, err)
@@ -96,33 +92,18 @@ func renderChat(tmpl, name string, messages []Message, opts ChatOptions) (out st
 	return out, nil
 }
 
-// ReservedKwarg reports whether name is a variable the renderer sets
-// itself (messages, tools, documents, add_generation_prompt,
-// strftime_now), which chat_template_kwargs may not replace: Hugging Face's
-// apply_chat_template refuses a keyword given twice, and a replaced
-// messages or tools would skip the request's validation.
+// ReservedKwarg reports whether name is a variable the renderer fills from
+// the conversation itself (messages, tools, documents), which
+// chat_template_kwargs may not replace: Hugging Face's apply_chat_template
+// refuses a keyword given twice, and a replaced messages or tools would
+// skip the request's validation. The request's parser refuses them
+// (internal callers may pass tools this way).
 func ReservedKwarg(name string) bool {
 	switch name {
-	case "messages", "tools", "documents", "add_generation_prompt", "strftime_now":
+	case "messages", "tools", "documents":
 		return true
 	}
 	return false
-}
-
-// KwargError is a chat_template_kwargs entry the renderer refuses
-// (ReservedKwarg): the request's fault.
-type KwargError struct{ Name string }
-
-func (e *KwargError) Error() string {
-	return fmt.Sprintf("chat_template_kwargs.%s is set by the renderer and may not be replaced", e.Name)
-}
-
-// ErrorCode implements errcode.Coded.
-func (e *KwargError) ErrorCode() string { return errcode.BadRequest }
-
-// ErrorDetails implements errcode.Detailed.
-func (e *KwargError) ErrorDetails() map[string]any {
-	return map[string]any{"param": "chat_template_kwargs." + e.Name}
 }
 
 // templateError wraps a compile or render failure, naming the limit the

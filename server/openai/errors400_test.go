@@ -11,7 +11,7 @@ import (
 // never a 500: JSON nested past the template's limit in a message field,
 // the tools, tool-call arguments or chat_template_kwargs; a
 // repetition_penalty that drives a logit to +Inf; chat_template_kwargs
-// replacing the renderer's messages (which would skip the request's
+// replacing the conversation's messages (which would skip the request's
 // validation).
 func TestClientErrorsAre400(t *testing.T) {
 	te := newTestEngine(t, EngineConfig{Queue: 1}, true)
