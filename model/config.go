@@ -214,20 +214,13 @@ func (c *Config) validateIn(file string, key func(field string) string) error {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// InvFreq returns the Dh/2 RoPE inverse frequencies: theta^(-2i/Dh), with
-// llama3 scaling applied when configured (as in Hugging Face's
-// _compute_llama3_parameters).
-func (c *Config) InvFreq() []float32 {
-	n := c.HeadDim / 2
-	out := make([]float32, n)
-	for i := range out {
-		f := 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(c.HeadDim))
-		if s := c.RopeScaling; s != nil {
-			f = llama3Scale(f, s)
-		}
-		out[i] = float32(f)
-	}
-	return out
+// InvFreq returns the Dh/2 RoPE inverse frequencies of the config's
+// rotation (RopeSpec.InvFreq).
+func (c *Config) InvFreq() []float32 { return c.ropeSpec().InvFreq() }
+
+// ropeSpec is the rotation of every attention layer of the families here.
+func (c *Config) ropeSpec() RopeSpec {
+	return RopeSpec{Theta: c.RopeTheta, Scaling: c.RopeScaling, Dim: c.HeadDim, NeoX: c.RopeNeoX}
 }
 
 func llama3Scale(f float64, s *RopeScaling) float64 {

@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The family table: each supported architecture is a row that says which
 // kinds its layers are made of. A layer is a token mixer (across positions)
@@ -8,6 +11,13 @@ import "fmt"
 // through its own RMSNorm and adding its output back (pre-norm blocks).
 // Adding a family is a row here, plus a new kind (with its plain-loop
 // reference in package cpu and its backend ops) where it needs new math.
+// Per-layer parameters are the spec's (AttentionSpec, ChannelSpec): a
+// family whose layers differ (local and global attention, their own RoPE
+// bases and head sizes) fills them per layer in Specs. What the families
+// of the next issues need beyond these (an output gate, KV shared from
+// another layer, bidirectional attention, sandwich norms, an embedding
+// scale, logit soft-capping, recurrent mixers) arrives as new fields and
+// kinds with the kernels that run them, not before.
 //
 //	family    token mixer                                   channel mixer
 //	llama     attention: GQA, RoPE (llama3 scaling, GGUF    gated MLP (SiLU)
@@ -74,10 +84,36 @@ type LayerSpec struct {
 
 // AttentionSpec is an attention layer's parameters.
 type AttentionSpec struct {
-	Heads, KVHeads, HeadDim int  // H, Hk, Dh
-	Window                  int  // sliding window; 0: every position
-	QKNorm                  bool // q/k norm weights
-	Bias                    bool // q/k/v biases
+	Heads, KVHeads, HeadDim int      // H, Hk, Dh
+	Window                  int      // sliding window; 0: every position
+	QKNorm                  bool     // q/k norm weights
+	Bias                    bool     // q/k/v biases
+	Rope                    RopeSpec // the layer's rotation
+}
+
+// RopeSpec is an attention layer's rotary embedding: layers of one model
+// may differ (Gemma's local and global layers have their own bases), and
+// each distinct spec gets one frequency table.
+type RopeSpec struct {
+	Theta   float64      // the base
+	Scaling *RopeScaling // llama3's; nil: none
+	Dim     int          // rotated dims per head (Dh for every family here)
+	NeoX    bool         // rotate halves; false: adjacent pairs
+}
+
+// InvFreq returns the Dim/2 inverse frequencies: theta^(-2i/Dim), with
+// llama3 scaling applied when configured (as in Hugging Face's
+// _compute_llama3_parameters).
+func (r RopeSpec) InvFreq() []float32 {
+	out := make([]float32, r.Dim/2)
+	for i := range out {
+		f := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.Dim))
+		if s := r.Scaling; s != nil {
+			f = llama3Scale(f, s)
+		}
+		out[i] = float32(f)
+	}
+	return out
 }
 
 // ChannelSpec is a channel mixer's kind and parameters.
@@ -103,7 +139,7 @@ func (c *Config) Specs() []LayerSpec {
 	for l := range specs {
 		specs[l] = LayerSpec{
 			Attention: AttentionSpec{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias},
+				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias, Rope: c.ropeSpec()},
 			Channel: ChannelSpec{Kind: channel, FFN: c.FFN},
 		}
 		if channel == ChannelMoE {

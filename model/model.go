@@ -11,7 +11,6 @@ import (
 // layers of the kinds its family's row names (family.go), and one Forward.
 type Model struct {
 	Config Config
-	Rope   RoPE
 	Embed  Tensor // (V, D)
 	Norm   Tensor // (D)
 	LMHead Tensor // (V, D); Embed when tied
@@ -45,23 +44,23 @@ func Build(b Backend, w *Weights) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Rope = RoPE{Dim: c.HeadDim, NeoX: c.RopeNeoX, InvFreq: c.InvFreq()}
+	var factors []float32
 	if t, ok := w.Tensors[NameRopeFreqs]; ok {
-		// llama.cpp divides each base frequency by its rope_freqs factor.
-		factors, err := t.F32()
-		if err != nil {
+		if factors, err = t.F32(); err != nil {
 			return nil, err
 		}
-		base := (&Config{HeadDim: c.HeadDim, RopeTheta: c.RopeTheta}).InvFreq()
-		for i := range base {
-			m.Rope.InvFreq[i] = float32(float64(base[i]) / float64(factors[i]))
-		}
 	}
+	ropes := map[RopeSpec]*RoPE{} // one table per distinct rotation
 	specs := c.Specs()
 	m.Layers = make([]Layer, len(specs))
 	for l, sp := range specs {
 		f := func(s string) string { return fmt.Sprintf(s, l) }
-		a := &Attention{Rope: &m.Rope, Spec: sp.Attention,
+		rope, ok := ropes[sp.Attention.Rope]
+		if !ok {
+			rope = newRoPE(sp.Attention.Rope, factors)
+			ropes[sp.Attention.Rope] = rope
+		}
+		a := &Attention{Rope: rope, Spec: sp.Attention,
 			Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
 		if sp.Attention.Bias {
 			a.Bias = up(f(NameQKVBias))
@@ -82,6 +81,20 @@ func Build(b Backend, w *Weights) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// newRoPE is the rotation r with its frequencies, each base frequency
+// divided by its GGUF rope_freqs factor when factors are given (as
+// llama.cpp does; llama3's scaling is then in the factors, not in r).
+func newRoPE(r RopeSpec, factors []float32) *RoPE {
+	rp := &RoPE{Dim: r.Dim, NeoX: r.NeoX, InvFreq: r.InvFreq()}
+	if factors != nil {
+		base := RopeSpec{Theta: r.Theta, Dim: r.Dim}.InvFreq()
+		for i := range base {
+			rp.InvFreq[i] = float32(float64(base[i]) / float64(factors[i]))
+		}
+	}
+	return rp
 }
 
 // upload returns weight name of w on b: the tensor already uploaded, or w's
