@@ -323,22 +323,38 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 
 // ScratchBytes is what the activations of one batch shape take: the
 // tensors a Forward of T tokens allocates (logits for every row with all,
-// else for the last), 4 bytes a value; the total and the largest tensor.
-// A backend's own buffers (MoE routing, attention partials, the fused
-// ops' prefill scratch) are not counted.
+// else for the last), and the working space the fused ops keep beside them
+// on either backend (a batch's normalised rows, (T, D), and a product
+// before its SiluAndMul or add, (T, 2F) for a gated MLP, (T, D) for MoE),
+// 4 bytes a value; the total and the largest tensor. A backend's other
+// buffers (MoE routing, attention partials) are not counted.
 func ScratchBytes(c *Config, T int, all bool) (total, largest int64) {
 	if T == 1 {
 		all = true
 	}
-	layoutScratch(c, T, all, func(_ bool, shape ...int) Tensor {
+	add := func(shape ...int) {
 		n := int64(4)
 		for _, d := range shape {
 			n *= int64(d)
 		}
 		total += n
 		largest = max(largest, n)
+	}
+	layoutScratch(c, T, all, func(_ bool, shape ...int) Tensor {
+		add(shape...)
 		return nil
 	})
+	product := 0
+	for _, sp := range c.Specs() {
+		switch sp.Channel.Kind {
+		case ChannelGatedMLP:
+			product = max(product, 2*sp.Channel.FFN)
+		case ChannelMoE:
+			product = max(product, c.Hidden)
+		}
+	}
+	add(T, c.Hidden)
+	add(T, product)
 	return total, largest
 }
 
