@@ -2,13 +2,17 @@
 // build at /wasmllm.wasm, and converted model folders under /models/ (see
 // package server).
 //
-//	go run . -addr 127.0.0.1:8080 -models DIR [-web web] [-wasm build/wasmllm.wasm] [-cors ORIGIN|*] [-max-conns N]
-//	         [-api [-api-context N] [-api-queue N] [-api-threads N] | -upstream URL [-upstream-key-file FILE] [-upstream-timeout D]] [-max-body BYTES]
+//	go run . -addr 127.0.0.1:8080 -models DIR [-web web] [-wasm build/wasmllm.wasm] [-cors ORIGIN|*] [-max-conns N] [-max-client-conns N]
+//	         [-allowed-hosts NAME,...]
+//	         [-api [-api-context N] [-api-queue N] [-api-threads N] | -upstream URL [-upstream-key-file FILE] [-upstream-timeout D]]
+//	         [-api-key-file FILE | -no-api-key] [-max-body BYTES]
 //
 // With -api it also serves the OpenAI-compatible API at /v1/ on the native
 // CPU engine, for the model folders of -models; with -upstream it proxies
 // /v1/ to a vLLM (or any OpenAI-compatible) deployment instead (see package
-// server/openai).
+// server/openai). -api-key-file (or the environment's WASMLLM_API_KEY)
+// gives /v1/ a client key; without one, /v1/ is served on loopback
+// addresses only, unless -no-api-key.
 //
 // SIGINT or SIGTERM shuts the server down gracefully.
 package main
@@ -30,8 +34,11 @@ import (
 	"wasmllm/server/openai"
 )
 
-// maxKeyFile bounds what -upstream-key-file reads.
+// maxKeyFile bounds what -upstream-key-file and -api-key-file read.
 const maxKeyFile = 64 << 10
+
+// apiKeyEnv is the environment variable that may hold the client key.
+const apiKeyEnv = "WASMLLM_API_KEY"
 
 func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	var c server.Config
@@ -44,12 +51,16 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&c.CORS, "cors", "", `allow cross-origin requests from these comma-separated origins, or "*" (off by default)`)
 	fs.DurationVar(&c.MaxAge, "max-age", time.Minute, "Cache-Control max-age of pages, manifests and the wasm")
 	fs.IntVar(&c.Limits.MaxConns, "max-conns", 0, "connections served at once (0: as many as the open-file limit allows, at most 512)")
+	fs.IntVar(&c.Limits.MaxClientConns, "max-client-conns", 0, "connections served at once from one client address (0: an eighth of -max-conns, at least 16 of them); behind a reverse proxy, every client has the proxy's address: raise it to -max-conns")
+	allowedHosts := fs.String("allowed-hosts", "", `comma-separated host names (NAME, or .DOMAIN for it and its subdomains) answered besides IP addresses, localhost, this machine's name and -addr's; "*" for any (no protection from DNS rebinding)`)
 	fs.BoolVar(&c.API.Engine, "api", false, "serve the OpenAI-compatible API at /v1/ with the native CPU engine, for the models of -models (each loads on first use)")
 	fs.IntVar(&c.API.Context, "api-context", 0, "with -api: each model's context (KV cache) in tokens (0: the model's maximum, at most 4096)")
 	fs.IntVar(&c.API.Queue, "api-queue", openai.DefaultQueue, "with -api: requests that may wait for a model busy with another; more get 429")
 	fs.IntVar(&c.API.Threads, "api-threads", 0, "with -api: CPU threads per model (0: all)")
 	fs.StringVar(&c.API.Upstream, "upstream", "", "proxy /v1/ to this OpenAI-compatible server, such as vLLM at http://HOST:8000 (exclusive with -api)")
 	keyFile := fs.String("upstream-key-file", "", "with -upstream: a file holding the upstream's API key, sent as Authorization: Bearer")
+	apiKeyFile := fs.String("api-key-file", "", "with -api or -upstream: a file holding the key that clients of /v1/ must send as Authorization: Bearer KEY, or set "+apiKeyEnv+" (there is no -api-key: a key on the command line would show in ps to every user of the machine)")
+	fs.BoolVar(&c.API.NoKey, "no-api-key", false, "with -api or -upstream: serve /v1/ without a client key even when -addr can be reached from other machines (anyone there can use it)")
 	fs.DurationVar(&c.API.UpstreamTimeout, "upstream-timeout", openai.DefaultUpstreamTimeout, "with -upstream: the longest wait for the upstream's response header, and then for each piece of its body")
 	fs.Int64Var(&c.API.MaxBody, "max-body", openai.DefaultMaxBody, "with -api or -upstream: the largest /v1/ request body in bytes")
 	if err := fs.Parse(args); err != nil {
@@ -60,7 +71,10 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 		fs.Usage()
 		return c, errors.New("unexpected arguments")
 	}
-	if err := checkFlags(&c, *keyFile); err != nil {
+	if *allowedHosts != "" {
+		c.AllowedHosts = strings.Split(*allowedHosts, ",")
+	}
+	if err := checkFlags(&c, *keyFile, *apiKeyFile); err != nil {
 		// The flag package prints its own errors; these are printed here.
 		fmt.Fprintf(stderr, "wasmllm: %v\n", err)
 		return c, err
@@ -68,13 +82,14 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	return c, nil
 }
 
-// checkFlags checks the flags' values together and reads the key file.
-func checkFlags(c *server.Config, keyFile string) error {
+// checkFlags checks the flags' values together and reads the key files
+// (the client key from apiKeyFile or the environment's WASMLLM_API_KEY).
+func checkFlags(c *server.Config, keyFile, apiKeyFile string) error {
 	if c.MaxAge < 0 {
 		return errors.New("-max-age must not be negative")
 	}
-	if c.Limits.MaxConns < 0 {
-		return errors.New("-max-conns must not be negative")
+	if c.Limits.MaxConns < 0 || c.Limits.MaxClientConns < 0 {
+		return errors.New("-max-conns and -max-client-conns must not be negative")
 	}
 	if c.API.Engine && c.API.Upstream != "" {
 		return errors.New("-api and -upstream are exclusive: serve the native engine or proxy to an upstream, not both")
@@ -97,36 +112,74 @@ func checkFlags(c *server.Config, keyFile string) error {
 		if c.API.Upstream == "" {
 			return errors.New("-upstream-key-file needs -upstream")
 		}
-		key, err := readKey(keyFile)
+		key, err := readKey("-upstream-key-file", keyFile)
 		if err != nil {
 			return err
 		}
 		c.API.UpstreamKey = key
 	}
+	if err := clientKey(c, apiKeyFile); err != nil {
+		return err
+	}
+	return c.Check()
+}
+
+// clientKey sets c.API.Key from -api-key-file or, without it, from
+// WASMLLM_API_KEY (ignored when nothing serves /v1/).
+func clientKey(c *server.Config, file string) error {
+	env := os.Getenv(apiKeyEnv)
+	api := c.API.Engine || c.API.Upstream != ""
+	switch {
+	case file != "" && !api:
+		return errors.New("-api-key-file needs -api or -upstream")
+	case file != "" && env != "":
+		return fmt.Errorf("-api-key-file and %s both give a client key: give one", apiKeyEnv)
+	case file != "":
+		key, err := readKey("-api-key-file", file)
+		if err != nil {
+			return err
+		}
+		c.API.Key = key
+	case env != "" && api:
+		key, err := checkKey(strings.TrimSpace(env))
+		if err != nil {
+			return fmt.Errorf("%s: %v", apiKeyEnv, err)
+		}
+		c.API.Key = key
+	}
 	return nil
 }
 
-// readKey reads an API key file: one token, surrounding white space
-// (a trailing newline) dropped.
-func readKey(path string) (string, error) {
+// readKey reads an API key file for flag: one token, surrounding white
+// space (a trailing newline) dropped.
+func readKey(flag, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("-upstream-key-file: %w", err)
+		return "", fmt.Errorf("%s: %w", flag, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
-		return "", fmt.Errorf("-upstream-key-file: %w", err)
+		return "", fmt.Errorf("%s: %w", flag, err)
 	}
 	if len(data) > maxKeyFile {
-		return "", fmt.Errorf("-upstream-key-file %s: over %d bytes: not a key", path, maxKeyFile)
+		return "", fmt.Errorf("%s %s: over %d bytes: not a key", flag, path, maxKeyFile)
 	}
-	key := strings.TrimSpace(string(data))
+	key, err := checkKey(strings.TrimSpace(string(data)))
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v", flag, path, err)
+	}
+	return key, nil
+}
+
+// checkKey checks that key is one word that can go in a header: printable
+// ASCII, no space.
+func checkKey(key string) (string, error) {
 	switch {
 	case key == "":
-		return "", fmt.Errorf("-upstream-key-file %s is empty", path)
-	case strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-		return "", fmt.Errorf("-upstream-key-file %s: the key must be one word, with no space or control character", path)
+		return "", errors.New("is empty")
+	case strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0:
+		return "", errors.New("the key must be one word of printable ASCII, with no space or control character")
 	}
 	return key, nil
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"wasmllm/manifest"
 	"wasmllm/server/openai"
@@ -45,7 +46,10 @@ const apiMethods = "GET, POST, OPTIONS"
 // serveAPI answers /v1/: CORS preflights here (the API takes bodies and
 // the Authorization header, which the static files' preflight refuses),
 // every other request in h.api, under the same access log, write
-// deadlines and cross-origin headers as the static files.
+// deadlines and cross-origin headers as the static files. With a client
+// key, a request without it is answered 401 before its body is read, and
+// the key goes no further than here (never upstream). A body has
+// bodyTime to arrive.
 func (h *handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", "sandbox") // nothing here is a page
@@ -62,6 +66,13 @@ func (h *handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if hd.Get("Access-Control-Allow-Origin") != "" {
 		hd.Set("Access-Control-Expose-Headers", "Content-Length, Retry-After, X-Request-Id")
 	}
+	if h.apiKey != nil {
+		if e := h.apiKey.check(r); e != nil {
+			refuseUnauthorized(w, e)
+			return
+		}
+		r.Header.Del("Authorization")
+	}
 	if !openai.CleanAPIPath(r.URL.EscapedPath()) {
 		refuseBody(w)
 		status, msg := http.StatusBadRequest, "bad path"
@@ -70,6 +81,11 @@ func (h *handler) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		openai.WriteError(w, &openai.Error{Status: status, Message: msg})
 		return
+	}
+	if r.ContentLength != 0 {
+		if d, ok := h.limits.bodyTime(r.ContentLength, h.maxBody); ok {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
 	}
 	h.api.ServeHTTP(w, r)
 }

@@ -2,38 +2,77 @@ package server
 
 import (
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
 
 // limitListener accepts at most n connections at once: Accept waits for a
 // served connection to close first (the waiting clients stay in the
-// kernel's backlog). Like golang.org/x/net/netutil.LimitListener.
+// kernel's backlog). Like golang.org/x/net/netutil.LimitListener, but it
+// also serves at most perClient of them from one client address (an IPv4
+// address, an IPv6 /64: one host's share), refusing more at once with a
+// 429, so that one client cannot hold every connection and lock the others
+// out (issue 39 #7: 600 slow POSTs from one address made every new client
+// wait 30 s).
 type limitListener struct {
 	net.Listener
-	slots chan struct{} // one element per connection being served
-	done  chan struct{} // closed by Close
-	once  sync.Once
+	slots     chan struct{} // one element per connection being served
+	done      chan struct{} // closed by Close
+	once      sync.Once
+	perClient int          // 0: no cap per client
+	refused   func(string) // called with the client of each refused connection (Accept's goroutine)
+
+	mu      sync.Mutex
+	clients map[string]int // connections served per client key
 }
 
 func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}), clients: map[string]int{}}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+	for {
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.done:
+			return nil, net.ErrClosed
+		}
+		c, err := l.Listener.Accept()
+		if err != nil {
+			<-l.slots
+			return nil, err
+		}
+		key := clientKeyOf(c.RemoteAddr())
+		l.mu.Lock()
+		full := l.perClient > 0 && l.clients[key] >= l.perClient
+		if !full {
+			l.clients[key]++
+		}
+		l.mu.Unlock()
+		if full {
+			refuseConn(c)
+			<-l.slots
+			if l.refused != nil {
+				l.refused(key)
+			}
+			continue
+		}
+		return &limitConn{Conn: c, release: func() { l.release(key) }}, nil
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
+}
+
+// release gives back the slot of a connection of client key.
+func (l *limitListener) release(key string) {
+	l.mu.Lock()
+	if l.clients[key]--; l.clients[key] <= 0 {
+		delete(l.clients, key)
 	}
-	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+	l.mu.Unlock()
+	<-l.slots
 }
 
 // Close stops the listener, waking an Accept that waits for a slot.
@@ -42,6 +81,56 @@ func (l *limitListener) Close() error {
 	l.once.Do(func() { close(l.done) })
 	return err
 }
+
+// clientKeyOf is what the per-client cap counts by: the IPv4 address, or
+// the /64 of an IPv6 address (a host is given a whole /64, so counting
+// single IPv6 addresses would cap nothing).
+func clientKeyOf(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip := ta.AddrPort().Addr().Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// tooManyConns is the answer on a refused connection, written before the
+// request is read: a client reading it sees why, and when to try again.
+var tooManyConns = func() string {
+	const body = "429 too many connections from your address\n"
+	return "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\n" +
+		"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+}()
+
+// refuseConn answers a connection over its client's cap and closes it.
+// The write goes to an empty socket buffer, so it does not wait; the
+// deadline makes sure.
+func refuseConn(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	io.WriteString(c, tooManyConns)
+	c.Close()
+}
+
+// refusalLog returns a limitListener.refused that logs refused connections
+// at most once per refusalLogEvery, with how many there were.
+func refusalLog(logger *log.Logger) func(string) {
+	var last time.Time
+	var n int
+	return func(client string) {
+		n++
+		if now := time.Now(); now.Sub(last) >= refusalLogEvery {
+			logger.Printf("refused %d connection(s) over the cap per client address (last from %s)", n, client)
+			last, n = now, 0
+		}
+	}
+}
+
+// refusalLogEvery spaces the log lines of refused connections.
+const refusalLogEvery = 10 * time.Second
 
 // limitConn gives its listener's slot back when closed.
 type limitConn struct {

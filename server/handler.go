@@ -1,12 +1,15 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"wasmllm/server/openai"
 )
 
 // handler routes requests: /wasmllm.wasm to the wasm file, /models/ to the
@@ -19,23 +22,33 @@ type handler struct {
 	corsAny     bool
 	corsOrigins map[string]bool
 	maxAge      time.Duration
-	writeIdle   time.Duration // see Limits.WriteIdle
+	limits      Limits // with defaults
+	hosts       hostPolicy
 	listing     *listingCache
 	log         *log.Logger
 	api         http.Handler // /v1/, or nil
+	apiKey      *clientKey   // the key /v1/ asks clients for, or nil
+	maxBody     int64        // of a /v1/ request
 }
 
 func newHandler(cfg Config, logger *log.Logger) (*handler, error) {
 	h := &handler{
-		web:       cfg.Web,
-		models:    cfg.Models,
-		wasmDir:   filepath.Dir(cfg.Wasm),
-		wasmName:  filepath.Base(cfg.Wasm),
-		maxAge:    cfg.MaxAge,
-		writeIdle: cfg.Limits.orDefaults().WriteIdle,
-		listing:   newListingCache(maxListedManifest),
-		log:       logger,
+		web:      cfg.Web,
+		models:   cfg.Models,
+		wasmDir:  filepath.Dir(cfg.Wasm),
+		wasmName: filepath.Base(cfg.Wasm),
+		maxAge:   cfg.MaxAge,
+		limits:   cfg.Limits.orDefaults(),
+		listing:  newListingCache(maxListedManifest),
+		log:      logger,
+		apiKey:   newClientKey(cfg.API.Key),
+		maxBody:  cmp.Or(cfg.API.MaxBody, openai.DefaultMaxBody),
 	}
+	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	h.hosts = hosts
 	for _, o := range strings.Split(cfg.CORS, ",") {
 		switch o = strings.TrimSpace(o); {
 		case o == "":
@@ -61,11 +74,16 @@ func newHandler(cfg Config, logger *log.Logger) (*handler, error) {
 func (h *handler) corsEnabled() bool { return h.corsAny || len(h.corsOrigins) > 0 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	lw := &logWriter{ResponseWriter: newProgressWriter(w, h.writeIdle)}
+	lw := &logWriter{ResponseWriter: newProgressWriter(w, h.limits.WriteIdle)}
 	start := time.Now()
 	defer func() { h.logRequest(lw, r, time.Since(start)) }()
 	h.setCommonHeaders(lw.Header(), r)
-	if h.api != nil && (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) {
+	isAPI := h.api != nil && (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/"))
+	if !h.hosts.allows(r.Host) {
+		h.refuseHost(lw, r, isAPI)
+		return
+	}
+	if isAPI {
 		h.serveAPI(lw, r)
 		return
 	}
@@ -107,6 +125,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.serveFile(lw, r, h.web, rel, filePage)
 	}
+}
+
+// refuseHost answers a request whose Host is not served (see hostPolicy):
+// 403, in the API's shape on /v1/, naming the flag that would allow it.
+func (h *handler) refuseHost(w http.ResponseWriter, r *http.Request, api bool) {
+	refuseBody(w)
+	msg := fmt.Sprintf("this server does not answer for the host %q: its name is not in -allowed-hosts", clipName(r.Host))
+	if api {
+		openai.WriteError(w, &openai.Error{Status: http.StatusForbidden, Message: msg})
+		return
+	}
+	http.Error(w, "403 "+msg, http.StatusForbidden)
 }
 
 // refuseBody makes sure a request body is never waited for: this server

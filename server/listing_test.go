@@ -149,7 +149,7 @@ func TestListingSkipsFIFO(t *testing.T) {
 	done := make(chan *httptest.ResponseRecorder, 1)
 	go func() {
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/models/", nil))
+		h.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/models/", nil))
 		done <- w
 	}()
 	select {

@@ -158,12 +158,18 @@ func (f *fixture) handler(t *testing.T, cfg Config) http.Handler {
 	return h
 }
 
-// get sends a request through the handler; header is "Key: value" pairs.
+// do sends a request for localhost through the handler; header is "Key:
+// value" pairs ("Host: name" sets the Host).
 func (f *fixture) do(t *testing.T, h http.Handler, method, target string, header ...string) *http.Response {
 	t.Helper()
 	r := httptest.NewRequest(method, target, nil)
+	r.Host = "localhost"
 	for _, kv := range header {
 		k, v, _ := strings.Cut(kv, ": ")
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
 		r.Header.Add(k, v)
 	}
 	w := httptest.NewRecorder()
@@ -483,7 +489,7 @@ func rawGet(t *testing.T, addr, target string) (int, string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", target)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", target)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatalf("%s: %v", target, err)

@@ -76,7 +76,7 @@ func TestOutOfFilesIs503(t *testing.T) {
 		}
 		for _, p := range []string{"/index.html", "/models/"} {
 			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest("GET", p, nil))
+			h.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost"+p, nil))
 			statuses[p] = w
 		}
 	}()
@@ -90,7 +90,7 @@ func TestOutOfFilesIs503(t *testing.T) {
 	}
 	// With descriptors back, the page is served.
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/index.html", nil))
+	h.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/index.html", nil))
 	if w.Code != 200 {
 		t.Errorf("after: %d", w.Code)
 	}

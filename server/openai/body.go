@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -34,6 +35,11 @@ func readJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *Error
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, errorf(http.StatusRequestEntityTooLarge, "", "the request body is over this server's limit of %d bytes", max)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			// The server's read deadline: a body sent too slowly.
+			return nil, errorf(http.StatusRequestTimeout, "", "the request body did not arrive in time")
 		}
 		return nil, errorf(http.StatusBadRequest, "", "reading the request body: %v", err)
 	}

@@ -63,10 +63,14 @@ func errorType(status int) string {
 		return "BadRequestError"
 	case http.StatusUnauthorized:
 		return "AuthenticationError"
+	case http.StatusForbidden:
+		return "PermissionDeniedError"
 	case http.StatusNotFound:
 		return "NotFoundError"
 	case http.StatusMethodNotAllowed:
 		return "MethodNotAllowedError"
+	case http.StatusRequestTimeout:
+		return "RequestTimeoutError"
 	case http.StatusRequestEntityTooLarge:
 		return "RequestTooLargeError"
 	case http.StatusTooManyRequests:
