@@ -154,7 +154,7 @@ func TestAllFilesDecode(t *testing.T) {
 }
 
 // TestMatchesSharedJSON compares every .golden of the repository bit for bit
-// with its JSON original in the shared data (internal/shareddata: the
+// with its JSON original in the shared data (internal/testkit/shareddata: the
 // repository's ../shared, or $WASMLLM_SHARED; testdata/golden,
 // testdata-k/golden and testdata-qwen2/golden there). It runs in make
 // test-extended and skips when that folder is absent, as in a fresh clone.

@@ -58,7 +58,7 @@ func Files(t testing.TB, dir, kind string, long, story bool) []*File {
 }
 
 // FilesJSON is Files for a folder of goldens in their original JSON form
-// (the shared data's, see internal/shareddata).
+// (the shared data's, see internal/testkit/shareddata).
 func FilesJSON(t testing.TB, dir, kind string, long, story bool) []*File {
 	t.Helper()
 	return files(t, filepath.Join(dir, "*.json"), kind, long, story)

@@ -4,7 +4,7 @@
 // float32 data together, and the planes are deflate-compressed
 // (compress/flate, best compression). Bytes past the last whole word follow
 // the planes unchanged. It is the encoding of the golden files' rows and of
-// the test weights kept compressed (internal/fixtures).
+// the test weights kept compressed (internal/testkit/fixtures).
 package packed
 
 import (

@@ -21,8 +21,8 @@ func Dir(t testing.TB, sub string) string {
 	}
 	root := os.Getenv("WASMLLM_SHARED")
 	if root == "" {
-		_, file, _, _ := runtime.Caller(0) // internal/shareddata/shareddata.go
-		root = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared")
+		_, file, _, _ := runtime.Caller(0) // <repo>/internal/testkit/shareddata/shareddata.go
+		root = filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
 	}
 	dir := filepath.Join(root, sub)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
