@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"wasmllm/internal/testkit"
 )
 
 const testdata = "../testdata"
@@ -27,9 +29,8 @@ func hfTok(t testing.TB, dir string) *Tokenizer {
 		return tk
 	}
 	p := filepath.Join(testdata, dir)
-	if _, err := os.Stat(filepath.Join(p, "tokenizer.json")); err != nil {
-		t.Skipf("%s/tokenizer.json missing (run scripts/fetch-testdata.sh): %v", p, err)
-	}
+	_, err := os.Stat(filepath.Join(p, "tokenizer.json"))
+	testkit.Need(t, err == nil, "%s/tokenizer.json missing (run make testdata): %v", p, err)
 	tk, err := FromHFDir(p)
 	if err != nil {
 		t.Fatalf("FromHFDir(%s): %v", p, err)

@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"wasmllm/internal/testkit"
 )
 
-// Dir returns the shared folder's subfolder sub (e.g. "testdata-k"), or
-// skips t outside an extended run or when it is not there.
+// Dir returns the shared folder's subfolder sub (e.g. "testdata-k"). It
+// skips t outside an extended run; in one, the folder is a testkit.Need
+// (under CI=true its absence fails the test).
 func Dir(t testing.TB, sub string) string {
 	t.Helper()
 	if os.Getenv("WASMLLM_EXTENDED") == "" {
@@ -25,8 +28,7 @@ func Dir(t testing.TB, sub string) string {
 		root = filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
 	}
 	dir := filepath.Join(root, sub)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("no shared test data at %s (set WASMLLM_SHARED; make test-extended)", dir)
-	}
+	st, err := os.Stat(dir)
+	testkit.Need(t, err == nil && st.IsDir(), "no shared test data at %s (set WASMLLM_SHARED)", dir)
 	return dir
 }
