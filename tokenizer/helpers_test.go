@@ -2,10 +2,13 @@ package tokenizer
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,7 +42,8 @@ func hfTok(t testing.TB, dir string) *Tokenizer {
 	return tk
 }
 
-// readJSONL decodes every line of a golden file into a fresh T.
+// readJSONL decodes every line of a golden file (gzipped when its name ends
+// in .gz) into a fresh T.
 func readJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
@@ -47,8 +51,16 @@ func readJSONL[T any](t testing.TB, path string) []T {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		r = zr
+	}
 	var out []T
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for n := 1; sc.Scan(); n++ {
 		var v T

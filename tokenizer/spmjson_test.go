@@ -42,7 +42,7 @@ func llama2Variant(t *testing.T, fields map[string]string) *Tokenizer {
 // compared are those whose text starts with neither a space nor '▁',
 // encoded with special tokens as text (a single segment).
 func TestMetaspaceLlama2(t *testing.T) {
-	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "llama2.jsonl"))
+	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "llama2.jsonl.gz"))
 	for _, scheme := range []string{"first", "always"} {
 		tk := llama2Variant(t, map[string]string{
 			"normalizer":    "null",
