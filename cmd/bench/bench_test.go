@@ -267,6 +267,8 @@ func TestShortRun(t *testing.T) {
 	ff := "off" // with Firefox, its kernel table too
 	if _, err := os.Stat(browsertest.Firefox()); err == nil {
 		ff = browsertest.Firefox()
+	} else if testkit.CI() {
+		t.Fatalf("CI=true, and no Firefox at %s: the Firefox kernel table would go unchecked", browsertest.Firefox())
 	}
 	o := options{Out: t.TempDir(), Short: true, Budget: 8 * time.Minute, Repeats: 1, Peer: "auto", Browser: browsertest.Chromium(), Firefox: ff}
 	rep, err := run(context.Background(), o)

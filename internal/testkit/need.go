@@ -27,3 +27,8 @@ func Need(t testing.TB, ok bool, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// Extended reports whether this is an extended run (WASMLLM_EXTENDED set,
+// as make test-extended has it): the full golden sets in ../shared, and
+// the full sampling of the property tests that make test runs a part of.
+func Extended() bool { return os.Getenv("WASMLLM_EXTENDED") != "" }

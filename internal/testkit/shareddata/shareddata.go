@@ -19,7 +19,7 @@ import (
 // (under CI=true its absence fails the test).
 func Dir(t testing.TB, sub string) string {
 	t.Helper()
-	if os.Getenv("WASMLLM_EXTENDED") == "" {
+	if !testkit.Extended() {
 		t.Skip("extended test: run with WASMLLM_EXTENDED=1 (make test-extended)")
 	}
 	root := os.Getenv("WASMLLM_SHARED")
