@@ -46,12 +46,13 @@ test-extended: testdata
 size:
 	./scripts/size.sh
 
-# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden, the CPU engine's SIMD128 kernels) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so.
+# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden, the CPU engine's SIMD128 kernels) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so (under CI=true it fails).
 test-browser: $(BUILD)/wasmexec
 	GOOS=js GOARCH=wasm $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/
 	@if [ -x "$${WASMLLM_FIREFOX:-/usr/bin/firefox-esr}" ] || command -v firefox-esr >/dev/null || command -v firefox >/dev/null; then \
 		echo "GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/"; \
 		GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/; \
+	elif [ "$${CI:-}" = true ]; then echo "test-browser: CI=true and no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX)" >&2; exit 1; \
 	else echo "test-browser: no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX): the Firefox half is skipped"; fi
 
 $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec/*.js)

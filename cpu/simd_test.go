@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu/internal/wasmsimd"
+	"wasmllm/internal/testkit"
 	"wasmllm/loader"
 )
 
@@ -36,9 +37,7 @@ fs.writeFileSync(img, new Uint8Array(mem.buffer, 0, data.length));
 // loader.Dequantize's weights within 1e-5 relative.
 func TestSIMDKernels(t *testing.T) {
 	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node: the SIMD kernels are checked in the browser suites")
-	}
+	testkit.Need(t, err == nil, "no node: the SIMD kernels run in Node.js here (and in the browser suites, make test-browser)")
 	dir := t.TempDir()
 	mod := filepath.Join(dir, "simd.wasm")
 	if err := os.WriteFile(mod, wasmsimd.Module(), 0o644); err != nil {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/browsertest"
 )
 
@@ -128,6 +129,9 @@ func TestPackage(t *testing.T) {
 	dir := buildPackage(t, browsertest.Wasm(t))
 	pkg := dir
 	if npm, err := exec.LookPath("npm"); err != nil {
+		if testkit.CI() {
+			t.Fatal("CI=true, and npm is not found: npm pack would go unchecked")
+		}
 		t.Log("npm not found: npm pack is not checked; serving the package folder itself")
 	} else {
 		tgz, files := npmPack(t, npm, dir)
@@ -226,13 +230,9 @@ func TestPackageTypes(t *testing.T) {
 		t.Skip("installs TypeScript from npm (-short)")
 	}
 	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm not found: the TypeScript check needs npm to install typescript (npm ci of e2e/ts/package-lock.json)")
-	}
+	testkit.Need(t, err == nil, "npm not found: the TypeScript check needs npm to install typescript (npm ci of e2e/ts/package-lock.json)")
 	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found: the TypeScript check runs tsc with node")
-	}
+	testkit.Need(t, err == nil, "node not found: the TypeScript check runs tsc with node")
 	tsc := installTypeScript(t, npm)
 	// The types do not need a real engine.
 	fakeWasm := filepath.Join(t.TempDir(), "wasmllm.wasm")

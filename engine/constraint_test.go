@@ -11,6 +11,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/grammar"
+	"wasmllm/internal/testkit"
 	"wasmllm/model"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
@@ -124,9 +125,7 @@ func TestGrammarDeadEnd(t *testing.T) {
 func qwenChat(t *testing.T) *Engine {
 	t.Helper()
 	cfg, err := os.ReadFile("../testdata/tokenizer/qwen3/tokenizer_config.json")
-	if err != nil {
-		t.Skip("run make testdata:", err)
-	}
+	testkit.Need(t, err == nil, "run make testdata: %v", err)
 	var c struct {
 		ChatTemplate string `json:"chat_template"`
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wasmllm/grammar"
+	"wasmllm/internal/testkit"
 	"wasmllm/sampler"
 	"wasmllm/tokenizer"
 )
@@ -36,9 +37,8 @@ const benchSchema = `{"type": "object", "properties": {
 
 func loadVocab(tb testing.TB, dir string) (*grammar.Vocab, int) {
 	tb.Helper()
-	if _, err := os.Stat(dir + "/tokenizer.json"); err != nil {
-		tb.Skipf("%s: run make testdata", dir)
-	}
+	_, err := os.Stat(dir + "/tokenizer.json")
+	testkit.Need(tb, err == nil, "%s: run make testdata", dir)
 	tok, err := tokenizer.FromHFDir(dir)
 	if err != nil {
 		tb.Fatal(err)

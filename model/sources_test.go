@@ -51,7 +51,7 @@ func TestTwoSources(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	for _, path := range []string{"../testdata/tokenizer/qwen3.jsonl", "../testdata", "missing.gguf"} {
+	for _, path := range []string{"../testdata/tokenizer/qwen3.chat.jsonl", "../testdata", "missing.gguf"} {
 		if _, err := source.Weights(path); err == nil {
 			t.Errorf("Load(%s): no error", path)
 		} else {

@@ -32,13 +32,13 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%s) = %q, %v; want %q", path, f, err, want)
 		}
 	}
-	for _, path := range []string{testdata + "/tokenizer/qwen3.jsonl", testdata, "missing.gguf"} {
+	for _, path := range []string{testdata + "/tokenizer/qwen3.chat.jsonl", testdata, "missing.gguf"} {
 		if f, err := source.Detect(path); err == nil {
 			t.Errorf("Detect(%s) = %q, want an error", path, f)
 		}
 	}
 	var fe *loader.FormatError
-	if _, err := source.Detect(testdata + "/tokenizer/qwen3.jsonl"); !errors.Is(err, loader.ErrBadMagic) || !errors.As(err, &fe) {
+	if _, err := source.Detect(testdata + "/tokenizer/qwen3.chat.jsonl"); !errors.Is(err, loader.ErrBadMagic) || !errors.As(err, &fe) {
 		t.Errorf("a JSON file: %v, want a FormatError wrapping ErrBadMagic", err)
 	}
 }

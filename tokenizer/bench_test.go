@@ -16,7 +16,7 @@ func benchText(tb testing.TB) string {
 	var lines []string
 	seen := map[string]bool{}
 	for _, name := range goldenNames {
-		for _, g := range readJSONL[goldenLine](tb, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
+		for _, g := range readJSONL[goldenLine](tb, filepath.Join(testdata, "tokenizer", name+".jsonl.gz")) {
 			if !seen[g.Text] {
 				seen[g.Text] = true
 				lines = append(lines, g.Text)

@@ -70,7 +70,7 @@ func TestStreamEqualsDecode(t *testing.T) {
 	for _, name := range goldenNames {
 		toks[name] = hfTok(t, filepath.Join("tokenizer", name))
 	}
-	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "qwen3.jsonl"))
+	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "qwen3.jsonl.gz"))
 	for tname, tk := range toks {
 		for _, skip := range []bool{false, true} {
 			o := DecodeOptions{SkipSpecial: skip}

@@ -35,7 +35,7 @@ func TestGoldenHF(t *testing.T) {
 func TestGoldenHFLlama2(t *testing.T) {
 	checkGoldenHF(t, "llama2")
 	tk := hfTok(t, filepath.Join("tokenizer", "llama2"))
-	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "llama2.jsonl"))
+	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "llama2.jsonl.gz"))
 	fallback := 0
 	for n, g := range lines {
 		for _, ids := range [][]int32{g.IDs, g.IDsWithSpecial} {
@@ -79,11 +79,11 @@ func TestGoldenHFLlama2(t *testing.T) {
 	t.Logf("%d lines use byte fallback", fallback)
 }
 
-// checkGoldenHF checks testdata/tokenizer/<name>.jsonl against the
+// checkGoldenHF checks testdata/tokenizer/<name>.jsonl.gz against the
 // tokenizer.json in testdata/tokenizer/<name>/.
 func checkGoldenHF(t *testing.T, name string) {
 	tk := hfTok(t, filepath.Join("tokenizer", name))
-	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl"))
+	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl.gz"))
 	bad := 0
 	for n, g := range lines {
 		check := func(what string, got, want []int32) {

@@ -2,12 +2,17 @@ package tokenizer
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	"wasmllm/internal/testkit"
 )
 
 const testdata = "../testdata"
@@ -27,9 +32,8 @@ func hfTok(t testing.TB, dir string) *Tokenizer {
 		return tk
 	}
 	p := filepath.Join(testdata, dir)
-	if _, err := os.Stat(filepath.Join(p, "tokenizer.json")); err != nil {
-		t.Skipf("%s/tokenizer.json missing (run scripts/fetch-testdata.sh): %v", p, err)
-	}
+	_, err := os.Stat(filepath.Join(p, "tokenizer.json"))
+	testkit.Need(t, err == nil, "%s/tokenizer.json missing (run make testdata): %v", p, err)
 	tk, err := FromHFDir(p)
 	if err != nil {
 		t.Fatalf("FromHFDir(%s): %v", p, err)
@@ -38,7 +42,8 @@ func hfTok(t testing.TB, dir string) *Tokenizer {
 	return tk
 }
 
-// readJSONL decodes every line of a golden file into a fresh T.
+// readJSONL decodes every line of a golden file (gzipped when its name ends
+// in .gz) into a fresh T.
 func readJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
@@ -46,8 +51,16 @@ func readJSONL[T any](t testing.TB, path string) []T {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		r = zr
+	}
 	var out []T
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for n := 1; sc.Scan(); n++ {
 		var v T

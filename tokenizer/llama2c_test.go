@@ -68,7 +68,7 @@ func TestLlama2CMatchesGGUF(t *testing.T) {
 	tk := llama2cTok(t)
 	gg := ggufTok(t, filepath.Join(testdata, "models", "stories260K.gguf"))
 	for _, name := range goldenNames {
-		for n, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
+		for n, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl.gz")) {
 			want := gg.mustEncodeOpts(g.Text, EncodeOptions{AddSpecial: true, SpecialAsText: true})
 			if d := diffIDs(tk.mustEncode(g.Text, true), want); d != "" {
 				t.Errorf("%s line %d: text %q\n%s", name, n+1, g.Text, d)

@@ -42,7 +42,7 @@ func TestSplitterMatchesRegexp2(t *testing.T) {
 		"hello\u200dworld", "\ufeff \ufeffx",
 	}
 	for _, name := range goldenNames {
-		for _, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
+		for _, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl.gz")) {
 			texts = append(texts, g.Text)
 		}
 	}

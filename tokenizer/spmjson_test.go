@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"wasmllm/internal/testkit"
 )
 
 // llama2Variant loads testdata/tokenizer/llama2/tokenizer.json with some
@@ -15,9 +17,7 @@ func llama2Variant(t *testing.T, fields map[string]string) *Tokenizer {
 	t.Helper()
 	p := filepath.Join(testdata, "tokenizer", "llama2", "tokenizer.json")
 	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Skipf("%s missing (run scripts/fetch-testdata.sh): %v", p, err)
-	}
+	testkit.Need(t, err == nil, "%s missing (run make testdata): %v", p, err)
 	var f map[string]json.RawMessage
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func llama2Variant(t *testing.T, fields map[string]string) *Tokenizer {
 // compared are those whose text starts with neither a space nor '▁',
 // encoded with special tokens as text (a single segment).
 func TestMetaspaceLlama2(t *testing.T) {
-	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "llama2.jsonl"))
+	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "llama2.jsonl.gz"))
 	for _, scheme := range []string{"first", "always"} {
 		tk := llama2Variant(t, map[string]string{
 			"normalizer":    "null",

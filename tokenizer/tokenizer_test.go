@@ -10,7 +10,7 @@ import (
 // -race); every result must equal the sequential one.
 func TestConcurrentEncode(t *testing.T) {
 	tk := hfTok(t, "tokenizer/qwen3")
-	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "qwen3.jsonl"))
+	lines := readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", "qwen3.jsonl.gz"))
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
 		wg.Add(1)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/tokenizer"
 	"wasmllm/toolcall"
 )
@@ -49,14 +50,12 @@ type family struct {
 }
 
 // chatTemplate reads the chat template of a tokenizer folder under
-// testdata/tokenizer, skipping the test if it has not been fetched.
+// testdata/tokenizer (testkit.Need: make testdata fetches it).
 func chatTemplate(t *testing.T, dir string) family {
 	t.Helper()
 	p := filepath.Join("..", "testdata", "tokenizer", dir, "tokenizer_config.json")
 	raw, err := os.ReadFile(p)
-	if err != nil {
-		t.Skipf("%s missing (run scripts/fetch-testdata.sh): %v", p, err)
-	}
+	testkit.Need(t, err == nil, "%s missing (run make testdata): %v", p, err)
 	var cfg struct {
 		ChatTemplate string `json:"chat_template"`
 		BOS          any    `json:"bos_token"`

@@ -158,7 +158,7 @@ func TestTinyHFMatchesGGUF(t *testing.T) {
 	}
 	var texts []string
 	for _, name := range goldenNames {
-		for _, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl")) {
+		for _, g := range readJSONL[goldenLine](t, filepath.Join(testdata, "tokenizer", name+".jsonl.gz")) {
 			texts = append(texts, g.Text)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"wasmllm/cmd/bench/internal/result"
 	"wasmllm/cpu"
+	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/browsertest"
 	"wasmllm/internal/testkit/synth"
 	"wasmllm/loader"
@@ -261,12 +262,13 @@ func TestShortRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the engine and runs Chromium for minutes")
 	}
-	if _, err := os.Stat(browsertest.Chromium()); err != nil {
-		t.Skipf("no Chromium at %s", browsertest.Chromium())
-	}
+	_, err := os.Stat(browsertest.Chromium())
+	testkit.Need(t, err == nil, "no Chromium at %s (set WASMLLM_CHROMIUM)", browsertest.Chromium())
 	ff := "off" // with Firefox, its kernel table too
 	if _, err := os.Stat(browsertest.Firefox()); err == nil {
 		ff = browsertest.Firefox()
+	} else if testkit.CI() {
+		t.Fatalf("CI=true, and no Firefox at %s: the Firefox kernel table would go unchecked", browsertest.Firefox())
 	}
 	o := options{Out: t.TempDir(), Short: true, Budget: 8 * time.Minute, Repeats: 1, Peer: "auto", Browser: browsertest.Chromium(), Firefox: ff}
 	rep, err := run(context.Background(), o)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/manifest"
 )
 
@@ -297,9 +298,7 @@ func TestWasmExecFromGOROOT(t *testing.T) {
 
 func TestBrotli(t *testing.T) {
 	bin, err := exec.LookPath("brotli")
-	if err != nil {
-		t.Skip("no brotli binary on PATH")
-	}
+	testkit.Need(t, err == nil, "no brotli binary on PATH (Debian's brotli package)")
 	o := inputs(t)
 	o.Brotli = bin
 	r, err := Build(o)

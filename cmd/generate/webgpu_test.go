@@ -14,19 +14,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/golden"
 )
 
-// needChromium skips browser runs with -short or without Chromium.
+// needChromium skips browser runs with -short; without Chromium it is a
+// testkit.Need.
 func needChromium(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the model in headless Chromium")
 	}
 	if b := os.Getenv("WASMEXEC_BROWSER"); b != "" {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skip(err)
-		}
+		_, err := exec.LookPath(b)
+		testkit.Need(t, err == nil, "WASMEXEC_BROWSER: %v", err)
 		return
 	}
 	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
@@ -34,7 +35,7 @@ func needChromium(t *testing.T) {
 			return
 		}
 	}
-	t.Skip("Chromium not found")
+	testkit.Need(t, false, "Chromium not found")
 }
 
 // runWebGPU runs the command with -backend webgpu in-process: it builds the

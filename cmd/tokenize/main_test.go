@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"strings"
@@ -23,11 +24,15 @@ func runLines(t *testing.T, args []string, input string) ([]string, int) {
 // TestGoldenThroughCLI pipes every Qwen3 golden string through the command,
 // with and without -special, then decodes the ids back.
 func TestGoldenThroughCLI(t *testing.T) {
-	f, err := os.Open("../../testdata/tokenizer/qwen3.jsonl")
+	f, err := os.Open("../../testdata/tokenizer/qwen3.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type golden struct {
 		Text           string  `json:"text"`
 		IDs            []int32 `json:"ids"`
@@ -36,7 +41,7 @@ func TestGoldenThroughCLI(t *testing.T) {
 	}
 	var gs []golden
 	var in, decIn strings.Builder
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(zr)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var g golden

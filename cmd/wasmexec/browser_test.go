@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"wasmllm/internal/testkit"
 )
 
 // TestMain lets the tests run this test binary as the wasmexec command.
@@ -31,9 +33,8 @@ func buildProg(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	if _, err := findBrowser(""); err != nil {
-		t.Skip(err)
-	}
+	_, err := findBrowser("")
+	testkit.Need(t, err == nil, "%v", err)
 	progOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "wasmexec-test")
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/browsertest"
 )
 
@@ -30,19 +31,15 @@ const (
 // model: models, completions and chat, streamed and not, usage, the
 // client's error classes, and an abort that must stop the server's
 // generation (the next request does not wait behind it, and the server's
-// log says the request ended early). It skips without node and npm.
+// log says the request ended early). It needs node and npm (testkit.Need).
 func TestOpenAIClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the OpenAI client test builds the server and installs an npm package")
 	}
 	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the official OpenAI client (npm openai) cannot run; install Node.js and npm to run this test")
-	}
+	testkit.Need(t, err == nil, "node is not installed: the official OpenAI client (npm openai) cannot run; install Node.js and npm to run this test")
 	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: the official OpenAI client (npm openai) cannot be installed; install npm to run this test")
-	}
+	testkit.Need(t, err == nil, "npm is not installed: the official OpenAI client (npm openai) cannot be installed; install npm to run this test")
 	dir := installClient(t, npm)
 
 	models := t.TempDir()

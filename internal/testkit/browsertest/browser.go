@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/chromium"
 	"wasmllm/internal/testkit/firefox"
 )
@@ -69,13 +70,12 @@ type Browser struct {
 var errNeedsChromium = errors.New("browsertest: this helper drives Chromium over CDP; in Firefox use Run")
 
 // NewBrowser starts Chromium with a fresh profile (so Cache Storage starts
-// empty), with chromium.Flags and then extra. The test is skipped when
-// Chromium is missing.
+// empty), with chromium.Flags and then extra. Without Chromium it is a
+// testkit.Need: skipped, or failed under CI.
 func NewBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
-	if _, err := os.Stat(Chromium()); err != nil {
-		t.Skipf("no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
-	}
+	_, err := os.Stat(Chromium())
+	testkit.Need(t, err == nil, "no Chromium at %s (set WASMLLM_CHROMIUM)", Chromium())
 	tab, err := chromium.Start(context.Background(), chromium.Options{Exec: Chromium(), Profile: t.TempDir(), Extra: extra})
 	if err != nil {
 		t.Fatal(err)
@@ -104,12 +104,11 @@ func Firefox() string {
 }
 
 // NewFirefox starts headless Firefox with a fresh profile and WebGPU on
-// (firefox.Prefs). The test is skipped when Firefox is missing.
+// (firefox.Prefs). Without Firefox it is a testkit.Need.
 func NewFirefox(t testing.TB) *Browser {
 	t.Helper()
-	if _, err := os.Stat(Firefox()); err != nil {
-		t.Skipf("no Firefox at %s (set WASMLLM_FIREFOX)", Firefox())
-	}
+	_, err := os.Stat(Firefox())
+	testkit.Need(t, err == nil, "no Firefox at %s (set WASMLLM_FIREFOX)", Firefox())
 	b := &Browser{t: t, Timeout: 3 * time.Minute}
 	tab, err := firefox.Start(context.Background(), firefox.Options{Exec: Firefox(), Profile: t.TempDir(),
 		OnConsole: func(level, text string) {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wasmllm/internal/testkit"
 )
 
 // TestTab starts Firefox, opens a page on 127.0.0.1 (a secure context, so
@@ -19,9 +21,8 @@ func TestTab(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts Firefox")
 	}
-	if _, err := os.Stat(Path()); Path() == "" || err != nil {
-		t.Skip("no Firefox (set WASMLLM_FIREFOX)")
-	}
+	_, err := os.Stat(Path())
+	testkit.Need(t, Path() != "" && err == nil, "no Firefox (set WASMLLM_FIREFOX)")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte(`<!doctype html><script>for (let i = 0; i < 50; i++) __out("m" + i); console.warn("hello"); window.pageReady = true;</script>`))

@@ -24,7 +24,7 @@ import (
 // (its fs.js) against the same files fetched whole by ReadFile, which does
 // not go through it. The test's working directory is internal/testkit/jstest.
 
-const repo = "../.."
+const repo = "../../.."
 
 func TestGetwd(t *testing.T) {
 	wd, err := os.Getwd()
@@ -66,7 +66,7 @@ func TestOSReadFileMatchesFetch(t *testing.T) {
 
 func TestAbsolutePath(t *testing.T) {
 	wd, _ := os.Getwd()
-	a, err := os.ReadFile(filepath.Join(wd, "../../go.mod"))
+	a, err := os.ReadFile(filepath.Join(wd, "../../../go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestStat(t *testing.T) {
 	if err != nil || a.Size() != 6227 || !a.Mode().IsRegular() || a.ModTime().IsZero() {
 		t.Fatalf("Stat(tok512.bin) = %+v, %v", a, err)
 	}
-	b, err := os.Stat("../jstest/../../testdata/models/./tok512.bin")
+	b, err := os.Stat("../jstest/../../../testdata/models/./tok512.bin")
 	if err != nil || !os.SameFile(a, b) {
 		t.Fatalf("the same file by another path: SameFile %v, %v", os.SameFile(a, b), err)
 	}
@@ -372,7 +372,7 @@ func TestChdir(t *testing.T) {
 	wd, _ := os.Getwd()
 	t.Chdir(repo + "/testdata/models")
 	got, err := os.Getwd()
-	if err != nil || got != filepath.Join(wd, "../../testdata/models") {
+	if err != nil || got != filepath.Join(wd, "../../../testdata/models") {
 		t.Fatalf("Getwd after Chdir = %q, %v", got, err)
 	}
 	if _, err := os.Stat("tok512.bin"); err != nil {

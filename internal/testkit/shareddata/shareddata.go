@@ -10,23 +10,25 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"wasmllm/internal/testkit"
 )
 
-// Dir returns the shared folder's subfolder sub (e.g. "testdata-k"), or
-// skips t outside an extended run or when it is not there.
+// Dir returns the shared folder's subfolder sub (e.g. "testdata-k"). It
+// skips t outside an extended run; in one, the folder is a testkit.Need
+// (under CI=true its absence fails the test).
 func Dir(t testing.TB, sub string) string {
 	t.Helper()
-	if os.Getenv("WASMLLM_EXTENDED") == "" {
+	if !testkit.Extended() {
 		t.Skip("extended test: run with WASMLLM_EXTENDED=1 (make test-extended)")
 	}
 	root := os.Getenv("WASMLLM_SHARED")
 	if root == "" {
-		_, file, _, _ := runtime.Caller(0) // internal/testkit/shareddata/shareddata.go
+		_, file, _, _ := runtime.Caller(0) // <repo>/internal/testkit/shareddata/shareddata.go
 		root = filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
 	}
 	dir := filepath.Join(root, sub)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("no shared test data at %s (set WASMLLM_SHARED; make test-extended)", dir)
-	}
+	st, err := os.Stat(dir)
+	testkit.Need(t, err == nil && st.IsDir(), "no shared test data at %s (set WASMLLM_SHARED)", dir)
 	return dir
 }

@@ -2,42 +2,33 @@ package jinja_test
 
 import (
 	"bytes"
+	"compress/bzip2"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"wasmllm/tokenizer/internal/jinja"
 )
 
 // TestRequestsAgainstTemplates renders every chat template under
 // testdata/templates against every captured request body under
-// testdata/requests and compares this engine's output to the canonical
-// HuggingFace Jinja2 implementation byte-for-byte.
-//
-// The reference output is produced on demand by scripts/render_python.py,
-// which uses the same `jinja2.sandbox.ImmutableSandboxedEnvironment` setup
-// HuggingFace's `transformers.PreTrainedTokenizerBase.apply_chat_template`
-// uses. There are no checked-in golden files: adding a template (drop it in
-// testdata/templates/) or a captured request (drop it in testdata/requests/)
-// just makes the next `go test` run pick it up automatically.
-//
-// The script is launched via `uv` so no Python venv setup is required. If `uv`
-// is not on PATH the test is skipped with an explanatory message.
+// testdata/requests and compares this engine's output byte for byte with
+// the canonical Python Jinja2's, committed in testdata/python (Jinja2
+// 3.1.6, the sandboxed environment and globals of HuggingFace's
+// transformers apply_chat_template, rendered by scripts/render_python.py;
+// README.md there has the command). Both read one fixed clock in
+// strftime_now. A template or request without its reference render, or a
+// reference render of a template or request that is gone, fails the test:
+// after changing testdata, run the script again.
 func TestRequestsAgainstTemplates(t *testing.T) {
-	reference, err := pythonReference()
-	if err != nil {
-		if errors.Is(err, errUVMissing) {
-			t.Skipf("skipping: `uv` not found on PATH (needed to run scripts/render_python.py for the reference Jinja2 output)")
-		}
-		t.Fatalf("could not obtain Python reference output: %v", err)
-	}
+	ref := pythonReference(t)
+	reference := ref.Renders
 
 	requests := loadRequests(t)
 	reqNames := sortedKeys(requests)
@@ -62,7 +53,7 @@ func TestRequestsAgainstTemplates(t *testing.T) {
 					}
 
 					var got string
-					result, err := tmpl.Render(data)
+					result, err := tmpl.RenderValues(renderValues(data))
 					if err != nil {
 						got = "RENDER ERROR: " + err.Error() + "\n"
 					} else {
@@ -129,15 +120,37 @@ func TestRequestsAgainstTemplates(t *testing.T) {
 					key := templateName + "/" + reqName
 					want, ok := reference[key]
 					if !ok {
-						t.Fatalf("scripts/render_python.py did not produce output for key %q (template/request mismatch)", key)
+						t.Fatalf("%s has no render of %q: run scripts/render_python.py again (%s)", referenceFile, key, referenceReadme)
 					}
 
 					if got != want {
-						t.Errorf("rendered output diverges from canonical Python jinja2\n%s", diffSummary(got, want))
+						t.Errorf("rendered output diverges from Python Jinja2 %s (%s)\n%s", ref.Jinja2, referenceFile, diffSummary(got, want))
 					}
 				})
 			}
 		})
+	}
+}
+
+// TestReferenceIsCurrent: every render in testdata/python is of a
+// template and a request that are still in testdata, so that a removed or
+// renamed one is noticed (its reference render would be dead weight).
+func TestReferenceIsCurrent(t *testing.T) {
+	ref := pythonReference(t)
+	requests := loadRequests(t)
+	for key := range ref.Renders {
+		tmpl, req, _ := strings.Cut(key, "/")
+		if _, ok := chatTemplates[tmpl]; !ok {
+			t.Errorf("%s renders %q, whose template is not in testdata/templates: run scripts/render_python.py again (%s)", referenceFile, key, referenceReadme)
+		} else if _, ok := requests[req]; !ok {
+			t.Errorf("%s renders %q, whose request is not in testdata/requests: run scripts/render_python.py again (%s)", referenceFile, key, referenceReadme)
+		}
+	}
+	if want := len(chatTemplates) * len(requests); len(ref.Renders) != want {
+		t.Errorf("%s has %d renders, want %d (templates × requests)", referenceFile, len(ref.Renders), want)
+	}
+	if ref.Jinja2 != "3.1.6" {
+		t.Errorf("%s was rendered by Jinja2 %s; the reference is pinned to 3.1.6 (%s)", referenceFile, ref.Jinja2, referenceReadme)
 	}
 }
 
@@ -148,7 +161,8 @@ func TestRequestsAgainstTemplates(t *testing.T) {
 // for those so every template can render without panicking on a missing name.
 //
 // IMPORTANT: this map must stay in sync with build_context() in
-// scripts/render_python.py — both engines must see the exact same context.
+// scripts/render_python.py — both engines must see the exact same context
+// (and strftime_now the same clock: renderValues).
 func buildRenderData(req map[string]any) map[string]any {
 	return map[string]any{
 		"messages":              req["messages"],
@@ -167,37 +181,57 @@ func buildRenderData(req map[string]any) map[string]any {
 	}
 }
 
-var errUVMissing = errors.New("uv binary not found")
+const (
+	referenceFile   = "testdata/python/renders.json.bz2"
+	referenceReadme = "testdata/python/README.md"
+)
 
-// pythonReference invokes scripts/render_python.py via `uv` and returns its
-// {key -> rendered text} map, where key is "<template>/<request>".
-func pythonReference() (map[string]string, error) {
-	if _, err := exec.LookPath("uv"); err != nil {
-		return nil, errUVMissing
+// fixedNow is the clock strftime_now reads here and in
+// scripts/render_python.py (FIXED_NOW), so the renders do not depend on the day.
+var fixedNow = time.Date(2025, 3, 7, 14, 5, 9, 0, time.UTC)
+
+// renderValues converts data for RenderValues, with strftime_now reading
+// fixedNow through the engine's own strftime conversion.
+func renderValues(data map[string]any) map[string]jinja.Value {
+	vals := make(map[string]jinja.Value, len(data)+1)
+	for k, v := range data {
+		vals[k] = jinja.FromGoValue(v)
 	}
-
-	scriptPath := filepath.Join("scripts", "render_python.py")
-	cmd := exec.Command("uv", "run", "--quiet", "--with", "jinja2>=3.1", "python", scriptPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("running %s failed: %v\nstderr:\n%s", scriptPath, err, stderr.String())
-	}
-
-	var ref map[string]string
-	if err := json.Unmarshal(stdout.Bytes(), &ref); err != nil {
-		return nil, fmt.Errorf("decoding %s output: %v\nfirst bytes: %q", scriptPath, err, head(stdout.Bytes(), 200))
-	}
-	return ref, nil
+	vals["strftime_now"] = jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		if len(args) != 1 || !args[0].IsString() {
+			return jinja.Undefined(), fmt.Errorf("strftime_now takes one format string, got %v", args)
+		}
+		format := args[0].AsString()
+		return jinja.NewString(fixedNow.Format(jinja.StrftimeToGo(format))), nil
+	})
+	return vals
 }
 
-func head(b []byte, n int) []byte {
-	if len(b) <= n {
-		return b
+// reference is scripts/render_python.py's output: Python Jinja2's render
+// of every template and request, keyed "<template>/<request>".
+type reference struct {
+	Jinja2  string            `json:"jinja2"`
+	Python  string            `json:"python"`
+	Now     string            `json:"now"`
+	Renders map[string]string `json:"renders"`
+}
+
+// pythonReference reads the committed reference renders.
+func pythonReference(t testing.TB) *reference {
+	t.Helper()
+	f, err := os.Open(referenceFile)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b[:n]
+	defer f.Close()
+	var ref reference
+	if err := json.NewDecoder(bzip2.NewReader(f)).Decode(&ref); err != nil {
+		t.Fatalf("%s: %v", referenceFile, err)
+	}
+	if ref.Now != fixedNow.Format("2006-01-02T15:04:05") {
+		t.Fatalf("%s was rendered at %s, the test's clock is %s: the two clocks must agree", referenceFile, ref.Now, fixedNow)
+	}
+	return &ref
 }
 
 var requestFiles map[string]map[string]any

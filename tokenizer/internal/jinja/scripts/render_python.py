@@ -2,26 +2,34 @@
 render_python.py renders every chat template in testdata/templates against every
 captured request body in testdata/requests using the **same** Jinja2 setup that
 HuggingFace's `transformers.PreTrainedTokenizerBase.apply_chat_template` uses,
-and writes the results to stdout as JSON.
+and writes the results as JSON: to stdout, or with --out PATH bzip2-compressed
+to PATH.
 
 Output shape:
 
     {
-      "<template_name>/<request_name>": "<rendered text, or RENDER ERROR: ...>",
-      ...
+      "jinja2": "<the Jinja2 version that rendered them>",
+      "python": "<the Python version>",
+      "now": "<the fixed clock strftime_now reads>",
+      "renders": {
+        "<template_name>/<request_name>": "<rendered text, or RENDER ERROR: ...>",
+        ...
+      }
     }
 
-The Go test in requests_test.go invokes this script once per `go test` run via
-`uv run --with "jinja2>=3.1" python scripts/render_python.py` and uses the
-returned map as the canonical reference for byte-for-byte comparison. There are
-no checked-in pre-rendered "golden" files — adding a new template or request is
-just a matter of dropping the file in testdata/, and the next test run picks it
-up automatically.
+The committed reference, testdata/python/renders.json.bz2, is this script's
+output with Jinja2 3.1.6 (see testdata/python/README.md for the command):
+TestRequestsAgainstTemplates in requests_test.go compares the Go engine with
+it byte for byte. After adding or changing a template or a request, run it
+again and commit the new file.
 """
 
 from __future__ import annotations
 
+import argparse
+import bz2
 import json
+import platform
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -77,9 +85,13 @@ def _from_json(x):
     return json.loads(x)
 
 
+# strftime_now reads a fixed clock, so that the renders do not change with
+# the day; requests_test.go gives the Go engine the same one.
+FIXED_NOW = datetime(2025, 3, 7, 14, 5, 9)
+
+
 def _strftime_now(format):
-    # Match the Go engine's strftime_now builtin (which calls time.Now()).
-    return datetime.now().strftime(format)
+    return FIXED_NOW.strftime(format)
 
 
 def make_env() -> ImmutableSandboxedEnvironment:
@@ -143,6 +155,9 @@ def normalize_tool_call_arguments(req: dict) -> None:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="write bzip2-compressed JSON here instead of plain JSON to stdout")
+    args = ap.parse_args()
     env = make_env()
 
     templates = sorted(TEMPLATES_DIR.glob("*.jinja"))
@@ -169,7 +184,17 @@ def main() -> int:
             ctx.update(req.get("chat_template_kwargs", {}).get(tpl_name, {}))
             out[f"{tpl_name}/{req_name}"] = render_one(env, tpl_src, ctx)
 
-    json.dump(out, sys.stdout)
+    doc = {
+        "jinja2": jinja2.__version__,
+        "python": platform.python_version(),
+        "now": FIXED_NOW.isoformat(),
+        "renders": out,
+    }
+    if args.out:
+        data = json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=0).encode()
+        Path(args.out).write_bytes(bz2.compress(data, 9))
+    else:
+        json.dump(doc, sys.stdout, ensure_ascii=False, sort_keys=True)
     return 0
 
 
