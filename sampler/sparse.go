@@ -1,5 +1,7 @@
 package sampler
 
+import "slices"
+
 // sparse is a row whose processors are the built-in ones, which touch few
 // ids: the touched ids' logits are taken out into vals and edited alone,
 // and best merges them with the rest of the universe. The universe is the
@@ -19,13 +21,21 @@ type sparse struct {
 	ed   *editor
 	res  scanResult // row mode: best's scan of the row
 	raw  rawStats   // row mode: raw logprob statistics, when asked
-	proc []float32  // list mode: the processed values, in list order
+	proc []float32  // list mode: the processed values, in list order (greedy processed logprobs)
 }
 
 // edit is one logit of a sparse row: its raw and processed value.
 type edit struct {
 	id        int32
 	raw, proc float32
+}
+
+// check rejects a NaN or +Inf raw logit, then processed logit.
+func (e edit) check() error {
+	if err := checkRaw(e.id, e.raw); err != nil {
+		return err
+	}
+	return checkProcessed(e.id, e.proc, "penalties or logit_bias")
 }
 
 func (s *Sampler) sparse(row []float32) *sparse {
@@ -39,8 +49,9 @@ func (s *Sampler) sparse(row []float32) *sparse {
 func (s *Sampler) candidates(ids []int32, logits []float32, bound float32) *sparse {
 	x := s.sparse(nil)
 	x.list, x.cands, x.bound = true, true, bound
+	x.vals = slices.Grow(x.vals, len(ids))[:len(ids)]
 	for i, id := range ids {
-		x.vals = append(x.vals, edit{id, logits[i], logits[i]})
+		x.vals[i] = edit{id, logits[i], logits[i]}
 	}
 	return x
 }
@@ -110,17 +121,14 @@ func (x *sparse) penalize(ps *procState, h *history) {
 }
 
 func (x *sparse) best(k int) ([]cand, error) {
-	s := x.s
-	for _, e := range x.vals {
-		if err := checkRaw(e.id, e.raw); err != nil {
-			return nil, err
-		}
-		if err := checkProcessed(e.id, e.proc, "penalties or logit_bias"); err != nil {
-			return nil, err
-		}
-	}
 	if x.list {
 		return x.bestOfList(k)
+	}
+	s := x.s
+	for _, e := range x.vals {
+		if err := e.check(); err != nil {
+			return nil, err
+		}
 	}
 	kRaw := 0
 	if s.needRaw() {
@@ -164,9 +172,20 @@ func (x *sparse) best(k int) ([]cand, error) {
 func (x *sparse) bestOfList(k int) ([]cand, error) {
 	s := x.s
 	s.tb2.reset(k)
+	keep := s.needProcSum() // for logSoftmax and count
+	// Candidates were checked on entry, and their processors only lower
+	// logits.
+	check := !x.cands
 	for _, e := range x.vals {
+		if check {
+			if err := e.check(); err != nil {
+				return nil, err
+			}
+		}
 		s.tb2.offer(cand{e.proc, e.id})
-		x.proc = append(x.proc, e.proc)
+		if keep {
+			x.proc = append(x.proc, e.proc)
+		}
 	}
 	top := s.tb2.sorted()
 	if x.cands && len(x.ed.ids) > 0 && len(x.vals) < s.vocab {
