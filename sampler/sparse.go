@@ -56,8 +56,8 @@ func (s *Sampler) candidates(ids []int32, logits []float32, bound float32) *spar
 	return x
 }
 
-// keepRaw has nothing to do: the row is never overwritten where it matters
-// (best's scan adds back the touched ids' raw logits).
+// keepRaw has nothing to do: vals keep the touched ids' raw logits, and
+// the rest of the row is never written.
 func (x *sparse) keepRaw() error { return nil }
 
 // allow makes the allowed ids the universe.
@@ -68,9 +68,14 @@ func (x *sparse) allow(ids []int32) {
 	}
 }
 
+// touch takes the touched ids' logits out of the row into vals (-Inf in
+// the row, so that best's scan skips them), or finds them in the list.
 func (x *sparse) touch(ed *editor) {
 	x.ed = ed
 	if x.list {
+		if len(ed.ids) == 0 {
+			return
+		}
 		for range ed.ids {
 			x.at = append(x.at, -1)
 		}
