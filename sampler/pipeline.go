@@ -1,17 +1,18 @@
 package sampler
 
-// logits is one representation of a row of logits: each method is one step
+// logitRow is one representation of a row of logits: each method is one step
 // of the pipeline, applied to what the representation holds. There are two:
 // dense (the whole row, edited in place: custom processors may change any
 // logit) and sparse (the built-in processors touch few ids, which are
 // edited alone; its universe is the row, or a list: the allowed ids, or
 // SampleCandidates' candidates).
-type logits interface {
+type logitRow interface {
 	// keepRaw keeps what raw logprobs need of the row as the model gave it.
 	keepRaw() error
 	// allow makes every id outside ids -Inf.
 	allow(ids []int32)
-	// touch makes ready the ids that the built-in processors edit this step.
+	// touch takes note of the ids the built-in processors edit this step
+	// (a sparse row takes their logits out).
 	touch(ed *editor)
 	// ban makes ids -Inf.
 	ban(ids []int32)
@@ -21,8 +22,9 @@ type logits interface {
 	custom(lps []LogitsProcessor, out []int32) error
 	// penalize applies the penalties to the touched ids.
 	penalize(ps *procState, h *history)
-	// best rejects NaN and +Inf processed logits and returns the k best
-	// processed logits above -Inf, best first.
+	// best rejects NaN and +Inf logits, raw or processed, and returns the
+	// k best processed logits above -Inf, best first (ErrNeedsFullRow when
+	// a candidate list cannot rule).
 	best(k int) ([]cand, error)
 	// logSoftmax is the processed row's log-softmax (after best, when it
 	// summed: greedy processed logprobs).
@@ -54,7 +56,7 @@ type dist interface {
 // allowed_token_ids, a sparse row's universe becomes the allowed ids),
 // SampleCandidates' list, and the tests' processRow, which stops it before
 // the selection.
-func (s *Sampler) pipeline(x logits) (Result, error) {
+func (s *Sampler) pipeline(x logitRow) (Result, error) {
 	ps := &s.ps
 	// Raw logprobs are the log-softmax of the row as the model produced it.
 	if s.needRaw() {
@@ -87,6 +89,7 @@ func (s *Sampler) pipeline(x logits) (Result, error) {
 	// (output).
 	x.penalize(ps, &s.h)
 
+	// The best processed logits, as many as the decision needs.
 	top, err := x.best(s.kProc())
 	if err != nil {
 		return Result{}, err
@@ -100,6 +103,8 @@ func (s *Sampler) pipeline(x logits) (Result, error) {
 		// lowest id; no truncation, no draw.
 		r = s.argmaxOf(x, top)
 	} else {
+		// Temperature, min_p, then top_k and top_p jointly, and one
+		// draw, over a short list or the whole processed row.
 		d := s.distribution(x, top)
 		d.temperature(s.temp)
 		d.minP(s.minP)
@@ -109,11 +114,13 @@ func (s *Sampler) pipeline(x logits) (Result, error) {
 			return Result{}, err
 		}
 	}
+	// Raw logprobs: the token's place in the row as the model produced it.
 	if s.needRaw() {
 		if r, err = x.rawLogprobs(r); err != nil {
 			return Result{}, err
 		}
 	}
+	// The token joins the output that the next step's processors see.
 	s.h.add(r.ID)
 	return r, nil
 }
@@ -138,7 +145,7 @@ func (s *Sampler) kProc() int {
 
 // argmaxOf is the greedy decision: the best processed logit, with
 // processed logprobs over the whole processed row when asked.
-func (s *Sampler) argmaxOf(x logits, top []cand) Result {
+func (s *Sampler) argmaxOf(x logitRow, top []cand) Result {
 	r := Result{ID: top[0].id}
 	if s.needProcSum() {
 		ls := x.logSoftmax()
@@ -152,7 +159,7 @@ func (s *Sampler) argmaxOf(x logits, top []cand) Result {
 // distribution is what the token is drawn from: the best processed logits
 // when they hold every token that can survive (top_k bounds them, or the
 // universe is a list), else the whole processed row.
-func (s *Sampler) distribution(x logits, top []cand) dist {
+func (s *Sampler) distribution(x logitRow, top []cand) dist {
 	if s.topK == 0 {
 		if row := x.whole(); row != nil {
 			s.wr = wholeRow{s: s, row: row, top: top}

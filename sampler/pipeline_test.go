@@ -5,7 +5,7 @@ import "errors"
 var errProcessed = errors.New("processed")
 
 // processedOnly is a row that stops the pipeline before the selection.
-type processedOnly struct{ logits }
+type processedOnly struct{ logitRow }
 
 func (processedOnly) best(int) ([]cand, error) { return nil, errProcessed }
 
