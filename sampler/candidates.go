@@ -93,34 +93,5 @@ func (s *Sampler) SampleCandidates(ids []int32, logits []float32) (Result, error
 		}
 	}
 
-	ed := &s.ed
-	ed.gather(&s.ps, &s.h)
-	defer ed.clear()
-	kp := s.kProc()
-	s.tb2.reset(kp)
-	for i, id := range ids {
-		v := logits[i]
-		if ed.mark[id] != 0 {
-			v = ed.process(&s.ps, &s.h, id, v)
-		}
-		s.tb2.offer(cand{v, id})
-	}
-	proc := s.tb2.sorted()
-	if len(ed.ids) > 0 && len(ids) < s.vocab {
-		// Tokens left out have logits <= bound and were only lowered:
-		// the kept ones must beat bound strictly.
-		k := 1
-		if !s.greedy {
-			k = s.topK
-		}
-		if len(proc) < k || !(proc[k-1].v > bound) {
-			return Result{}, ErrNeedsFullRow
-		}
-	}
-	r, err := s.decide(proc, nil, nil, nil)
-	if err != nil {
-		return Result{}, err
-	}
-	s.h.add(r.ID)
-	return r, nil
+	return s.pipeline(s.candidates(ids, logits, bound))
 }

@@ -19,6 +19,14 @@
 //     from the request's SplitMix64 stream. processed_logprobs are the
 //     log-softmax of what the token was drawn from.
 //
+// The order is stated once, step by step, in the pipeline function
+// (pipeline.go), which every path runs. The row is a logitRow with one
+// method per step: dense (the whole row, edited in place, for custom
+// processors) or sparse (the few ids the built-in processors touch, edited
+// alone; its universe is the row, the allowed ids, or SampleCandidates'
+// candidates). The draw is a dist with one method per truncation: a short
+// list (narrow.go) or the whole row (wide.go).
+//
 // Semantics follow vLLM's SamplingParams (validation ranges included: a
 // positive temperature below 0.01 is raised to 0.01 as vLLM does), with
 // these deliberate differences: top_k keeps exactly k tokens, ties to the

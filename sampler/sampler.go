@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -27,12 +26,13 @@ type Sampler struct {
 	ed     editor
 
 	// scratch, reused across tokens
+	dn          dense
+	sp          sparse
+	sl          shortList
+	wr          wholeRow
 	tb, tb2     topBuf
-	sc          []float32
-	e           []float64
 	extra       []float32
-	cands       []cand
-	wideE       []float32
+	rawTop      []cand
 	blocks      []float64
 	nuc         []cand
 	rawCopy     []float32
@@ -130,68 +130,8 @@ func (s *Sampler) Sample(logits []float32) (Result, error) {
 	if len(logits) != s.vocab {
 		return Result{}, &RowError{What: "logits", Got: len(logits), Want: s.vocab}
 	}
-	var r Result
-	var err error
-	switch {
-	case len(s.ps.custom) > 0:
-		r, err = s.sampleDense(logits)
-	case s.ps.allowed != nil:
-		r, err = s.sampleAllowed(logits)
-	default:
-		r, err = s.sampleSparse(logits)
+	if len(s.ps.custom) > 0 {
+		return s.pipeline(s.dense(logits))
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	s.h.add(r.ID)
-	return r, nil
+	return s.pipeline(s.sparse(logits))
 }
-
-// kProc is how many of the best processed logits the decision needs.
-func (s *Sampler) kProc() int {
-	k := 1
-	if !s.greedy && s.topK > 0 {
-		k = s.topK
-	}
-	if s.logpN >= 0 && !s.raw {
-		k = max(k, s.logpN)
-	}
-	if !s.greedy && s.topK == 0 && s.topP < 1 {
-		k = max(k, wideTop)
-	}
-	return k
-}
-
-// needProcSum: greedy with processed logprobs is a log-softmax of the
-// whole processed row.
-func (s *Sampler) needProcSum() bool { return s.greedy && s.logpN >= 0 && !s.raw }
-
-func (s *Sampler) needRaw() bool { return s.logpN >= 0 && s.raw }
-
-// rawStats is the raw log-softmax, for raw logprobs.
-type rawStats struct {
-	ls    logSoftmax
-	top   []cand // the best max(n,1) raw logits
-	full  bool   // top was cut (more entries may tie its last one)
-	count func(v float32) int
-	value func(id int32) float32
-}
-
-// finishRaw sets the raw logprob, rank and top list of a decision.
-func (s *Sampler) finishRaw(r Result, st *rawStats) Result {
-	v := st.value(r.ID)
-	r.Logprob = st.ls.of(v)
-	r.Rank = rankOf(st.top, st.full, v, st.count)
-	r.Top = topLogprobs(st.top, s.logpN, st.ls)
-	return r
-}
-
-// checkProcessed rejects a processed logit that is NaN or +Inf.
-func checkProcessed(id int32, v float32, stage string) error {
-	if v != v || v > math.MaxFloat32 {
-		return &LogitError{Index: int(id), Value: v, Stage: stage}
-	}
-	return nil
-}
-
-func checkRaw(id int32, v float32) error { return checkProcessed(id, v, "model") }

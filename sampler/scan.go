@@ -164,11 +164,26 @@ func (t *topBuf) scan(row []float32, k int, withSum bool) (scanResult, error) {
 func (t *topBuf) scanCount(row []float32, k int, at float32) (scanResult, error) {
 	t.reset(k)
 	thr := t.thr // in a register: it changes only in the slow path
-	for i, x := range row {
-		// The threshold test relies on ids arriving in ascending order: an
-		// entry equal to the k-th best comes later, so it is worse. NaN
-		// fails it too.
-		if !(x <= thr) {
+	// The threshold test relies on ids arriving in ascending order: an
+	// entry equal to the k-th best comes later, so it is worse. NaN fails
+	// it too. Four entries at a time, then one by one when one fails.
+	i := 0
+	for ; i+4 <= len(row); i += 4 {
+		q := row[i : i+4 : i+4]
+		if q[0] <= thr && q[1] <= thr && q[2] <= thr && q[3] <= thr {
+			continue
+		}
+		for j, x := range q {
+			if !(x <= thr) {
+				if err := t.slow(x, i+j); err != nil {
+					return scanResult{}, err
+				}
+				thr = t.thr
+			}
+		}
+	}
+	for ; i < len(row); i++ {
+		if x := row[i]; !(x <= thr) {
 			if err := t.slow(x, i); err != nil {
 				return scanResult{}, err
 			}

@@ -27,23 +27,54 @@ func (w wideWeights) of(x float32) float64 {
 	return e
 }
 
-// wide samples from the whole processed row when no top_k bounds the
-// candidates (temperature alone, min_p, top_p). top holds the row's best
-// entries, sorted (at least one; at least the top-n for processed
-// logprobs; wideTop with top_p). It costs one exponential per vocabulary
-// entry, summed per block of 1024; the draw then finds its block and
-// recomputes only that block's weights.
-func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
-	if len(top) == 0 {
-		return Result{}, ErrAllMasked
+// wholeRow is the distribution over the whole processed row, when no
+// top_k bounds the candidates (temperature alone, min_p, top_p). top holds
+// the row's best entries, sorted (at least one; at least the top-n for
+// processed logprobs; wideTop with top_p). Temperature and min_p define the
+// weights; their one exponential per vocabulary entry is taken in a single
+// pass (mass), summed per block of 1024, when top_p or the draw needs the
+// total; the draw then finds its block and recomputes only that block's
+// weights.
+type wholeRow struct {
+	s      *Sampler
+	row    []float32
+	top    []cand
+	t      float32
+	w      wideWeights
+	blocks []float64 // after mass: the weights summed per block
+	z      float64   // and in all
+	inNuc  bool      // top_p chose a nucleus: s.sl
+}
+
+func (d *wholeRow) temperature(t float32) {
+	d.t = t
+	d.w.invT = 1 / float64(t)
+	d.w.smax = float64(float64(d.top[0].v) * d.w.invT)
+}
+
+func (d *wholeRow) minP(p float32) { d.w.cut = max(float64(p), 1e-37) }
+
+// topK has nothing to do: with top_k the distribution is a short list.
+func (d *wholeRow) topK(int) {}
+
+func (d *wholeRow) topP(p float32) {
+	if p < 1 {
+		d.mass()
+		d.nucleus(p)
 	}
+}
+
+// mass sums the weights per block.
+func (d *wholeRow) mass() {
+	if d.blocks != nil {
+		return
+	}
+	row, w := d.row, d.w
 	nb := (len(row) + wideBlock - 1) / wideBlock
-	if len(s.blocks) < nb {
-		s.blocks = make([]float64, nb)
+	if len(d.s.blocks) < nb {
+		d.s.blocks = make([]float64, nb)
 	}
-	blocks := s.blocks[:nb]
-	w := wideWeights{invT: 1 / float64(s.temp), cut: max(float64(s.minP), 1e-37)}
-	w.smax = float64(float64(top[0].v) * w.invT)
+	blocks := d.s.blocks[:nb]
 	var z float64
 	for b := range blocks {
 		var bs float64
@@ -56,10 +87,19 @@ func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 		blocks[b] = bs
 		z += bs
 	}
-	if s.topP < 1 {
-		return s.nucleus(row, top, w, z, logpN)
+	d.blocks, d.z = blocks, z
+}
+
+// draw draws one uniform number from the request's stream: from the
+// nucleus if top_p chose one, else over the whole row.
+func (d *wholeRow) draw(logpN int) (Result, error) {
+	if d.inNuc {
+		return d.s.sl.draw(logpN)
 	}
-	target := float64(s.rng.float64() * z)
+	d.mass()
+	row, w, blocks, z := d.row, d.w, d.blocks, d.z
+	nb := len(blocks)
+	target := float64(d.s.rng.float64() * z)
 	pick := -1
 	var cum float64
 	for b, bs := range blocks {
@@ -101,7 +141,7 @@ func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 				r.Rank++
 			}
 		}
-		for _, c := range top {
+		for _, c := range d.top {
 			if len(r.Top) == logpN || w.of(c.v) == 0 {
 				break
 			}
@@ -111,14 +151,16 @@ func (s *Sampler) wide(row []float32, top []cand, logpN int) (Result, error) {
 	return r, nil
 }
 
-// nucleus applies top_p over the whole row, z being the sum of the
-// weights: it keeps the best tokens while the mass before them is below
-// top_p·z. Usually the nucleus ends inside top; otherwise a histogram of
-// the weights by eighths of an octave finds how deep it reaches, and only
-// the tokens above that depth are sorted.
-func (s *Sampler) nucleus(row []float32, top []cand, w wideWeights, z float64, logpN int) (Result, error) {
-	limit := float64(float64(s.topP) * z)
-	c, keep, ok := s.nucleusIn(top, w, limit)
+// nucleus applies top_p over the whole row: it keeps the best tokens
+// while the mass before them is below p·z. Usually the nucleus ends inside
+// top; otherwise a histogram of the weights by eighths of an octave finds
+// how deep it reaches, and only the tokens above that depth are sorted. The
+// nucleus is short: it is then sampled as a short list (s.sl), min_p and
+// top_p already applied.
+func (d *wholeRow) nucleus(p float32) {
+	s, row, w := d.s, d.row, d.w
+	limit := float64(float64(p) * d.z)
+	c, keep, ok := nucleusIn(d.top, w, limit)
 	if !ok {
 		const one = 0x3F800000
 		var mass [1 << 10]float64
@@ -145,16 +187,15 @@ func (s *Sampler) nucleus(row []float32, top []cand, w wideWeights, z float64, l
 		}
 		slices.SortFunc(all, cmpCand)
 		s.nuc = all
-		c, keep, _ = s.nucleusIn(all, w, limit)
+		c, keep, _ = nucleusIn(all, w, limit)
 	}
-	// The nucleus is short: sample it like a top-k list, min_p and top_p
-	// already applied.
-	return s.narrow(c[:keep], narrowOpts{logpN: logpN})
+	s.shortList(c[:keep]).temperature(d.t)
+	d.inNuc = true
 }
 
 // nucleusIn finds the nucleus within a sorted list: the prefix kept, and
 // whether the list was long enough to decide.
-func (s *Sampler) nucleusIn(list []cand, w wideWeights, limit float64) ([]cand, int, bool) {
+func nucleusIn(list []cand, w wideWeights, limit float64) ([]cand, int, bool) {
 	var cum float64
 	for i, c := range list {
 		e := w.of(c.v)
