@@ -130,7 +130,7 @@ func (s *chatStream) finish(res *engine.Result, aborted bool) any {
 		msg.ReasoningContent = strp(think)
 	}
 	if f := s.r.format; f != toolcall.None {
-		content, calls := ToolCalls(f, answer)
+		content, calls := ToolCalls(f, answer, aborted || Cut(res.Finish))
 		if len(calls) > 0 {
 			msg.Content, msg.ToolCalls = content, calls
 			if fr == string(sampler.FinishStop) {

@@ -202,8 +202,9 @@ func TestToolCallsForced(t *testing.T) {
 }
 
 // TestToolCallsRequiredParallel: tool_choice "required" with parallel
-// calls allowed gives at least one well-formed call, whether the model
-// stops or runs out of tokens.
+// calls allowed gives at least one call, whether the model stops or runs
+// out of tokens; all are well formed but a last one cut by max_tokens,
+// which holds the arguments so far (as a stream of it would).
 func TestToolCallsRequiredParallel(t *testing.T) {
 	e, _ := loadDir(t, convertedWith(t, "tiny-qwen3-q8_0.gguf", "tiny-qwen3", "qwen3"), 1024)
 	body := `{"messages":[{"role":"user","content":"Weather?"}],"tools":` + weatherTools + `,"tool_choice":"required","temperature":0,"max_tokens":200,"chat_template_kwargs":{"enable_thinking":false}}`
@@ -216,9 +217,16 @@ func TestToolCallsRequiredParallel(t *testing.T) {
 	if len(calls) == 0 || (c["finish_reason"] != FinishToolCalls && c["finish_reason"] != "length") {
 		t.Fatalf("choice %v", c)
 	}
-	for _, x := range calls {
+	for i, x := range calls {
 		fn := x.(map[string]any)["function"].(map[string]any)
-		checkArguments(t, fn["name"].(string), fn["arguments"].(string))
+		args := fn["arguments"].(string)
+		if i == len(calls)-1 && c["finish_reason"] == "length" && !json.Valid([]byte(args)) {
+			if !strings.HasPrefix(args, "{") {
+				t.Errorf("cut call %d: arguments %q", i, args)
+			}
+			continue
+		}
+		checkArguments(t, fn["name"].(string), args)
 	}
 }
 

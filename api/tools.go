@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 
+	"wasmllm/sampler"
 	"wasmllm/toolcall"
 )
 
@@ -54,9 +55,16 @@ func parseTools(raw map[string]json.RawMessage) (Tools, error) {
 // ToolCalls reads the tool calls out of a finished reply in format f, as
 // a chat.completion message holds them: the content outside the calls
 // (nil when there is none, OpenAI's null) and the calls. A reply without
-// calls gives its text unchanged and no calls.
-func ToolCalls(f toolcall.Format, text string) (*string, []ToolCall) {
-	content, calls, err := toolcall.Parse(f, text)
+// calls gives its text unchanged and no calls. A reply that was cut short
+// (see Cut) is read as its stream reports it (toolcall.ParseCut): a call
+// cut inside its arguments is a call with the arguments so far, and the
+// finish_reason tells the client it is incomplete.
+func ToolCalls(f toolcall.Format, text string, cut bool) (*string, []ToolCall) {
+	parse := toolcall.Parse
+	if cut {
+		parse = toolcall.ParseCut
+	}
+	content, calls, err := parse(f, text)
 	if err != nil || len(calls) == 0 {
 		return &text, nil
 	}
@@ -68,4 +76,11 @@ func ToolCalls(f toolcall.Format, text string) (*string, []ToolCall) {
 		return nil, out
 	}
 	return &content, out
+}
+
+// Cut reports whether generation that ended with fin stopped the reply
+// short of its own end: max_tokens, a stop string, a grammar dead end, or
+// no reason at all (an abort). An end-of-turn token is the reply's own end.
+func Cut(fin sampler.Finish) bool {
+	return fin.Reason != sampler.FinishStop || fin.StopString != ""
 }

@@ -39,46 +39,79 @@ func newBodyScan(f Format, h header) *bodyScan {
 // whether all consumed bytes were acceptable (on false, the refused byte
 // is at n).
 func (b *bodyScan) feed(s string) (n, argN int, ok bool) {
-	for n < len(s) {
-		c := s[n]
-		switch b.phase {
-		case pArgs:
-			if !b.args.step(c) {
-				return n, argN, false
-			}
-			argN = n + 1
-			if b.args.done() {
-				b.afterArgs()
-			}
-		case pTail:
-			if !b.tail.step(c) {
-				return n, argN, false
-			}
-			if b.tail.done() {
-				b.phase = pWS
-				if b.f == Llama3JSON {
-					b.phase = pEnd
-				}
-			}
-		case pFence:
-			switch {
-			case c == '`':
-				if b.fence++; b.fence == 3 {
-					b.phase = pWS
-				}
-			case b.fence > 0 || !isWS(c):
-				return n, argN, false
-			}
-		case pWS:
-			if !isWS(c) {
-				return n, argN, false
-			}
-		case pEnd:
-			return n, argN, true
+	for ; n < len(s) && b.phase != pEnd; n++ {
+		args := b.phase == pArgs
+		if !b.step(s[n]) {
+			return n, argN, false
 		}
-		n++
+		if args {
+			argN = n + 1
+		}
 	}
 	return n, argN, true
+}
+
+// step consumes one byte and reports whether it was acceptable. After the
+// call object of a Llama call (pEnd) no byte is.
+func (b *bodyScan) step(c byte) bool {
+	switch b.phase {
+	case pArgs:
+		if !b.args.step(c) {
+			return false
+		}
+		if b.args.done() {
+			b.afterArgs()
+		}
+	case pTail:
+		if !b.tail.step(c) {
+			return false
+		}
+		if b.tail.done() {
+			b.phase = pWS
+			if b.f == Llama3JSON {
+				b.phase = pEnd
+			}
+		}
+	case pFence:
+		switch {
+		case c == '`':
+			if b.fence++; b.fence == 3 {
+				b.phase = pWS
+			}
+		case b.fence > 0 || !isWS(c):
+			return false
+		}
+	case pWS:
+		return isWS(c)
+	case pEnd:
+		return false
+	}
+	return true
+}
+
+// inString reports whether the next byte is inside a JSON string of the
+// arguments or of the call object after them.
+func (b *bodyScan) inString() bool {
+	switch b.phase {
+	case pArgs:
+		return b.args.inString()
+	case pTail:
+		return b.tail.inString()
+	}
+	return false
+}
+
+// lookahead returns a copy of b that can be fed k more bytes without
+// changing b.
+func (b *bodyScan) lookahead(k int) *bodyScan {
+	c := *b
+	if b.args != nil {
+		c.args = b.args.lookahead(k)
+	}
+	if b.tail != nil {
+		c.tail = b.tail.lookahead(k)
+	}
+	return &c
 }
 
 func (b *bodyScan) afterArgs() {

@@ -20,5 +20,12 @@
 // content, as in vLLM; when streaming, that can only be decided once the
 // call's name and the start of its arguments have been seen, so a call
 // that goes wrong after that point has already been announced (see
-// StreamParser).
+// StreamParser). A reply cut short (max_tokens, a stop string) is read by
+// ParseCut as its stream reported it: a call cut inside its arguments is a
+// call with the arguments so far.
+//
+// A block's end marker ends it only outside the block's JSON: the JSON
+// scanner that checks the arguments also tells which bytes are inside a
+// string, where "</tool_call>" is text of an argument (one a forced call's
+// schema may require), as a JSON parser reads it.
 package toolcall

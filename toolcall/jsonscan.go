@@ -1,5 +1,7 @@
 package toolcall
 
+import "slices"
+
 // jsonScan checks JSON text one byte at a time, so that a call's arguments
 // can be streamed while they are known to be a valid prefix. It accepts
 // RFC 8259 JSON: no control characters in strings, escapes and numbers
@@ -47,6 +49,20 @@ func newMemberTailScan() *jsonScan {
 
 // done reports whether the top-level value is complete.
 func (s *jsonScan) done() bool { return s.st == sDone }
+
+// inString reports whether the next byte is inside a string (a key or a
+// value).
+func (s *jsonScan) inString() bool { return s.st == sString || s.st == sEscape }
+
+// lookahead returns a copy of s that can read k more bytes without
+// changing s. It copies only the top k+1 open containers: k bytes can
+// close at most k of them, so the copy's stack never runs out where s's
+// would not.
+func (s *jsonScan) lookahead(k int) *jsonScan {
+	c := *s
+	c.stack = slices.Clone(s.stack[max(0, len(s.stack)-k-1):])
+	return &c
+}
 
 // step consumes one byte and reports whether the text read so far is
 // still a prefix of a valid value. Once the value is done no further byte

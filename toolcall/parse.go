@@ -38,6 +38,24 @@ func ParseWith(f Format, text string, r *rand.Rand) (content string, calls []Cal
 	return content, calls, nil
 }
 
+// ParseCut is Parse for a reply that did not end by itself (cut by
+// max_tokens or a stop string, aborted, or ended by a grammar dead end):
+// it reads the reply as StreamParser reports it. A call cut inside its
+// arguments, well formed as far as it goes, is a call with the arguments
+// so far (not valid JSON), as a stream announced it, rather than content;
+// so a whole response and a stream of the same cut reply agree, and a
+// forced call cut short is still a call. Everything before that last
+// block is read as Parse reads it.
+func ParseCut(f Format, text string) (content string, calls []Call, err error) {
+	if f < None || f > DeepSeekR1 {
+		return text, nil, fmt.Errorf("toolcall: unknown format %d", int(f))
+	}
+	p := NewStreamParser(f)
+	ds := p.Add(text)
+	content, calls = Collect(append(ds, p.Finish()...))
+	return content, calls, nil
+}
+
 // Collect adds up a reply's deltas (all of Add's and Finish's results, in
 // order) into its content and calls.
 func Collect(deltas []Delta) (content string, calls []Call) {

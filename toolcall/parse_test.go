@@ -87,3 +87,42 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCut: a reply cut inside a well-formed call is that call with
+// its arguments so far, as a stream of it in any pieces reports it; a cut
+// reply whose last block is already malformed, and one cut in the call's
+// header, are read as Parse reads them (streamed in pieces, such a block
+// may have been announced before it went wrong: see StreamParser).
+func TestParseCut(t *testing.T) {
+	for _, c := range []replyCase{
+		{"hermes/cut in arguments", Hermes, "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"b</tool_call>", "ok", []Call{call("f", `{"a": "b</tool_call>`)}},
+		{"hermes/cut after a call", Hermes, "<tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call>\n<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1",
+			"", []Call{call("g", `{}`), call("f", `{"a": 1`)}},
+		{"hermes/cut in a string", Hermes, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"x</tool", "", []Call{call("f", `{"a": "x</tool`)}},
+		{"hermes/cut in close marker", Hermes, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"x\"}}\n</tool", "", []Call{call("f", `{"a": "x"}`)}},
+		{"hermes/cut in header", Hermes, "<tool_call>\n{\"name\": \"f", "<tool_call>\n{\"name\": \"f", nil},
+		{"hermes/cut after bad json", Hermes, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": ]", "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": ]", nil},
+		{"llama/cut", Llama3JSON, "{\"name\": \"f\", \"parameters\": {\"a\": [1", "", []Call{call("f", `{"a": [1`)}},
+		{"deepseek/cut", DeepSeekR1, dsBegin + dsCall + "f\n```json\n{\"a\": tr", "", []Call{call("f", `{"a": tr`)}},
+		{"hermes/whole", Hermes, "<tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call>", "", []Call{call("g", `{}`)}},
+	} {
+		content, calls, err := ParseCut(c.f, c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkReply(t, c.name, c, content, calls)
+		if c.name == "hermes/cut after bad json" {
+			continue
+		}
+		for i := 0; i <= len(c.text); i++ {
+			content, calls := Collect(streamPieces(t, c.name, c.f, []string{c.text[:i], c.text[i:]}))
+			if content != c.content || len(calls) != len(c.calls) || len(calls) > 0 && calls[len(calls)-1].Arguments != c.calls[len(calls)-1].Arguments {
+				t.Errorf("%s split %d: streamed %q %+v", c.name, i, content, calls)
+				break
+			}
+		}
+	}
+	if _, _, err := ParseCut(Format(99), "x"); err == nil {
+		t.Error("ParseCut of an unknown format: no error")
+	}
+}

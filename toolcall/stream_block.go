@@ -1,5 +1,7 @@
 package toolcall
 
+import "strings"
+
 // The StreamParser's states inside a call block: before its call is
 // announced (stBlock), while its arguments stream (stArgs), and in a block
 // found malformed (stFailed).
@@ -7,14 +9,15 @@ package toolcall
 // blockText returns the part of buf that is known to be the current
 // block's body, whether the block is complete, and where its end marker is
 // (-1 if not found) and how long the part of it that belongs to the block
-// is.
+// is. The end marker is the first one outside the block's JSON strings
+// (see blockEnd).
 func (p *StreamParser) blockText(final bool) (body string, complete bool, end, endLen int) {
 	if p.f == Llama3JSON {
 		return p.buf, final, -1, 0
 	}
 	markers := p.endMarkers()
-	if i, m := earliest(p.buf, markers); i >= 0 {
-		if m == markers[0] {
+	if i, m := p.blockEnd(markers, final); i >= 0 {
+		if strings.HasPrefix(markers[0], m) { // the marker, or what a cut left of it
 			endLen = len(m)
 		}
 		return p.buf[:i], true, i, endLen

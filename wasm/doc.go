@@ -40,14 +40,19 @@
 // Hugging Face hub's resolve/main links, which redirect to a CDN, or a File)
 // is opened through an io.ReaderAt over web/loader.js's ggufRead (Range
 // requests of at most 16 MiB, resumed when a connection drops, failing with
-// integrity if the ETag changes; or Blob slices), so the header is read
+// integrity if an answer's ETag, size or Last-Modified is not the first
+// one's; or Blob slices), so the header is read
 // first (source.OpenGGUFAt) and each canonical tensor when it is
 // converted. Package convert converts it with -quant keep, exactly as
 // cmd/convert does, into a manifest.Store (manifest.NewStoreWriter: each
 // shard held until it is finished, manifest.json last) that puts the files
 // in Cache Storage under a same-origin folder URL derived from the GGUF's
 // URL, or from a File's name, size and time (web/loader.js ggufFolder),
-// beside gguf-source.json (name, URL, size, ETag). The load then goes on as
+// beside gguf-source.json (name, URL, size, ETag). Before manifest.json is
+// written, samples of the GGUF's bytes kept as they were read are read
+// again, so that bytes changed under the same ETag fail with integrity too;
+// a GGUF that changed while it was read is converted again from the start,
+// once, its partial conversion dropped. The load then goes on as
 // for any folder. The next load asks the server for one byte (size and
 // ETag); an unchanged GGUF, or an unreachable one, loads from the kept
 // folder. The quota check before converting counts the GGUF's size, and the

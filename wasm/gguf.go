@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"runtime"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"wasmllm/api"
 	"wasmllm/convert"
 	"wasmllm/loader"
+	"wasmllm/manifest"
 	"wasmllm/source"
 	"wasmllm/wasm/loading"
 )
@@ -55,8 +57,29 @@ func ggufModel(j job, o loadOptions) js.Value {
 }
 
 // convertGGUF is the "gguf" phase: it finds the GGUF's conversion in its
-// folder or makes it, then points the load at that folder.
+// folder or makes it, then points the load at that folder. A GGUF that
+// changes on the server while it is converted (code "integrity": see
+// gguf_verify.go) is converted again from the start, once, after its
+// partial conversion is dropped; info.gguf.restarts counts that.
 func (r *loadRun) convertGGUF() error {
+	err := r.convertGGUFOnce()
+	var ae *api.Error
+	if err == nil || !errors.As(err, &ae) || ae.Code != api.CodeIntegrity || r.ggufInfo == nil {
+		return err
+	}
+	if _, derr := await(r.loader.Call("deleteModel", r.ggufInfo["folder"])); derr != nil {
+		return err
+	}
+	if err = r.convertGGUFOnce(); err == nil {
+		r.ggufInfo["restarts"] = 1
+	} else if errors.As(err, &ae) && ae.Code == api.CodeIntegrity {
+		await(r.loader.Call("deleteModel", r.ggufInfo["folder"])) // keep nothing of a file that will not hold still
+	}
+	return err
+}
+
+// convertGGUFOnce is one try of convertGGUF.
+func (r *loadRun) convertGGUFOnce() error {
 	// A split GGUF's URL (any part's) stands for every part, in order; its
 	// parts as Files are put in order.
 	models := []js.Value{r.gguf}
@@ -83,6 +106,7 @@ func (r *loadRun) convertGGUF() error {
 	}
 	r.ggufInfo = map[string]any{"folder": folder}
 	var parts []loader.GGUFPart
+	var readers []*jsReaderAt
 	var id ggufSource
 	var openErr error
 	for i, m := range models {
@@ -92,8 +116,12 @@ func (r *loadRun) convertGGUF() error {
 			break
 		}
 		size := int64(src.Get("size").Float())
-		parts = append(parts, loader.GGUFPart{Name: jsString(src.Get("name")), Size: size,
-			R: &jsReaderAt{ctx: r.ctx, loader: r.loader, src: src, opts: js.ValueOf(r.jsOpts), size: size}})
+		ra := &jsReaderAt{ctx: r.ctx, loader: r.loader, src: src, opts: js.ValueOf(r.jsOpts), size: size}
+		if src.Get("url").Truthy() {
+			ra.witness = newGGUFWitness(size)
+			readers = append(readers, ra)
+		}
+		parts = append(parts, loader.GGUFPart{Name: jsString(src.Get("name")), Size: size, R: ra})
 		if i == 0 {
 			id = ggufSource{Name: jsString(src.Get("name")), URL: jsString(src.Get("url")), ETag: jsString(src.Get("etag"))}
 			if lm := src.Get("lastModified"); lm.Type() == js.TypeNumber {
@@ -152,18 +180,18 @@ func (r *loadRun) convertGGUF() error {
 	start := time.Now()
 	s, err := source.OpenGGUFAt(parts...)
 	if err != nil {
-		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
+		return ggufError(err)
 	}
 	defer s.Close()
 	in, err := convert.NewInput(s)
 	if err != nil {
-		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
+		return ggufError(err)
 	}
 	// What the conversion will hold, against the device, before a tensor
 	// is read.
 	lay, err := convert.Layout(in, convert.DefaultQuant)
 	if err != nil {
-		return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
+		return ggufError(err)
 	}
 	kv, err := r.kvType()
 	if err != nil {
@@ -172,7 +200,14 @@ func (r *loadRun) convertGGUF() error {
 	if _, err := loading.CheckKV(lay, r.be.limits, r.o.Context, kv); err != nil {
 		return err
 	}
-	store := &jsStore{local: local}
+	store := &jsStore{local: local, beforeManifest: func() error {
+		for _, ra := range readers {
+			if err := ra.verify(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 	idJSON, _ := json.Marshal(id)
 	if err := store.Put(ggufSourceFile, idJSON); err != nil {
 		return err
@@ -199,6 +234,15 @@ func (r *loadRun) convertGGUF() error {
 	runtime.GC()
 	r.useFolder(folder, local)
 	return nil
+}
+
+// ggufError is an error of opening a GGUF: bad_model, unless it carries a
+// code of its own (a read that failed: network, integrity; an abort).
+func ggufError(err error) error {
+	if c := api.Classify(err); c.Code != api.CodeInternal && c.Code != api.CodeBadModel {
+		return c
+	}
+	return &api.Error{Code: api.CodeBadModel, Message: err.Error(), Err: err}
 }
 
 // splitFiles orders the Files of a split GGUF's parts
@@ -275,11 +319,12 @@ func localHas(local js.Value, name string) bool {
 }
 
 // jsReaderAt reads a GGUF (or a part of a split one) through
-// web/loader.js ggufRead.
+// web/loader.js ggufRead, keeping samples of a URL's bytes in witness.
 type jsReaderAt struct {
 	ctx               context.Context
 	loader, src, opts js.Value
 	size              int64
+	witness           *ggufWitness // nil for a Blob
 }
 
 func (r *jsReaderAt) ReadAt(p []byte, off int64) (int, error) {
@@ -298,15 +343,28 @@ func (r *jsReaderAt) ReadAt(p []byte, off int64) (int, error) {
 			return n, err
 		}
 		js.CopyBytesToGo(p[n:n+want], v)
+		if r.witness != nil {
+			r.witness.saw(p[n:n+want], at)
+		}
 		n += want
 	}
 	return n, nil
 }
 
-// jsStore puts a conversion's files into its local folder.
-type jsStore struct{ local js.Value }
+// jsStore puts a conversion's files into its local folder; before
+// manifest.json, the last file, which makes the folder a model, it runs
+// beforeManifest.
+type jsStore struct {
+	local          js.Value
+	beforeManifest func() error
+}
 
 func (s *jsStore) Put(name string, data []byte) error {
+	if name == manifest.ManifestFile && s.beforeManifest != nil {
+		if err := s.beforeManifest(); err != nil {
+			return err
+		}
+	}
 	u8 := js.Global().Get("Uint8Array").New(len(data))
 	js.CopyBytesToJS(u8, data)
 	_, err := await(s.local.Call("put", name, u8))

@@ -412,9 +412,9 @@
 		return `${base}__wasmllm/gguf/${encodeURIComponent(u.href)}/`;
 	}
 
-	// ggufOpen resolves to the GGUF's source: {name, size, etag, url} for
-	// a URL (one Range request for the first byte gives its size and
-	// ETag), {name, size, lastModified, blob} for a Blob.
+	// ggufOpen resolves to the GGUF's source: {name, size, etag, modified,
+	// url} for a URL (one Range request for the first byte gives its size,
+	// ETag and Last-Modified), {name, size, lastModified, blob} for a Blob.
 	async function ggufOpen(model, opts) {
 		if (typeof Blob !== "undefined" && model instanceof Blob) {
 			return { name: model.name || "model.gguf", size: model.size, etag: "", lastModified: model.lastModified || 0, blob: model };
@@ -436,12 +436,32 @@
 		const m = /\/(\d+)\s*$/.exec(resp.headers.get("Content-Range") || "");
 		if (!m) throw new LoaderError("bad_model", `${url}: the Range response gives no file size (Content-Range, which a cross-origin server must expose)`, { url });
 		const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || "model.gguf");
-		return { name, size: Number(m[1]), etag: resp.headers.get("ETag") || "", url };
+		return { name, size: Number(m[1]), etag: resp.headers.get("ETag") || "", modified: resp.headers.get("Last-Modified") || "", url };
+	}
+
+	// ggufChanged says how a Range answer shows that the GGUF is no longer
+	// the one ggufOpen saw ("" if it does not): another ETag, an ETag gone
+	// or new, another size, or with no ETag another Last-Modified. Bytes
+	// that change under the same validators are the worker's to find (it
+	// reads samples again before it keeps a conversion).
+	function ggufChanged(src, resp) {
+		const etag = resp.headers.get("ETag") || "";
+		const modified = resp.headers.get("Last-Modified") || "";
+		const m = /\/(\d+)\s*$/.exec(resp.headers.get("Content-Range") || "");
+		if (etag !== (src.etag || "")) {
+			if (!etag) return `its ETag ${src.etag} is gone`;
+			return src.etag ? `ETag ${etag}, was ${src.etag}` : `it has an ETag (${etag}), it had none`;
+		}
+		if (!etag && src.modified && modified !== src.modified) return `Last-Modified ${modified || "gone"}, was ${src.modified}`;
+		if (!m || Number(m[1]) !== src.size) return `size ${m ? m[1] : "not given"}, was ${src.size}`;
+		return "";
 	}
 
 	// ggufRead resolves to len bytes of the GGUF from off, resuming a
-	// dropped connection where it stopped (opts.maxRetries times). A file
-	// whose ETag changes while it is read fails with code "integrity".
+	// dropped connection where it stopped (opts.maxRetries times). Every
+	// answer must be of the file ggufOpen saw (ggufChanged): one whose
+	// ETag changes, disappears or appears, or whose Last-Modified or size
+	// changes, fails with code "integrity".
 	async function ggufRead(src, off, len, opts) {
 		if (src.blob) {
 			try {
@@ -465,10 +485,11 @@
 					if (resp.status >= 500 || resp.status === 408 || resp.status === 429) e.retry = true;
 					throw e;
 				}
-				const etag = resp.headers.get("ETag") || "";
-				if (src.etag && etag && etag !== src.etag) {
+				const changed = ggufChanged(src, resp);
+				if (changed) {
 					if (resp.body) resp.body.cancel().catch(() => {});
-					throw new LoaderError("integrity", `${src.name} changed on the server while it was read (ETag ${etag}, was ${src.etag})`, { url: src.url, etag, expected: src.etag });
+					throw new LoaderError("integrity", `${src.name} changed on the server while it was read (${changed})`,
+						{ url: src.url, offset: at, etag: resp.headers.get("ETag") || "", expected: src.etag || "" });
 				}
 				const m = /^bytes (\d+)-/.exec(resp.headers.get("Content-Range") || "");
 				if (!m || Number(m[1]) !== at) {

@@ -248,7 +248,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	})
 	if res != nil {
 		if format != toolcall.None {
-			content, calls := api.ToolCalls(format, text.String())
+			content, calls := api.ToolCalls(format, text.String(), api.Cut(res.Finish))
 			if !c.json && content != nil {
 				io.WriteString(stdout, *content)
 			}

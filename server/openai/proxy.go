@@ -49,9 +49,11 @@ const upstreamDialTimeout = 10 * time.Second
 // (Content-Type, Accept, Authorization as configured, X-Request-Id), and
 // response headers to those that describe the body or the upstream's
 // rate limits, so that the upstream can set no cookie, CORS or security
-// header on this origin. Response bodies pass unchanged, each piece
-// flushed to the client as it arrives (Server-Sent Events are not held
-// back). A client that leaves cancels its upstream request, which stops
+// header on this origin. Only JSON and Server-Sent Events pass (anything
+// else, an HTML page say, is a 502), with X-Content-Type-Options: nosniff.
+// Response bodies pass unchanged, each piece flushed to the client as it
+// arrives (Server-Sent Events are not held back), but for error bodies,
+// which are read whole and lose any copy of Key. A client that leaves cancels its upstream request, which stops
 // the generation there.
 type Proxy struct {
 	base      *url.URL // scheme and host, and a path prefix without /v1
@@ -234,10 +236,31 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	if !apiContent(resp) {
+		p.log.Printf("upstream: %s %s: %d with Content-Type %q, not passed", r.Method, clip(path, 200), resp.StatusCode, clip(resp.Header.Get("Content-Type"), 100))
+		WriteError(w, notAPIContent(resp))
+		return
+	}
+	isErr := resp.StatusCode >= 400
+	var errBody []byte
+	if isErr {
+		var herr *Error
+		if errBody, herr = errorBody(resp, p.key); herr != nil {
+			WriteError(w, herr)
+			return
+		}
+	}
 	for k, v := range resp.Header {
 		if passResponse(k) {
 			w.Header()[k] = v
 		}
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if isErr {
+		w.Header().Del("Content-Length") // the key taken out changes it
+		w.WriteHeader(resp.StatusCode)
+		w.Write(errBody)
+		return
 	}
 	w.WriteHeader(resp.StatusCode)
 	p.copyBody(ctx, cancel, w, resp.Body, path)

@@ -2,7 +2,9 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -100,6 +102,27 @@ func newFakeUpstream(t *testing.T) *fakeUpstream {
 				io.WriteString(w, ev)
 				w.(http.Flusher).Flush()
 			}
+		case "/v1/html", "/v1/html-error", "/v1/no-type":
+			// A front proxy's page, or an answer of no type (which a
+			// browser would sniff).
+			w.Header()["Content-Type"] = nil
+			status := 200
+			if path == "/v1/html" {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			} else if path == "/v1/html-error" {
+				w.Header().Set("Content-Type", "text/html")
+				status = 502
+			}
+			w.WriteHeader(status)
+			io.WriteString(w, `<html><script>fetch("/v1/models")</script></html>`)
+		case "/v1/echo-key":
+			// An upstream whose 401 quotes the Authorization header, as
+			// some gateways do.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(401)
+			auth, _ := json.Marshal(r.Header.Get("Authorization"))
+			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s. Authorization: %s","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+				strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), auth[1:len(auth)-1])
 		case "/v1/slow-header":
 			select {
 			case <-r.Context().Done():
@@ -418,5 +441,55 @@ func TestCleanAPIPath(t *testing.T) {
 		if CleanAPIPath(p) != ok {
 			t.Errorf("CleanAPIPath(%q) = %v", p, !ok)
 		}
+	}
+}
+
+// TestProxyAnswersAreAPIContent: an upstream answer that is not JSON or
+// Server-Sent Events (an HTML page, an answer of no type) is a 502 of the
+// proxy's own, never passed to the page's origin; what passes carries
+// nosniff; an upstream error that quotes the key the proxy sent has it
+// taken out (the client's own key, with no key configured, is the
+// client's to see).
+func TestProxyAnswersAreAPIContent(t *testing.T) {
+	up := newFakeUpstream(t)
+	const key = "sk-server/9f8e<7d>"
+	srv, logs := newTestProxy(t, ProxyConfig{Upstream: up.srv.URL, Key: key})
+	for _, path := range []string{"/v1/html", "/v1/html-error", "/v1/no-type"} {
+		resp := send(t, context.Background(), "POST", srv.URL+path, `{}`)
+		var eb ErrorBody
+		decode(t, resp, http.StatusBadGateway, &eb)
+		if eb.Error.Type != "BadGatewayError" || !strings.Contains(eb.Error.Message, "only JSON and Server-Sent Events") {
+			t.Errorf("%s: %+v", path, eb.Error)
+		}
+	}
+	if !strings.Contains(logs.String(), "text/html") {
+		t.Errorf("the log does not name the refused type:\n%s", logs.String())
+	}
+	resp := send(t, context.Background(), "POST", srv.URL+"/v1/chat/completions", `{}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("a JSON answer: status %d, headers %v", resp.StatusCode, resp.Header)
+	}
+
+	resp = send(t, context.Background(), "POST", srv.URL+"/v1/echo-key", `{}`, "Authorization: Bearer sk-client")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var eb map[string]any
+	if resp.StatusCode != 401 || json.Unmarshal(body, &eb) != nil {
+		t.Fatalf("echoed key: %d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(string(body), "sk-server") || strings.Contains(string(body), "9f8e") || !strings.Contains(string(body), "[redacted]") {
+		t.Errorf("the upstream key came through: %s", body)
+	}
+	if got := resp.Header.Get("Content-Length"); got != "" && got != fmt.Sprint(len(body)) {
+		t.Errorf("Content-Length %s for %d bytes", got, len(body))
+	}
+	srv2, _ := newTestProxy(t, ProxyConfig{Upstream: up.srv.URL})
+	resp = send(t, context.Background(), "POST", srv2.URL+"/v1/echo-key", `{}`, "Authorization: Bearer sk-client")
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.Contains(string(body), "sk-client") {
+		t.Errorf("no key configured: %d %s", resp.StatusCode, body)
 	}
 }

@@ -51,6 +51,12 @@ type Options struct {
 	// value (a URL prefix, on another origin) plus the rest of the path,
 	// with a 302, as the hub's resolve/ links go to its CDN.
 	Redirect map[string]string
+	// Before, when set, runs before each request is served: a test
+	// changes a file part-way through a load with it.
+	Before func(r *http.Request)
+	// ETag, when set, gives a Hub file's ETag ("" for none) in place of
+	// one made of its size and modification time.
+	ETag func(r *http.Request, fi os.FileInfo) string
 }
 
 // Request is one line of the access log.
@@ -215,6 +221,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if s.o.Before != nil {
+		s.o.Before(r)
+	}
 	for from, to := range s.o.Redirect {
 		if strings.HasPrefix(r.URL.Path, from) {
 			http.Redirect(cw, r, to+strings.TrimPrefix(r.URL.Path, from), http.StatusFound)
@@ -243,7 +252,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "text/javascript; charset=utf-8")
 	}
 	if s.o.Hub {
-		h.Set("ETag", fmt.Sprintf(`"%x-%x"`, fi.Size(), fi.ModTime().UnixNano()))
+		etag := fmt.Sprintf(`"%x-%x"`, fi.Size(), fi.ModTime().UnixNano())
+		if s.o.ETag != nil {
+			etag = s.o.ETag(r, fi)
+		}
+		if etag != "" {
+			h.Set("ETag", etag)
+		}
 	}
 	http.ServeContent(cw, r, fi.Name(), fi.ModTime(), struct{ io.ReadSeeker }{f})
 }
