@@ -74,7 +74,8 @@ func hubServers(t *testing.T, dir string) (hub, cdn *testserver.Server) {
 // cache. A GGUF split in three parts loads from any part's link and
 // from its parts as Files (a missing part is a bad_request), a File
 // (as from a file picker) loads the same way, and so does the chat page's
-// ?model=URL and a file dropped on it; a truncated GGUF fails with
+// ?model=URL (after the user's Load: it is another origin) and a file
+// dropped on it; a truncated GGUF fails with
 // bad_model naming the file, a missing one with network, and one too
 // large for the engine before anything is read or stored.
 func TestGGUFFromHub(t *testing.T) {
@@ -349,11 +350,19 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 		}
 	})
 
-	// The chat page: ?model=URL of a GGUF, then a GGUF file dropped on it.
+	// The chat page: ?model=URL of a GGUF (on another origin: it asks
+	// first), then a GGUF file dropped on it.
 	t.Run("page", func(t *testing.T) {
 		g := stories
 		p := newBrowser(t)
-		openPage(t, p, srv.URL+"/?backend=cpu&model="+urlOf(g))
+		p.Open(srv.URL + "/?backend=cpu&model=" + urlOf(g))
+		if err := p.WaitFor(`!document.querySelector("[data-testid=load]").hidden`, time.Minute, nil); err != nil {
+			t.Fatalf("the page does not ask before it reads a GGUF of another origin: %v", err)
+		}
+		if err := p.Click("[data-testid=load]"); err != nil {
+			t.Fatal(err)
+		}
+		waitReady(t, p)
 		var info ggufInfo
 		p.MustRun(`wasmllmApp.info.gguf`, &info)
 		if info.Name != filepath.Base(g.ModelPath()) {

@@ -26,7 +26,7 @@ func TestOffline(t *testing.T) {
 	}
 	var shell []string
 	b.MustRun(`caches.open("wasmllm-shell-v1").then((c) => c.keys()).then((ks) => ks.map((r) => new URL(r.url).pathname))`, &shell)
-	for _, p := range []string{"/", "/index.html", "/app.js", "/chat.js", "/markdown.js", "/vendor/markdown-it/markdown-it.min.js", "/styles.css", "/wasmllm.js", "/remote.js", "/stream.js", "/worker.js", "/loader.js", "/wasm_exec.js", "/wasmllm.wasm", "/wasmllm-chat.js", "/models/"} {
+	for _, p := range []string{"/", "/index.html", "/app.js", "/chat.js", "/markdown.js", "/vendor/markdown-it/markdown-it.min.js", "/styles.css", "/wasmllm.js", "/remote.js", "/stream.js", "/worker.js", "/loader.js", "/wasm_exec.js", "/wasmllm.wasm", "/wasmllm-chat.js", "/links.js", "/models/"} {
 		if !slices.Contains(shell, p) {
 			t.Errorf("the shell cache lacks %s (has %v)", p, shell)
 		}

@@ -421,7 +421,8 @@ func TestRemoteChatPage(t *testing.T) {
 
 // TestRemoteOffer: a local model that does not fit (the check before any
 // download says model_too_large) is offered by the server under the same
-// name; the page's notice has a button that loads the remote one.
+// name; the page's notice has a button that loads the remote one. (The
+// link only preselects the 3 GiB model: the user presses Load first.)
 func TestRemoteOffer(t *testing.T) {
 	skipShort(t)
 	remote := compatModels(t)
@@ -454,6 +455,13 @@ func TestRemoteOffer(t *testing.T) {
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: local, Args: []string{"-upstream", a.URL + "/v1"}})
 	b := browsertest.NewBrowser(t)
 	b.Open(srv.URL + "/?model=tiny-qwen3&backend=cpu")
+	// Over 64 MiB: the link only preselects it; Load goes on.
+	if err := b.WaitFor(`!document.querySelector("[data-testid=load]").hidden`, time.Minute, nil); err != nil {
+		t.Fatalf("the page does not ask before a 3 GiB download: %v", err)
+	}
+	if err := b.Click("[data-testid=load]"); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.WaitFor(`!!document.querySelector("[data-testid=use-remote]")`, time.Minute, nil); err != nil {
 		var notice, status string
 		b.Run(`document.getElementById("notice").textContent`, &notice)

@@ -8,7 +8,10 @@
 // has it, else the CPU with a notice); ?endpoint=/v1&model=ID chats with
 // model ID of that OpenAI-compatible endpoint (remote.js). The picker also
 // lists the models of this origin's /v1/models (go run . -api or
-// -upstream), marked remote, when it answers JSON.
+// -upstream), marked remote, when it answers JSON. A link only preselects
+// what would download a model from another origin or over 64 MiB, or send
+// the chat to another origin: the page asks first, naming the host
+// (links.js).
 //
 // For tests, window.wasmllmApp exposes the state: history (one entry per
 // finished reply: text, finish_reason, usage, timings, chunks,
@@ -16,12 +19,11 @@
 
 import { createEngine, cacheNameFor } from "./wasmllm.js";
 import { SAMPLING, Conversation, renderReply, formatStats, templateFeatures } from "./chat.js";
+import { otherHost, probeBytes, linkQuestion } from "./links.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const SETTINGS_KEY = "wasmllm.settings";
-// Models up to this size load without asking; bigger ones wait for Load.
-const AUTOLOAD_BYTES = 64 << 20;
 
 const app = {
 	engine: null,
@@ -325,7 +327,8 @@ function loaded(name) {
 	$("loadbar").hidden = true;
 	const b = $("backend");
 	b.hidden = false;
-	b.textContent = info.backend === "webgpu" ? "WebGPU" : info.backend === "remote" ? "remote" : "CPU";
+	const host = info.backend === "remote" ? otherHost(info.endpoint) : "";
+	b.textContent = info.backend === "webgpu" ? "WebGPU" : info.backend === "remote" ? (host ? `remote · ${host}` : "remote") : "CPU";
 	if (info.backend === "remote") b.title = `${info.model.id} at ${info.endpoint}`;
 	if (info.backend !== "remote") b.title = info.backend === "webgpu" && info.adapter ? [info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(" ") : "the Go CPU backend in WebAssembly";
 	if (info.backend === "remote") {
@@ -538,46 +541,79 @@ async function start() {
 	window.pageReady = true;
 
 	const endpoint = params.get("endpoint");
-	const [local, remote] = await Promise.all([fetchListing(), fetchRemote(endpoint || "v1")]);
+	// An endpoint on another origin is not asked for its models before the
+	// user says so: the picker lists this origin's.
+	const endpointHost = endpoint ? otherHost(endpoint) : "";
+	const [local, remote] = await Promise.all([fetchListing(), fetchRemote(endpoint && !endpointHost ? endpoint : "v1")]);
 	app.models = local.concat(remote);
 	let asked = params.get("model");
 	if (endpoint && asked) {
 		// ?endpoint=URL&model=ID: that endpoint's model, listed or not.
 		asked = asked.replace(/ \(remote\)$/, "");
-		const hit = remote.find((m) => m.id === asked);
+		const hit = !endpointHost && remote.find((m) => m.id === asked);
 		if (hit) asked = hit.name;
 		else {
-			app.models.push({ name: `${asked} (remote)`, id: asked, remote: true, endpoint, url: new URL(endpoint, location.href).href });
-			asked = `${asked} (remote)`;
+			const name = `${asked} (${endpointHost || "remote"})`;
+			app.models.push({ name, id: asked, remote: true, endpoint, url: new URL(endpoint, location.href).href });
+			asked = name;
+		}
+	} else if (endpointHost) {
+		offerEndpoint(endpoint, endpointHost);
+	}
+	if (asked && !app.models.some((m) => m.name === asked)) {
+		if (isGGUFName(new URL(asked, location.href).pathname)) {
+			// ?model=URL of a GGUF: read where it lies.
+			const entry = ggufEntry(asked);
+			app.models = app.models.filter((m) => m.name !== entry.name).concat(entry);
+			asked = entry.name;
+		} else {
+			// Not listed (or no listing, offline): try the folder of that name.
+			app.models.push({ name: asked, url: new URL(`models/${encodeURIComponent(asked)}/`, location.href).href });
 		}
 	}
 	const usable = app.models.filter((m) => !m.error);
 	const pick = asked || (usable.find((m) => m.name === "stories260K") || usable[0] || {}).name || "";
-	if (asked && isGGUFName(new URL(asked, location.href).pathname)) {
-		// ?model=URL of a GGUF: read where it lies.
-		const entry = ggufEntry(asked);
-		app.models.push(entry);
-		fillPicker(app.models, entry.name);
-		load(entry.name);
-		return;
-	}
-	if (asked && !app.models.some((m) => m.name === asked)) {
-		// Not listed (or no listing, offline): try the folder of that name.
-		app.models.push({ name: asked, url: new URL(`models/${encodeURIComponent(asked)}/`, location.href).href });
-	}
 	fillPicker(app.models, pick);
 	if (!pick) {
 		setStatus("no model", "the server lists no models");
 		return;
 	}
 	const entry = app.models.find((m) => m.name === pick);
-	if (asked || !entry || !(entry.bytes > AUTOLOAD_BYTES) || await isCached(modelURLFor(pick))) {
+	let bytes = entry ? entry.bytes : NaN;
+	if (entry && !entry.remote && !(bytes > 0)) bytes = await probeBytes(entry);
+	const q = entry && linkQuestion(entry, { linked: !!asked, bytes, cached: !entry.remote && await isCached(entry.url) }, bytesText);
+	if (!q && !(endpointHost && !asked)) {
 		load(pick);
-	} else {
-		$("load").hidden = false;
-		$("load").textContent = `Load ${pick} (${bytesText(entry.bytes)})`;
-		setStatus("no model", "press Load to download the model");
+		return;
 	}
+	// Preselected only: Load (or picking a model) goes on. A link that
+	// names only an endpoint on another origin keeps its offer in view.
+	$("load").hidden = false;
+	if (!q) {
+		$("load").textContent = `Load ${pick}`;
+		setStatus("no model", `choose a model, or list the models of ${endpointHost}`);
+		return;
+	}
+	if (q.notice) showNotice(q.notice, "warn");
+	$("load").textContent = q.button;
+	setStatus("no model", q.notice ? `press ${q.button} to go on` : "press Load to download the model");
+}
+
+// offerEndpoint: a link's ?endpoint= on another origin without a model;
+// its models are listed when the user asks.
+function offerEndpoint(endpoint, host) {
+	showNotice(`This link names the endpoint ${new URL(endpoint, location.href).href}, on ${host}, another site. `, "warn");
+	const list = document.createElement("button");
+	list.type = "button";
+	list.dataset.testid = "list-endpoint";
+	list.textContent = `List the models of ${host}`;
+	list.addEventListener("click", async () => {
+		const more = (await fetchRemote(endpoint)).map((m) => Object.assign(m, { name: `${m.id} (${host})` }));
+		app.models = app.models.filter((m) => !more.some((x) => x.name === m.name)).concat(more);
+		fillPicker(app.models, $("model").value);
+		showNotice(more.length ? `${more.length} models of ${host} are in the list; chats with them are sent to ${host}.` : `${host} lists no models.`, "warn");
+	});
+	$("notice").appendChild(list);
 }
 
 async function isCached(url) {
