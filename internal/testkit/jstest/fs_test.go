@@ -31,8 +31,8 @@ func TestGetwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !filepath.IsAbs(wd) || !strings.HasSuffix(wd, "/internal/jstest") {
-		t.Fatalf("Getwd = %q, want the host path of internal/jstest", wd)
+	if !filepath.IsAbs(wd) || !strings.HasSuffix(wd, "/internal/testkit/jstest") {
+		t.Fatalf("Getwd = %q, want the host path of internal/testkit/jstest", wd)
 	}
 	abs, err := filepath.Abs("x")
 	if err != nil || abs != wd+"/x" {
