@@ -35,7 +35,7 @@ Environment:
   WASMEXEC_BROWSER         default for -browser
   WASMEXEC_CHROMIUM_FLAGS  extra Chromium flags, separated by spaces
   WASMEXEC_ENV             extra variable names to pass, separated by commas
-                           (WASMLLM_* and GO* always pass)
+                           (WASMLLM_*, GO* and CI always pass)
 
 Flags:
 `
@@ -188,7 +188,7 @@ func passEnv(environ []string, extra string) map[string]string {
 		if !ok || k == "" {
 			continue
 		}
-		if strings.HasPrefix(k, "WASMLLM_") || strings.HasPrefix(k, "GO") || names[k] {
+		if strings.HasPrefix(k, "WASMLLM_") || strings.HasPrefix(k, "GO") || k == "CI" || names[k] {
 			env[k] = v
 		}
 	}

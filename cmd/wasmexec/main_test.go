@@ -14,9 +14,9 @@ import (
 
 func TestPassEnv(t *testing.T) {
 	got := passEnv([]string{
-		"WASMLLM_MODEL=a=b", "GOFLAGS=-x", "HOME=/root", "PATH=/bin", "EXTRA=1", "BAD", "=x",
+		"WASMLLM_MODEL=a=b", "GOFLAGS=-x", "HOME=/root", "PATH=/bin", "EXTRA=1", "BAD", "=x", "CI=true",
 	}, "EXTRA, ,NONE")
-	want := map[string]string{"WASMLLM_MODEL": "a=b", "GOFLAGS": "-x", "EXTRA": "1"}
+	want := map[string]string{"WASMLLM_MODEL": "a=b", "GOFLAGS": "-x", "EXTRA": "1", "CI": "true"}
 	if len(got) != len(want) {
 		t.Fatalf("passEnv = %v, want %v", got, want)
 	}
