@@ -63,7 +63,10 @@ func TestParseCompat(t *testing.T) {
 		{`{"messages":` + msg + `,"parallel_tool_calls":"yes"}`, "parallel_tool_calls"},
 		{`{"messages":` + msg + `,"top_logprobs":2}`, "top_logprobs"},
 	} {
-		_, err := ParseChat([]byte(tc.body))
+		r, err := ParseChat([]byte(tc.body))
+		if err == nil {
+			err = r.CompileConstraint(context.Background()) // a schema is read when it is compiled
+		}
 		var e *Error
 		if !errors.As(err, &e) || e.Code != CodeBadRequest || e.Details["param"] != tc.param {
 			t.Errorf("%s: %v, want a bad_request for %s", tc.body, err, tc.param)

@@ -2,10 +2,11 @@
 // the server's -api engine (server/openai) and cmd/generate share: the
 // chat.completions and completions requests with vLLM's parameter names
 // (ParseChat, ParseCompletion), their structured-output constraints and
-// tools, compiled when the request is parsed (Constraint, Tools; compiled
-// grammars cached, GrammarCacheSize), the preparation that depends on the
-// model (Prepare: the template's history, the grammar that forces a tool
-// call, the reasoning mode), the Runner that answers a request with one
+// tools, checked when the request is parsed and compiled once it is
+// admitted to run (Constraint, Tools; compiled grammars cached, bounded by
+// GrammarCacheSize and GrammarCacheBytes), the preparation that depends on
+// the model (Prepare: the constraint's compile, the template's history,
+// the grammar that forces a tool call, the reasoning mode), the Runner that answers a request with one
 // engine, whole or as a stream of OpenAI-shaped chunks (delta.content,
 // delta.reasoning_content, delta.tool_calls, the usage chunk), and the
 // errors: *Error, a stable code, a message and details, which the worker

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"wasmllm/engine"
 	"wasmllm/errcode"
@@ -46,6 +47,23 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// maxEcho bounds the bytes of a request's value that an error repeats.
+const maxEcho = 64
+
+// clip is s cut to its first maxEcho bytes (at a character boundary),
+// with "..." when it was longer: an error names what it refuses without
+// echoing all of it.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	n := maxEcho
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
 
 // Errorf returns an *Error with a formatted message.
 func Errorf(code, format string, args ...any) *Error {

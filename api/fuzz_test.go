@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func FuzzRequest(f *testing.F) {
 			wantCoded(t, "parse", err)
 			return
 		}
-		if err := Prepare(eng, r); err != nil {
+		if err := Prepare(context.Background(), eng, r); err != nil {
 			wantCoded(t, "Prepare", err)
 			return
 		}

@@ -8,54 +8,82 @@ import (
 	"wasmllm/grammar"
 )
 
-// GrammarCacheSize bounds the compiled grammars kept by CompileGrammar.
-// Each keeps its automaton's tables and token masks (bounded per grammar by
-// package grammar), so this bounds their memory too.
-const GrammarCacheSize = 16
+// Bounds on the compiled grammars CompileGrammar and CompileConstraint
+// keep: how many, and their memory (grammar.Grammar.Bytes: the compiled
+// form, and the automaton's tables and token masks, which grow as
+// generations use them, each generation of tables up to the matcher's
+// bounds). Past either the least recently used go.
+const (
+	GrammarCacheSize  = 16
+	GrammarCacheBytes = 128 << 20
+)
 
-// grammars is the process's cache of compiled grammars, by the sha256 of
-// their GBNF text (texts may be megabytes): the
-// requests of every Runner share it, so a schema, regex or tool set that
-// comes again reuses its automaton and its masks (a Grammar is safe for
-// concurrent use, and its masks are kept per vocabulary).
-var grammars = newGrammarLRU(GrammarCacheSize)
+// grammars is the process's cache of compiled grammars: the requests of
+// every Runner share it, so a schema, regex or tool set that comes again
+// reuses its automaton and its masks (a Grammar is safe for concurrent
+// use, and its masks are kept per vocabulary).
+var grammars = newGrammarLRU(GrammarCacheSize, GrammarCacheBytes)
 
 // CompileGrammar compiles GBNF text, or returns the grammar compiled from
 // the same text before, if it is still cached.
 func CompileGrammar(gbnf string) (*grammar.Grammar, error) {
-	return grammars.get(gbnf)
+	e, err := grammars.get(cacheKey(ConstraintGrammar, gbnf), func() (string, error) { return gbnf, nil })
+	if err != nil {
+		return nil, err
+	}
+	return e.g, nil
 }
 
-// grammarLRU is a small least-recently-used cache of compiled grammars.
+// cacheKey is the cache's key for a source of a kind: the sha256 of both
+// (sources may be megabytes).
+func cacheKey(kind, source string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(source))
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// grammarLRU is a small least-recently-used cache of compiled grammars,
+// bounded in count and bytes.
 type grammarLRU struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *grammarEntry, most recent first
-	byKey map[[32]byte]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int
+	order    *list.List // of *grammarEntry, most recent first
+	byKey    map[[32]byte]*list.Element
 }
 
 type grammarEntry struct {
-	key [32]byte
-	g   *grammar.Grammar
+	key  [32]byte
+	gbnf string
+	g    *grammar.Grammar
 }
 
-func newGrammarLRU(n int) *grammarLRU {
-	return &grammarLRU{max: n, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+func newGrammarLRU(n, bytes int) *grammarLRU {
+	return &grammarLRU{max: n, maxBytes: bytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
-// get returns src's grammar, compiling it on a miss. Errors are not cached.
-func (c *grammarLRU) get(src string) (*grammar.Grammar, error) {
-	key := sha256.Sum256([]byte(src))
+// get returns key's grammar, on a miss compiling the GBNF text that
+// frontEnd gives. Errors are not cached.
+func (c *grammarLRU) get(key [32]byte, frontEnd func() (string, error)) (*grammarEntry, error) {
 	c.mu.Lock()
 	if el, ok := c.byKey[key]; ok {
 		c.order.MoveToFront(el)
+		c.trim()
 		c.mu.Unlock()
-		return el.Value.(*grammarEntry).g, nil
+		return el.Value.(*grammarEntry), nil
 	}
 	c.mu.Unlock()
 	// Compile outside the lock: a large grammar takes a while, and two
 	// requests compiling the same text at once only do the work twice.
-	g, err := grammar.Compile(src)
+	gbnf, err := frontEnd()
+	if err != nil {
+		return nil, err
+	}
+	g, err := grammar.Compile(gbnf)
 	if err != nil {
 		return nil, err
 	}
@@ -63,15 +91,29 @@ func (c *grammarLRU) get(src string) (*grammar.Grammar, error) {
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[key]; ok {
 		c.order.MoveToFront(el)
-		return el.Value.(*grammarEntry).g, nil
+		return el.Value.(*grammarEntry), nil
 	}
-	c.byKey[key] = c.order.PushFront(&grammarEntry{key: key, g: g})
-	for c.order.Len() > c.max {
+	e := &grammarEntry{key: key, gbnf: gbnf, g: g}
+	c.byKey[key] = c.order.PushFront(e)
+	c.trim()
+	return e, nil
+}
+
+// trim drops the least recently used grammars past the bounds, never the
+// most recent one. Held c.mu.
+func (c *grammarLRU) trim() {
+	total := 0
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		e := el.Value.(*grammarEntry)
+		total += len(e.gbnf) + e.g.Bytes()
+	}
+	for c.order.Len() > 1 && (c.order.Len() > c.max || total > c.maxBytes) {
 		last := c.order.Back()
+		e := last.Value.(*grammarEntry)
+		total -= len(e.gbnf) + e.g.Bytes()
 		c.order.Remove(last)
-		delete(c.byKey, last.Value.(*grammarEntry).key)
+		delete(c.byKey, e.key)
 	}
-	return g, nil
 }
 
 // len is the number of cached grammars.

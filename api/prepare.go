@@ -1,11 +1,14 @@
 package api
 
 import (
+	"context"
+
 	"wasmllm/engine"
 	"wasmllm/toolcall"
 )
 
-// Prepare readies r to run on eng, for what depends on the model: a
+// Prepare readies r to run on eng: its constraint is compiled under ctx
+// (CompileConstraint), and what depends on the model is settled: a
 // chat's history is prepared for the model's template (assistant tool
 // calls as its tool-call syntax expects them: toolcall.TemplateMessagesFor),
 // the request's constraint becomes the engine request's grammar, and with
@@ -18,10 +21,14 @@ import (
 // reasoning_content, as vLLM's reasoning parsers do.
 //
 // Run calls it; a caller that assembles the prompt before Run (the
-// server's precheck) calls it first. Its work is done once per request.
-func Prepare(eng *engine.Engine, r *Request) error {
+// server's precheck, once the request has the model's turn) calls it
+// first. Its work is done once per request.
+func Prepare(ctx context.Context, eng *engine.Engine, r *Request) error {
 	if r.prepared {
 		return nil
+	}
+	if err := r.CompileConstraint(ctx); err != nil {
+		return err
 	}
 	f := toolcall.None
 	if r.Kind == KindChat && eng != nil && eng.Tok != nil {
@@ -68,6 +75,18 @@ func Prepare(eng *engine.Engine, r *Request) error {
 // Constrained reports whether generation is constrained by a grammar:
 // a structured-output constraint or a forced tool call.
 func (r *Request) Constrained() bool { return r.Constraint != nil || r.Tools.Forced() }
+
+// constraintParam is the request field whose grammar constrains the
+// reply, as errors about that grammar name it ("" for none).
+func (r *Request) constraintParam() string {
+	switch {
+	case r.Constraint != nil:
+		return r.Constraint.Param
+	case r.Tools.Forced():
+		return "tool_choice"
+	}
+	return ""
+}
 
 // ToolFormat is the tool-call syntax the reply is read in (Prepare sets
 // it): toolcall.None when the reply is all content.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -76,7 +77,7 @@ func TestReasoningMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Prepare(c.eng, r); err != nil {
+		if err := Prepare(context.Background(), c.eng, r); err != nil {
 			t.Fatal(err)
 		}
 		if r.reasoning != c.want {

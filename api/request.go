@@ -175,7 +175,7 @@ func parseMessages(data json.RawMessage) ([]tokenizer.Message, error) {
 		case m.Role == "":
 			return nil, badParam(param+".role", "is required")
 		case !chatRoles[m.Role]:
-			return nil, badParam(param+".role", fmt.Sprintf(`%q is not a chat role: want "system", "developer", "user", "assistant" or "tool"`, m.Role))
+			return nil, badParam(param+".role", fmt.Sprintf(`%q is not a chat role: want "system", "developer", "user", "assistant" or "tool"`, clip(m.Role)))
 		}
 		if m.Role == "developer" {
 			m.Role = "system"
@@ -220,7 +220,7 @@ func flattenContent(v json.RawMessage, param string) (text string, isParts bool,
 			return "", false, badParam(pp+".type", "is required")
 		}
 		if typ != "text" {
-			return "", false, badParam(pp+".type", fmt.Sprintf("%q is not supported: the model reads text parts only", typ))
+			return "", false, badParam(pp+".type", fmt.Sprintf("%q is not supported: the model reads text parts only", clip(typ)))
 		}
 		var s string
 		if err := json.Unmarshal(p["text"], &s); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wasmllm/engine"
+	"wasmllm/grammar"
 )
 
 // Runner answers requests with one engine, one at a time.
@@ -42,7 +43,7 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 	if r.Kind == KindChat && rn.Engine.Tok != nil && rn.Engine.Tok.ChatTemplate() == "" {
 		return nil, &Error{Code: CodeNoChatTemplate, Message: "the model has no chat template; use completions.create with a prompt"}
 	}
-	if err := Prepare(rn.Engine, r); err != nil {
+	if err := Prepare(ctx, rn.Engine, r); err != nil {
 		return nil, err
 	}
 	now, newID := rn.Now, rn.NewID
@@ -105,6 +106,11 @@ func (rn *Runner) Run(ctx context.Context, r *Request, emit func(any) error) (an
 				return nil
 			})
 			aborted = err != nil && res != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+			var le *grammar.LimitError
+			if errors.As(err, &le) && r.constraintParam() != "" {
+				// The grammar outgrew the matcher's bounds while it ran.
+				return nil, paramError(r.constraintParam(), err)
+			}
 			if err != nil && !aborted {
 				return nil, Classify(err)
 			}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -19,20 +20,35 @@ const (
 )
 
 // Constraint is a request's structured-output constraint: OpenAI's and
-// WebLLM's response_format, or vLLM's guided_* and structured_outputs. It
-// does not depend on the model, so it is compiled when the request is
-// parsed, and a schema, regex or grammar that fails is refused at once.
+// WebLLM's response_format, or vLLM's guided_* and structured_outputs.
+//
+// Parsing checks its fields' shapes and sizes (MaxConstraintBytes), which
+// is cheap; the compile (the front end, then the grammar) can take up to
+// a fraction of a second and tens of megabytes, so it waits until the
+// request is admitted to run: Request.CompileConstraint, which Prepare
+// calls, under the request's context, through a cache keyed by the
+// source's hash.
 type Constraint struct {
 	// Param is the request field it came from, as errors name it:
 	// "response_format", "guided_json", "structured_outputs.regex"...
 	Param string
 	// Kind is one of the Constraint* kinds.
 	Kind string
-	// GBNF is the grammar's text, Grammar the grammar compiled from it
-	// (through CompileGrammar's cache).
+	// GBNF is the grammar's text, Grammar the grammar compiled from it;
+	// both are set by CompileConstraint.
 	GBNF    string
 	Grammar *grammar.Grammar
+
+	// source is the schema (JSON text), pattern, choices (JSON) or GBNF.
+	source string
 }
+
+// MaxConstraintBytes bounds the source of a request's constraint: a JSON
+// Schema's text (as grammar.MaxSchemaBytes), the choices of guided_choice
+// together, a GBNF grammar. A regular expression has the smaller
+// grammar.MaxRegexBytes. Bigger ones are refused when the request is
+// parsed, before any is compiled.
+const MaxConstraintBytes = 1 << 20
 
 // constraintKeys are the request keys read by parseConstraint, and
 // fit_max_tokens (engine.Request.FitGrammar: a constrained reply ends
@@ -47,7 +63,8 @@ type constraintSource struct {
 
 // parseConstraint reads a request's constraint fields: at most one may
 // ask for a constraint (two are refused naming both), and what it asks
-// for is compiled. It returns nil when none does.
+// for is checked, not compiled (see Constraint). It returns nil when none
+// does.
 func parseConstraint(raw map[string]json.RawMessage) (*Constraint, error) {
 	var found []constraintSource
 	if v, ok := raw["response_format"]; ok && !isNull(v) {
@@ -91,7 +108,7 @@ func parseConstraint(raw map[string]json.RawMessage) (*Constraint, error) {
 		e.Details["params"] = []string{found[0].param, found[1].param}
 		return nil, e
 	}
-	return compileConstraint(found[0])
+	return checkConstraint(found[0])
 }
 
 // responseFormat reads response_format: OpenAI's {type: "text"},
@@ -147,7 +164,7 @@ func responseFormat(v json.RawMessage) (*constraintSource, error) {
 		}
 		return &constraintSource{param: "response_format.grammar", kind: ConstraintGrammar, value: rf.Grammar}, nil
 	}
-	return nil, badParam("response_format.type", fmt.Sprintf(`%q is not supported: want "text", "json_object", "json_schema" or "grammar"`, *rf.Type))
+	return nil, badParam("response_format.type", fmt.Sprintf(`%q is not supported: want "text", "json_object", "json_schema" or "grammar"`, clip(*rf.Type)))
 }
 
 // structuredOutputs reads vLLM's structured_outputs object: json (a
@@ -187,20 +204,21 @@ func structuredOutputs(v json.RawMessage) ([]constraintSource, error) {
 		case "json", "regex", "choice", "grammar", "json_object":
 		default:
 			if !isNull(x) {
-				return nil, badParam("structured_outputs."+k, "is not supported: use json, regex, choice, grammar or json_object")
+				return nil, badParam("structured_outputs."+clip(k), "is not supported: use json, regex, choice, grammar or json_object")
 			}
 		}
 	}
 	return out, nil
 }
 
-// compileConstraint turns a constraint field into its grammar.
-func compileConstraint(src constraintSource) (*Constraint, error) {
-	var gbnf string
-	var err error
+// checkConstraint reads a constraint field's source and checks its type
+// and size.
+func checkConstraint(src constraintSource) (*Constraint, error) {
+	c := &Constraint{Param: src.param, Kind: src.kind}
+	limit := MaxConstraintBytes
 	switch src.kind {
 	case ConstraintJSONObject:
-		gbnf = grammar.JSONGBNF
+		return c, nil
 	case ConstraintJSONSchema:
 		schema := bytes.TrimSpace(src.value)
 		if len(schema) > 0 && schema[0] == '"' {
@@ -214,13 +232,12 @@ func compileConstraint(src constraintSource) (*Constraint, error) {
 				return nil, badParam(src.param, "is not JSON: want a JSON Schema (an object, or its JSON text)")
 			}
 		}
-		gbnf, err = grammar.JSONSchemaGBNF(schema)
+		c.source = string(schema)
 	case ConstraintRegex:
-		var pattern string
-		if err := decode(src.value, src.param, &pattern); err != nil {
+		if err := decode(src.value, src.param, &c.source); err != nil {
 			return nil, err
 		}
-		gbnf, err = grammar.RegexGBNF(pattern)
+		limit = grammar.MaxRegexBytes
 	case ConstraintChoice:
 		var choices []string
 		if err := decode(src.value, src.param, &choices); err != nil {
@@ -229,28 +246,73 @@ func compileConstraint(src constraintSource) (*Constraint, error) {
 		if len(choices) == 0 {
 			return nil, badParam(src.param, "must not be empty")
 		}
-		gbnf, err = grammar.ChoiceGBNF(choices)
+		c.source = string(bytes.TrimSpace(src.value))
 	case ConstraintGrammar:
-		if err := decode(src.value, src.param, &gbnf); err != nil {
+		if err := decode(src.value, src.param, &c.source); err != nil {
 			return nil, err
 		}
-		if strings.TrimSpace(gbnf) == "" {
+		if strings.TrimSpace(c.source) == "" {
 			return nil, badParam(src.param, "must not be empty")
 		}
 	}
-	if err != nil {
-		return nil, paramError(src.param, err)
+	if len(c.source) > limit {
+		e := badParam(src.param, fmt.Sprintf("is %d bytes, over the limit of %d", len(c.source), limit))
+		e.Details["limit"] = limit
+		return nil, e
 	}
-	g, err := CompileGrammar(gbnf)
-	if err != nil {
-		return nil, paramError(src.param, err)
-	}
-	return &Constraint{Param: src.param, Kind: src.kind, GBNF: gbnf, Grammar: g}, nil
+	return c, nil
 }
 
-// paramError is Classify's error for err (a schema, regex, grammar or
-// tool error), reported as a bad request about param: the message starts
-// with it and details.param names it.
+// CompileConstraint compiles r's constraint, if it has one not compiled
+// yet: its front end (JSON Schema, regex, choices) and its grammar, under
+// ctx (a request whose client leaves stops compiling) and within the front
+// ends' and the matcher's bounds, through the cache of compiled grammars
+// (keyed by the hash of the kind and source, so that a schema that comes
+// again costs nothing). Errors are bad_request naming the field; a ctx
+// that ends gives aborted. Prepare calls it.
+func (r *Request) CompileConstraint(ctx context.Context) error {
+	c := r.Constraint
+	if c == nil || c.Grammar != nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Classify(err)
+	}
+	e, err := grammars.get(cacheKey(c.Kind, c.source), func() (string, error) {
+		return c.frontEnd(ctx)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Classify(ctx.Err())
+		}
+		return paramError(c.Param, err)
+	}
+	c.GBNF, c.Grammar = e.gbnf, e.g
+	return nil
+}
+
+// frontEnd turns the constraint's source into GBNF text.
+func (c *Constraint) frontEnd(ctx context.Context) (string, error) {
+	switch c.Kind {
+	case ConstraintJSONObject:
+		return grammar.JSONGBNF, nil
+	case ConstraintJSONSchema:
+		return grammar.JSONSchemaGBNFContext(ctx, []byte(c.source))
+	case ConstraintRegex:
+		return grammar.RegexGBNF(c.source)
+	case ConstraintChoice:
+		var choices []string
+		if err := json.Unmarshal([]byte(c.source), &choices); err != nil {
+			return "", err
+		}
+		return grammar.ChoiceGBNF(choices)
+	}
+	return c.source, nil
+}
+
+// paramError is Classify's error for err (a schema, regex, grammar,
+// grammar limit or tool error), reported as a bad request about param: the
+// message starts with it and details.param names it.
 func paramError(param string, err error) *Error {
 	c := Classify(err)
 	details := map[string]any{}
@@ -270,9 +332,9 @@ func paramError(param string, err error) *Error {
 // structured-output constraint (response_format, guided_json,
 // guided_regex, guided_choice, guided_grammar, guided_decoding_backend,
 // structured_outputs) and, for a chat, tools, tool_choice and
-// parallel_tool_calls. At most one of them may constrain the reply.
-// Callers that build requests otherwise (cmd/generate) use it to read the
-// same fields the same way.
+// parallel_tool_calls. At most one of them may constrain the reply; it is
+// compiled by CompileConstraint. Callers that build requests otherwise
+// (cmd/generate) use it to read the same fields the same way.
 func (r *Request) ParseStructure(fields map[string]json.RawMessage) error {
 	var err error
 	if r.Constraint, err = parseConstraint(fields); err != nil {

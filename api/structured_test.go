@@ -1,10 +1,14 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"wasmllm/grammar"
 	"wasmllm/toolcall"
 )
 
@@ -219,28 +223,35 @@ func TestParseTools(t *testing.T) {
 }
 
 // TestGrammarCache: the same GBNF text gives the same grammar; the cache
-// keeps at most GrammarCacheSize, dropping the least recently used.
+// keeps at most its size, dropping the least recently used.
 func TestGrammarCache(t *testing.T) {
-	c := newGrammarLRU(2)
-	a1, err := c.get(`root ::= "a"`)
+	c := newGrammarLRU(2, GrammarCacheBytes)
+	get := func(src string) (*grammar.Grammar, error) {
+		e, err := c.get(cacheKey(ConstraintGrammar, src), func() (string, error) { return src, nil })
+		if err != nil {
+			return nil, err
+		}
+		return e.g, nil
+	}
+	a1, err := get(`root ::= "a"`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := c.get(`root ::= "b"`)
-	if a2, _ := c.get(`root ::= "a"`); a2 != a1 {
+	b, _ := get(`root ::= "b"`)
+	if a2, _ := get(`root ::= "a"`); a2 != a1 {
 		t.Error("a compiled twice")
 	}
-	c.get(`root ::= "c"`) // drops b, the least recently used
+	get(`root ::= "c"`) // drops b, the least recently used
 	if c.len() != 2 {
 		t.Errorf("%d cached", c.len())
 	}
-	if a3, _ := c.get(`root ::= "a"`); a3 != a1 {
+	if a3, _ := get(`root ::= "a"`); a3 != a1 {
 		t.Error("a dropped")
 	}
-	if b2, _ := c.get(`root ::= "b"`); b2 == b {
+	if b2, _ := get(`root ::= "b"`); b2 == b {
 		t.Error("b kept")
 	}
-	if _, err := c.get(`root ::= (`); err == nil || c.len() != 2 {
+	if _, err := get(`root ::= (`); err == nil || c.len() != 2 {
 		t.Errorf("bad grammar: %v, %d cached", err, c.len())
 	}
 	// Requests share the process's cache.
@@ -251,12 +262,177 @@ func TestGrammarCache(t *testing.T) {
 	}
 }
 
-// parseWith parses a chat (or completion) request with the extra fields.
-func parseWith(chat bool, extra string) (*Request, error) {
-	if chat {
-		return ParseChat([]byte(`{"messages":[{"role":"user","content":"x"}],` + extra + `}`))
+// TestGrammarCacheBytes: the cache bounds its grammars' memory, tables
+// grown by use included: once the grammars it holds pass its bytes, the
+// least recently used go, however few they are.
+func TestGrammarCacheBytes(t *testing.T) {
+	const budget = 4 << 20
+	c := newGrammarLRU(16, budget)
+	get := func(src string) *grammar.Grammar {
+		e, err := c.get(cacheKey(ConstraintGrammar, src), func() (string, error) { return src, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.g
 	}
-	return ParseCompletion([]byte(`{"prompt":"x",` + extra + `}`))
+	a := get(`root ::= [a-z]{0,9000}`)
+	get(`root ::= "b"`)
+	if c.len() != 2 {
+		t.Fatalf("%d cached", c.len())
+	}
+	// Walk a's automaton through thousands of states (each a transition
+	// row): its tables grow past the budget.
+	m := a.NewMatcher()
+	for i := 0; i < 8000 && a.Bytes() <= budget; i++ {
+		if !m.AcceptString("x") {
+			t.Fatalf("refused at %d", i)
+		}
+	}
+	if a.Bytes() <= budget {
+		t.Fatalf("a holds %d bytes, want over %d", a.Bytes(), budget)
+	}
+	get(`root ::= "b"`) // a use: a, the least recently used, goes
+	if c.len() != 1 {
+		t.Errorf("%d cached, want b alone", c.len())
+	}
+	if get(`root ::= [a-z]{0,9000}`) == a {
+		t.Error("a kept")
+	}
+}
+
+// TestConstraintCompiledLate: parsing checks a constraint's shape and size
+// only; the compile (CompileConstraint, which Prepare calls) reads the
+// schema, names the field in its errors, stops with the request's context,
+// and is cached by the source's hash.
+func TestConstraintCompiledLate(t *testing.T) {
+	r, err := ParseChat([]byte(`{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"nonsense"}}}}`))
+	if err != nil || r.Constraint == nil || r.Constraint.Grammar != nil {
+		t.Fatalf("parse: %v, %+v; want the constraint read, not compiled", err, r)
+	}
+	err = r.CompileConstraint(context.Background())
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeBadRequest || e.Details["param"] != "response_format.json_schema.schema" {
+		t.Errorf("compile: %v, want a bad_request naming the schema", err)
+	}
+	// A client that leaves stops the compile: a schema that takes a while
+	// (many allOf branches) gives aborted at once.
+	var b strings.Builder
+	b.WriteString(`{"allOf":[`)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"properties":{"p%d":{"type":"integer"}}}`, i)
+	}
+	b.WriteString(`]}`)
+	r, err = parseWith(false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Constraint = &Constraint{Param: "guided_json", Kind: ConstraintJSONSchema, source: b.String()}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	err = r.CompileConstraint(ctx)
+	if !errors.As(err, &e) || e.Code != CodeAborted || time.Since(start) > time.Second {
+		t.Errorf("cancelled compile: %v after %v, want aborted at once", err, time.Since(start))
+	}
+	// Compiled once, then found by the hash of its source.
+	r1, _ := parseWith(true, `"guided_regex":"[a-z]{3}-late"`)
+	r2, _ := parseWith(true, `"guided_regex":"[a-z]{3}-late"`)
+	if r1.Constraint.Grammar == nil || r1.Constraint.Grammar != r2.Constraint.Grammar {
+		t.Error("the same pattern compiled twice")
+	}
+}
+
+// TestConstraintLimits (issue 39 #1 to #3): what would make a compile or
+// a matcher costly is refused quickly, as a bad_request naming the field,
+// with a short message (no echo of the source): sources past their size,
+// nested repetitions of something that can be empty (through GBNF, a
+// regex and a JSON Schema pattern), and schemas whose conversion does not
+// fit its budget.
+func TestConstraintLimits(t *testing.T) {
+	big := strings.Repeat("a", grammar.MaxRegexBytes+1)
+	var allOf strings.Builder
+	allOf.WriteString(`{"allOf":[`)
+	for i := 0; i < 5000; i++ {
+		if i > 0 {
+			allOf.WriteByte(',')
+		}
+		fmt.Fprintf(&allOf, `{"type":"object","properties":{"p%d":{"type":"integer"}}}`, i)
+	}
+	allOf.WriteString(`]}`)
+	var prefix strings.Builder
+	prefix.WriteString(`{"type":"array","prefixItems":[`)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			prefix.WriteByte(',')
+		}
+		prefix.WriteString(`{"type":"integer"}`)
+	}
+	prefix.WriteString(`]}`)
+	for _, tc := range []struct{ extra, param string }{
+		{`"guided_regex":"` + big + `"`, "guided_regex"},
+		{`"guided_grammar":"root ::= \"` + strings.Repeat("a", MaxConstraintBytes) + `\""`, "guided_grammar"},
+		{`"guided_choice":["` + strings.Repeat("a", MaxConstraintBytes) + `"]`, "guided_choice"},
+		{`"guided_json":{"enum":["` + strings.Repeat("a", MaxConstraintBytes) + `"]}`, "guided_json"},
+		{`"guided_grammar":"root ::= (\"a\"{0,10000}){0,10000}"`, "guided_grammar"},
+		{`"guided_regex":"(a{0,10000}){0,10000}"`, "guided_regex"},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"x":{"type":"string","pattern":"^([a-z]{0,200}){0,200}$"}}}}}`, "response_format.json_schema.schema"},
+		{`"guided_regex":"` + strings.Repeat("(", 100) + "a" + strings.Repeat(")", 100) + `"`, "guided_regex"},
+		{`"guided_json":{"type":"integer","minimum":1e1000000}`, "guided_json"},
+	} {
+		start := time.Now()
+		_, err := parseWith(false, tc.extra)
+		d := time.Since(start)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeBadRequest || e.Details["param"] != tc.param {
+			t.Errorf("%.80s: %v, want a bad_request naming %s", tc.extra, err, tc.param)
+			continue
+		}
+		if len(e.Message) > 400 {
+			t.Errorf("%.80s: a message of %d bytes: %.200s", tc.extra, len(e.Message), e.Message)
+		}
+		if d > 2*time.Second {
+			t.Errorf("%.80s: refused after %v", tc.extra, d)
+		}
+	}
+	// Served: allOf of 5000 one-property objects is merged in one pass (two
+	// by two it never answered), prefixItems of 20000 names each tail (it
+	// nested them 20000 deep, past what the GBNF parser reads, in 12 GB).
+	for _, tc := range []struct{ name, schema, text string }{
+		{"allOf 5000", allOf.String(), `{"p0": 1, "p1": 2`},
+		{"prefixItems 20000", prefix.String(), "[1, 2, 3"},
+	} {
+		start := time.Now()
+		r, err := parseWith(false, `"guided_json":`+tc.schema)
+		if err != nil || time.Since(start) > 5*time.Second {
+			t.Errorf("%s: %v after %v", tc.name, err, time.Since(start))
+			continue
+		}
+		if m := r.Constraint.Grammar.NewMatcher(); !m.AcceptString(tc.text) {
+			t.Errorf("%s: %s refused", tc.name, tc.text)
+		}
+	}
+}
+
+// parseWith parses a request with extra fields and compiles its
+// constraint, as the server does once the request is admitted.
+func parseWith(chat bool, extra string) (*Request, error) {
+	if extra != "" {
+		extra = "," + extra
+	}
+	body := `{"prompt":"x"` + extra + `}`
+	parse := ParseCompletion
+	if chat {
+		body = `{"messages":[{"role":"user","content":"x"}]` + extra + `}`
+		parse = ParseChat
+	}
+	r, err := parse([]byte(body))
+	if err != nil {
+		return nil, err
+	}
+	return r, r.CompileConstraint(context.Background())
 }
 
 func jsonString(s string) string {

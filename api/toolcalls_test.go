@@ -168,7 +168,7 @@ func TestToolCallsForced(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := Prepare(e, r); err != nil {
+				if err := Prepare(context.Background(), e, r); err != nil {
 					t.Fatal(err)
 				}
 				ids, err := e.PromptIDs(&r.Engine)

@@ -50,6 +50,9 @@ func (e *Engine) newConstraint(g *grammar.Grammar, left int) (*constraint, error
 		c.host = true
 	}
 	e.nextMask(c)
+	if err := c.m.Err(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -101,7 +104,7 @@ func (c *constraint) accept(id int32, err error) (bool, error) {
 		return false, err
 	}
 	if c.m.AcceptToken(c.v, id) != nil {
-		return false, nil
+		return false, c.m.Err()
 	}
 	if c.left > 0 {
 		c.left--
@@ -111,16 +114,20 @@ func (c *constraint) accept(id int32, err error) (bool, error) {
 
 // finish says whether the grammar ends the request after a token: it has
 // ended (nothing can follow, or EOS was taken), or nothing it allows can
-// come next.
-func (e *Engine) finishConstraint(c *constraint) sampler.Finish {
+// come next. The error is the matcher's: the grammar outgrew its bounds
+// (a *grammar.LimitError), which ends the request with it.
+func (e *Engine) finishConstraint(c *constraint) (sampler.Finish, error) {
 	if c.m.Done() {
-		return sampler.Finish{Reason: sampler.FinishStop, StopToken: -1}
+		return sampler.Finish{Reason: sampler.FinishStop, StopToken: -1}, nil
 	}
 	e.nextMask(c)
-	if c.n == 0 {
-		return sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}
+	if err := c.m.Err(); err != nil {
+		return sampler.Finish{}, err
 	}
-	return sampler.Finish{}
+	if c.n == 0 {
+		return sampler.Finish{Reason: sampler.FinishGrammar, StopToken: -1}, nil
+	}
+	return sampler.Finish{}, nil
 }
 
 type wrapKey struct {
@@ -134,7 +141,8 @@ type wrapKey struct {
 // empty block), the grammar applies after </think>, and from the start
 // of the text when the prompt opened the block itself (DeepSeek-R1's
 // "<think>\n"). Wrapped grammars are kept per engine, so repeated
-// requests share their masks.
+// requests share their masks: up to 16 of them, and maxWrappedBytes of
+// their memory (their tables grow as they are used).
 func (e *Engine) withReasoning(req *Request, prompt string) (*grammar.Grammar, error) {
 	g := req.Grammar
 	if req.Messages == nil {
@@ -153,9 +161,22 @@ func (e *Engine) withReasoning(req *Request, prompt string) (*grammar.Grammar, e
 	if err != nil {
 		return nil, err
 	}
-	if e.wrapped == nil || len(e.wrapped) >= 16 {
+	if e.wrapped == nil || len(e.wrapped) >= 16 || wrappedBytes(e.wrapped) > maxWrappedBytes {
 		e.wrapped = map[wrapKey]*grammar.Grammar{}
 	}
 	e.wrapped[k] = w
 	return w, nil
+}
+
+// maxWrappedBytes bounds the memory of an engine's wrapped grammars
+// (grammar.Grammar.Bytes), as api.GrammarCacheBytes bounds the cache of
+// the grammars they wrap.
+const maxWrappedBytes = 128 << 20
+
+func wrappedBytes(m map[wrapKey]*grammar.Grammar) int {
+	n := 0
+	for _, g := range m {
+		n += g.Bytes()
+	}
+	return n
 }

@@ -344,7 +344,11 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		}
 		show, fin := stop.Step(r.ID, piece)
 		if fin.Reason == "" && c != nil {
-			if fin = e.finishConstraint(c); fin.Reason != "" {
+			var err error
+			if fin, err = e.finishConstraint(c); err != nil {
+				return res, err
+			}
+			if fin.Reason != "" {
 				show += stop.Flush()
 			}
 		}

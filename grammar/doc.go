@@ -29,10 +29,19 @@
 // instead makes every cached mask exact and a revisited state cost one
 // copy. The cost is on first visits (a few ms natively for a state that
 // allows most of a 152k vocabulary; make bench-grammar prints median and
-// p99 per step). A grammar's tables are bounded (states, frames, 16 MiB of
-// masks): past the bounds new matchers start on fresh tables. Left
-// recursion is refused at compile time; a tail reference does not grow a
-// stack.
+// p99 per step). A grammar's tables are bounded: past 16 MiB (or 2^23
+// expansion steps) new matchers start on fresh tables, past 64 MiB (or
+// 2^25 steps, or a state of 65,536 stacks) a step that needs a new state
+// stops its matcher with a *LimitError, and masks are kept up to 16 MiB.
+// So an ambiguous grammar, whose configurations multiply with the text,
+// costs bounded memory and time. Left recursion is refused at compile
+// time, and so is a repetition of over 16 copies of an item that can match
+// the empty text (the most common such grammar); a tail reference does
+// not grow a stack.
+//
+// The front ends bound their inputs and their work (MaxRegexBytes,
+// MaxSchemaBytes, a JSON Schema conversion's steps, JSONSchemaGBNFContext's
+// context), and their errors quote at most 64 bytes of what they refuse.
 //
 // EOS is allowed exactly when the grammar may end; when it has ended, EOS
 // is the only token.

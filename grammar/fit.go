@@ -182,6 +182,7 @@ func (m *Matcher) MaskWithin(v *Vocab, dst []uint32, tokens int) int {
 		return n
 	}
 	t := m.t
+	defer m.retireFailed()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if int(t.need(m.state)) > tokens {
@@ -190,7 +191,11 @@ func (m *Matcher) MaskWithin(v *Vocab, dst []uint32, tokens int) int {
 	key := maskKey{v: v, state: m.state, atStart: !m.started && v.strip, limit: -1}
 	needs, ok := t.needs[key]
 	if !ok {
-		needs = t.tokenNeeds(v, m.state, v.view(m.started))
+		if needs, ok = t.tokenNeeds(v, m.state, v.view(m.started)); !ok {
+			m.err = t.err
+			clear(dst)
+			return 0
+		}
 		t.needs[key] = needs
 	}
 	limit := int32(tokens - 1)
@@ -202,7 +207,11 @@ func (m *Matcher) MaskWithin(v *Vocab, dst []uint32, tokens int) int {
 	key.limit = needs[k-1]
 	mask, ok := t.masks[key]
 	if !ok {
-		mask = t.walkMask(v, m.state, v.view(m.started), key.limit, nil)
+		if mask, ok = t.walkMask(v, m.state, v.view(m.started), key.limit, nil); !ok {
+			m.err = t.err
+			clear(dst)
+			return 0
+		}
 		t.remember(key, mask)
 	}
 	copy(dst, mask.words)
@@ -210,19 +219,20 @@ func (m *Matcher) MaskWithin(v *Vocab, dst []uint32, tokens int) int {
 }
 
 // tokenNeeds is the sorted set of need values the tokens allowed at s
-// leave. Held t.mu.
-func (t *tables) tokenNeeds(v *Vocab, s int32, w *vocabView) []int32 {
-	var needs []int32
-	t.walkMask(v, s, w, -1, func(after int32) {
+// leave; ok is false when a step passed the tables' bounds. Held t.mu.
+func (t *tables) tokenNeeds(v *Vocab, s int32, w *vocabView) (needs []int32, ok bool) {
+	if _, ok := t.walkMask(v, s, w, -1, func(after int32) {
 		n := t.need(after)
 		if i, found := slices.BinarySearch(needs, n); !found {
 			needs = slices.Insert(needs, i, n)
 		}
-	})
+	}); !ok {
+		return nil, false
+	}
 	if t.states[s].end && len(v.eos) > 0 {
 		if i, found := slices.BinarySearch(needs, 0); !found {
 			needs = slices.Insert(needs, i, 0)
 		}
 	}
-	return needs
+	return needs, true
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -12,7 +13,10 @@ import (
 // its own (response_format's JSON Schema and regex, a raw GBNF grammar):
 // each either compiles or fails with its typed error, quickly and never
 // by panicking, and what compiles drives a matcher. Seeds: the schemas of
-// testdata/schemas and the tests' patterns and grammars.
+// testdata/schemas, the tests' patterns and grammars, and the inputs of
+// issue 39 (nested repetitions of empty-matching items that grew a
+// server to 2 GB, and their non-empty variants that the matcher's bounds
+// stop; schemas whose conversion was superlinear).
 
 // fuzzSlow bounds one input's compile and match: the front ends' limits
 // (MaxSchemaDepth, MaxSchemaGrammar, MaxSourceBytes) keep far under it.
@@ -41,6 +45,11 @@ func FuzzJSONSchema(f *testing.F) {
 	}
 	f.Add([]byte(`{"type": "string", "pattern": "^[a-z]{2,5}$"}`), []byte(`"abc"`))
 	f.Add([]byte(`{"$ref": "#"}`), []byte(`{}`))
+	f.Add([]byte(`{"type":"string","pattern":"^([a-z]{0,200}){0,200}$"}`), []byte(`"`+strings.Repeat("a", 64)+`"`))
+	f.Add([]byte(`{"type":"string","pattern":"^([a-z]{1,200}){0,200}$"}`), []byte(`"`+strings.Repeat("a", 64)+`"`))
+	f.Add([]byte(`{"allOf":[{"properties":{"a":{"type":"integer"}}},{"properties":{"b":{"type":"integer"}}},{"required":["a"]}]}`), []byte(`{"a": 1, "b": 2}`))
+	f.Add([]byte(`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"},{"type":"boolean"}],"minItems":2}`), []byte(`[1, "a", true]`))
+	f.Add([]byte(`{"type":"number","maximum":1e1000000}`), []byte(`1`))
 	f.Fuzz(func(t *testing.T, schema, text []byte) {
 		start := time.Now()
 		src, err := JSONSchemaGBNF(schema)
@@ -65,6 +74,9 @@ func FuzzJSONSchema(f *testing.F) {
 func FuzzRegex(f *testing.F) {
 	for _, p := range []string{`^[a-z]+$`, `\d{3}-\d{4}`, `(ab|cd)*e?`, `[^\s]{1,8}`, `^(?:[A-Z][a-z]*\s?)+$`, `a{2,}b{0,3}`} {
 		f.Add(p, []byte("abc-1234"))
+	}
+	for _, p := range []string{`(a{0,10000}){0,10000}`, `(a{1,100}){0,100}`, strings.Repeat("(", 70) + "a" + strings.Repeat(")", 70)} {
+		f.Add(p, []byte(strings.Repeat("a", 64)))
 	}
 	f.Fuzz(func(t *testing.T, pattern string, text []byte) {
 		start := time.Now()
@@ -96,6 +108,13 @@ func FuzzGBNF(f *testing.F) {
 		`root ::= x{2,4} # comment` + "\nx ::= [\\u0041-\\u005A]",
 	} {
 		f.Add(s, []byte("a,b,12"))
+	}
+	for _, s := range []string{
+		`root ::= ("a"{0,10000}){0,10000}`, // 17 s for 64 bytes, before it was refused
+		`root ::= ("a"{1,100}){0,100}`,
+		"root ::= x{0,100}\nx ::= \"b\" | y\ny ::= \"\"",
+	} {
+		f.Add(s, []byte(strings.Repeat("a", 64)))
 	}
 	f.Fuzz(func(t *testing.T, src string, text []byte) {
 		start := time.Now()

@@ -45,7 +45,16 @@ func Compile(src string) (*Grammar, error) {
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
-	return p.b.finish(p)
+	g, err := p.b.finish(p)
+	if err != nil {
+		return nil, err
+	}
+	// The start state is built now, within the matcher's bounds, so that
+	// a grammar whose start is already past them is refused here.
+	if t := g.current(); t.err != nil {
+		return nil, p.errorf(0, "at the start: %s", t.err.Msg)
+	}
+	return g, nil
 }
 
 type parser struct {
@@ -123,13 +132,13 @@ func (p *parser) parse() error {
 		}
 		p.space(false)
 		if !strings.HasPrefix(p.src[p.pos:], "::=") {
-			return p.errorf(p.pos, "expected ::= after the rule name %q", name)
+			return p.errorf(p.pos, "expected ::= after the rule name %q", clip(name))
 		}
 		p.pos += 3
 		p.space(true)
 		r := p.b.ruleID(name, start)
 		if p.b.rules[r].defined {
-			return p.errorf(start, "rule %q is defined twice", name)
+			return p.errorf(start, "rule %q is defined twice", clip(name))
 		}
 		p.b.rules[r].defined = true
 		p.b.rules[r].off = start
@@ -139,7 +148,7 @@ func (p *parser) parse() error {
 		}
 		p.b.rules[r].alts = alts
 		if p.pos < len(p.src) && p.src[p.pos] != '\n' && p.src[p.pos] != '\r' {
-			return p.errorf(p.pos, "expected the end of the line after rule %q, found %q", name, p.peekText())
+			return p.errorf(p.pos, "expected the end of the line after rule %q, found %q", clip(name), p.peekText())
 		}
 		p.space(true)
 	}
@@ -238,7 +247,7 @@ func (p *parser) sequence(nested bool) ([]elem, error) {
 			}
 			item := append([]elem(nil), seq[last:]...)
 			seq = seq[:last]
-			rep, err := p.b.repeat(item, lo, hi)
+			rep, err := p.b.repeat(item, lo, hi, op)
 			if err != nil {
 				return nil, p.errorf(op, "%s", err.Error())
 			}
@@ -280,7 +289,7 @@ func (p *parser) repetition() (int, int, error) {
 		}
 		n, err := strconv.Atoi(p.src[start:p.pos])
 		if err != nil || n > MaxRepeat {
-			return 0, false, p.errorf(start, "repetition count %s is over the limit of %d", p.src[start:p.pos], MaxRepeat)
+			return 0, false, p.errorf(start, "repetition count %s is over the limit of %d", clip(p.src[start:p.pos]), MaxRepeat)
 		}
 		p.space(false)
 		return n, true, nil

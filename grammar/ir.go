@@ -42,7 +42,25 @@ type builder struct {
 	// classes caches the helper rule of each multi-byte class.
 	classes map[string]int32
 	nelems  int
+	// reps are the bounded repetitions, checked once nullability is known.
+	reps []repetition
 }
+
+// repetition is one x{lo,hi} of the source (hi -1: unbounded), item the
+// element repeated, off where the operator is.
+type repetition struct {
+	item   elem
+	lo, hi int
+	off    int
+}
+
+// maxNullableRepeat bounds the copies of an item that can match the empty
+// text in one repetition (x{m,n} with x nullable). Each copy is one more
+// place the matcher may stand without having read a byte, so the stacks
+// of a state multiply with the count, and with the count of an enclosing
+// repetition: (x{0,10000}){0,10000} has 10^8 configurations. Past the
+// bound the grammar is refused; a non-empty item has no such cost.
+const maxNullableRepeat = 16
 
 func newBuilder() *builder {
 	return &builder{names: map[string]int{}, setIDs: map[byteSet]int32{}, classes: map[string]int32{}}
@@ -135,11 +153,15 @@ func (b *builder) classElem(ranges cpSet) elem {
 }
 
 // repeat expands item{lo,hi} (hi -1: unbounded) into elements, with
-// helper rules for the optional and unbounded parts.
-func (b *builder) repeat(item []elem, lo, hi int) ([]elem, error) {
+// helper rules for the optional and unbounded parts; off is where the
+// operator is in the source, for errors.
+func (b *builder) repeat(item []elem, lo, hi, off int) ([]elem, error) {
 	one := item
 	if len(item) != 1 {
 		one = []elem{b.helper([][]elem{item})}
+	}
+	if max(lo, hi) > maxNullableRepeat {
+		b.reps = append(b.reps, repetition{item: one[0], lo: lo, hi: hi, off: off})
 	}
 	if lo*len(one) > MaxElements || hi > 0 && hi*len(one) > MaxElements {
 		return nil, fmt.Errorf("the repetition expands past %d elements", MaxElements)
@@ -179,6 +201,9 @@ type Grammar struct {
 
 	tabs tablesRef
 
+	sizeOnce sync.Once
+	size     int // the compiled form's bytes (see Bytes)
+
 	restOnce sync.Once
 	rest     []int32 // per element, the fewest bytes to its alternative's end (minRest)
 }
@@ -196,14 +221,20 @@ func (b *builder) finish(p *parser) (*Grammar, error) {
 	}
 	for _, r := range b.rules {
 		if !r.defined {
-			return nil, p.errorf(r.off, "rule %q is used but not defined", r.name)
+			return nil, p.errorf(r.off, "rule %q is used but not defined", clip(r.name))
 		}
 	}
 	if b.nelems > MaxElements {
 		return nil, p.errorf(0, "the grammar has over %d elements", MaxElements)
 	}
-	if name, off, ok := b.leftRecursion(); ok {
-		return nil, p.errorf(off, "rule %q is left-recursive (it can reach itself before reading any character)", name)
+	null := b.nullable()
+	for _, r := range b.reps {
+		if r.item.isRule() && null[r.item.rule] {
+			return nil, p.errorf(r.off, "a repetition of over %d copies of an item that can match the empty text: its ways of matching multiply with the count (write the item so that it cannot be empty)", maxNullableRepeat)
+		}
+	}
+	if name, off, ok := b.leftRecursion(null); ok {
+		return nil, p.errorf(off, "rule %q is left-recursive (it can reach itself before reading any character)", clip(name))
 	}
 	g := &Grammar{sets: b.sets, root: int32(root)}
 	g.alts = make([][]int32, len(b.rules))
@@ -218,27 +249,44 @@ func (b *builder) finish(p *parser) (*Grammar, error) {
 	return g, nil
 }
 
-// nullable reports the rules that can match the empty string.
+// nullable reports the rules that can match the empty string. Each
+// alternative counts the rules it still waits on; a rule found nullable
+// releases the alternatives that name it, so the work is linear in the
+// grammar's size whatever the order of its rules.
 func (b *builder) nullable() []bool {
 	null := make([]bool, len(b.rules))
-	for changed := true; changed; {
-		changed = false
-		for i, r := range b.rules {
-			if null[i] {
-				continue
+	type alt struct{ rule, pending int32 }
+	var alts []alt
+	users := make([][]int32, len(b.rules)) // per rule, the alternatives naming it (once per mention)
+	var ready []int32
+	for i, r := range b.rules {
+	next:
+		for _, a := range r.alts {
+			for _, e := range a {
+				if !e.isRule() {
+					continue next // a byte is never empty
+				}
 			}
-			for _, a := range r.alts {
-				all := true
-				for _, e := range a {
-					if !e.isRule() || !null[e.rule] {
-						all = false
-						break
-					}
-				}
-				if all {
-					null[i], changed = true, true
-					break
-				}
+			id := int32(len(alts))
+			alts = append(alts, alt{rule: int32(i), pending: int32(len(a))})
+			for _, e := range a {
+				users[e.rule] = append(users[e.rule], id)
+			}
+			if len(a) == 0 {
+				ready = append(ready, int32(i))
+			}
+		}
+	}
+	for len(ready) > 0 {
+		r := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		if null[r] {
+			continue
+		}
+		null[r] = true
+		for _, id := range users[r] {
+			if alts[id].pending--; alts[id].pending == 0 {
+				ready = append(ready, alts[id].rule)
 			}
 		}
 	}
@@ -249,8 +297,7 @@ func (b *builder) nullable() []bool {
 // are preceded only by nullable elements, where one of the references on
 // the cycle is not the last of its alternative (a tail reference does not
 // grow the stack, and the matcher's expansion stops on repeats).
-func (b *builder) leftRecursion() (string, int, bool) {
-	null := b.nullable()
+func (b *builder) leftRecursion(null []bool) (string, int, bool) {
 	type edge struct {
 		to   int
 		tail bool

@@ -1,8 +1,10 @@
 package grammar
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // SchemaError reports a JSON Schema that JSONSchemaGBNF cannot convert
@@ -18,9 +20,22 @@ type SchemaError struct {
 
 func (e *SchemaError) Error() string {
 	if e.Keyword == "" {
-		return fmt.Sprintf("grammar: JSON Schema at #%s: %s", e.Pointer, e.Msg)
+		return fmt.Sprintf("grammar: JSON Schema at #%s: %s", clipPointer(e.Pointer), e.Msg)
 	}
-	return fmt.Sprintf("grammar: JSON Schema keyword %q at #%s: %s", e.Keyword, e.Pointer, e.Msg)
+	return fmt.Sprintf("grammar: JSON Schema keyword %q at #%s: %s", clip(e.Keyword), clipPointer(e.Pointer), e.Msg)
+}
+
+// clipPointer is a JSON pointer for a message, each token clipped (its
+// depth is bounded by MaxSchemaDepth).
+func clipPointer(ptr string) string {
+	if len(ptr) <= maxEcho {
+		return ptr
+	}
+	toks := strings.Split(ptr, "/")
+	for i, t := range toks {
+		toks[i] = clip(t)
+	}
+	return strings.Join(toks, "/")
 }
 
 // Limits of the JSON Schema front end.
@@ -30,6 +45,8 @@ const (
 	MaxSchemaDepth = 64
 	// MaxSchemaGrammar bounds the GBNF text a schema produces.
 	MaxSchemaGrammar = frontLimit
+	// MaxSchemaBytes bounds the schema's JSON text.
+	MaxSchemaBytes = 1 << 20
 )
 
 // JSONSchemaGBNF converts a JSON Schema to a GBNF grammar (start rule
@@ -81,8 +98,18 @@ const (
 // date-time without leap seconds and with at most 9 fraction digits, and
 // email as dot-atoms of printable ASCII at a host name with at least one
 // dot.
+//
+// A conversion's work is bounded (a few hundred milliseconds at most):
+// a schema that needs more, or is over MaxSchemaBytes, or gives a grammar
+// over MaxSchemaGrammar, is refused with a *SchemaError.
 func JSONSchemaGBNF(schema []byte) (string, error) {
-	rules, root, err := JSONSchemaRules(schema, "")
+	return JSONSchemaGBNFContext(context.Background(), schema)
+}
+
+// JSONSchemaGBNFContext is JSONSchemaGBNF, stopped with ctx's error once
+// ctx is done.
+func JSONSchemaGBNFContext(ctx context.Context, schema []byte) (string, error) {
+	rules, root, err := jsonSchemaRules(ctx, schema, "")
 	if err != nil {
 		return "", err
 	}
@@ -97,14 +124,21 @@ func JSONSchemaGBNF(schema []byte) (string, error) {
 // schemas, and the name of the rule that matches a document (prefix +
 // "root").
 func JSONSchemaRules(schema []byte, prefix string) (rules, root string, err error) {
+	return jsonSchemaRules(context.Background(), schema, prefix)
+}
+
+func jsonSchemaRules(ctx context.Context, schema []byte, prefix string) (rules, root string, err error) {
 	if !validRulePrefix(prefix) {
-		return "", "", &SchemaError{Msg: fmt.Sprintf("rule prefix %q is not of [a-zA-Z0-9-]", prefix)}
+		return "", "", &SchemaError{Msg: fmt.Sprintf("rule prefix %q is not of [a-zA-Z0-9-]", clip(prefix))}
+	}
+	if len(schema) > MaxSchemaBytes {
+		return "", "", &SchemaError{Msg: fmt.Sprintf("the schema is %d bytes, over the limit of %d", len(schema), MaxSchemaBytes)}
 	}
 	doc, err := decodeOrdered(schema)
 	if err != nil {
 		return "", "", &SchemaError{Msg: "the schema is not valid JSON: " + err.Error()}
 	}
-	c := newJSCompiler(doc, prefix)
+	c := newJSCompiler(ctx, doc, prefix)
 	root = c.w.fresh("root")
 	top, err := c.parse(doc, "", 0)
 	if err != nil {
@@ -118,7 +152,17 @@ func JSONSchemaRules(schema []byte, prefix string) (rules, root string, err erro
 		return "", "", &SchemaError{Msg: "the schema admits no JSON value"}
 	}
 	c.w.define(root, expr)
-	if bad := c.w.unproductive(); len(bad) > 0 && c.w.err == nil {
+	if c.err != nil {
+		return "", "", c.err
+	}
+	if c.w.err != nil {
+		msg := c.w.err.Error()
+		if errors.Is(c.w.err, errFrontTooBig) {
+			msg = fmt.Sprintf("the grammar would exceed %d bytes", MaxSchemaGrammar)
+		}
+		return "", "", &SchemaError{Msg: msg}
+	}
+	if bad := c.w.unproductive(); len(bad) > 0 {
 		ptrOf := map[string]string{}
 		for ptr, name := range c.refRules {
 			ptrOf[name] = ptr
@@ -129,13 +173,6 @@ func JSONSchemaRules(schema []byte, prefix string) (rules, root string, err erro
 			}
 		}
 		return "", "", &SchemaError{Msg: "the schema admits no finite value (a recursion without a way out)"}
-	}
-	if c.w.err != nil {
-		msg := c.w.err.Error()
-		if errors.Is(c.w.err, errFrontTooBig) {
-			msg = fmt.Sprintf("the grammar would exceed %d bytes", MaxSchemaGrammar)
-		}
-		return "", "", &SchemaError{Msg: msg}
 	}
 	return c.w.text(), root, nil
 }

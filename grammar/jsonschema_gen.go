@@ -64,6 +64,9 @@ func (c *jsCompiler) rule(name string) string {
 
 // gen is the expression for a schema; never reports an empty language.
 func (c *jsCompiler) gen(s *jsSchema, depth int) (expr string, never bool, err error) {
+	if err := c.spend(1); err != nil {
+		return "", false, err
+	}
 	if depth > MaxSchemaDepth {
 		return "", false, jsErr(s.ptr, "", "the schema is nested deeper than %d levels", MaxSchemaDepth)
 	}
@@ -210,9 +213,12 @@ func (c *jsCompiler) genString(f *jsSchema) (string, bool, error) {
 	var node *rxNode
 	kw := "pattern"
 	if f.hasPattern {
+		if err := c.spend(len(f.pattern)); err != nil {
+			return "", false, err
+		}
 		branches, err := parseRegex(f.pattern)
 		if err != nil {
-			return "", false, jsErr(f.ptr, "pattern", "%s", err.Error())
+			return "", false, jsErr(f.ptr, "pattern", "%s", err.(*RegexError).msg())
 		}
 		node = rxSearch(branches)
 	} else {
@@ -286,25 +292,38 @@ func (c *jsCompiler) genArray(f *jsSchema, depth int) (string, bool, error) {
 		}
 		return item
 	}
-	// tail(i): what may follow once i elements are written.
-	var tail func(i int) string
-	tail = func(i int) string {
+	// tail[i]: what may follow once i elements are written, from the last
+	// position back, each one past the first named (so that the grammar
+	// grows linearly with prefixItems, and nests no deeper).
+	rest := func(i int) string {
 		if hi >= 0 && i >= hi {
 			return ""
 		}
-		if i < len(elems) {
-			next := gSeq(`","`, sp, elem(i), tail(i+1))
-			if i >= lo {
-				return c.w.repeat(next, 0, 1)
-			}
-			return next
-		}
-		rest := -1
+		left := -1
 		if hi >= 0 {
-			rest = hi - i
+			left = hi - i
 		}
-		return c.w.repeat(gSeq(`","`, sp, item), max(lo-i, 0), rest)
+		return c.w.repeat(gSeq(`","`, sp, item), max(lo-i, 0), left)
 	}
+	next := rest(max(len(elems), 1))
+	for i := len(elems) - 1; i >= 1; i-- {
+		if hi >= 0 && i >= hi {
+			next = ""
+			continue
+		}
+		if err := c.spend(1); err != nil {
+			return "", false, err
+		}
+		t := gSeq(`","`, sp, elem(i), next)
+		if i >= lo {
+			t = c.w.repeat(t, 0, 1)
+		}
+		if i > 1 && t != "" {
+			t = c.w.rule("items", t)
+		}
+		next = t
+	}
+	tail := func(int) string { return next }
 	body := gSeq(elem(0), tail(1))
 	if lo == 0 {
 		body = c.w.repeat(body, 0, 1)
@@ -314,13 +333,17 @@ func (c *jsCompiler) genArray(f *jsSchema, depth int) (string, bool, error) {
 
 // genEnum is the expression for the enum values that the rest of f admits.
 func (c *jsCompiler) genEnum(f *jsSchema, types jsTypes) (string, bool, error) {
+	if err := c.spend(len(f.enum)); err != nil {
+		return "", false, err
+	}
 	var alts []string
 	seen := map[string]bool{}
+	var re *enumRegexps
 	for _, v := range f.enum {
 		if jsonTypeOf(v)&types == 0 {
 			continue
 		}
-		ok, err := c.enumAdmits(f, v)
+		ok, err := c.enumAdmits(f, v, &re)
 		if err != nil {
 			return "", false, err
 		}
@@ -339,8 +362,13 @@ func (c *jsCompiler) genEnum(f *jsSchema, types jsTypes) (string, bool, error) {
 	return gAlt(alts...), false, nil
 }
 
-// enumAdmits checks an enum value against f's other keywords.
-func (c *jsCompiler) enumAdmits(f *jsSchema, v any) (bool, error) {
+// enumRegexps are f's pattern and format as Go regexps, compiled once for
+// all of an enum's values (nil pattern: it does not compile).
+type enumRegexps struct{ pattern, format *regexp.Regexp }
+
+// enumAdmits checks an enum value against f's other keywords; re holds
+// the compiled regexps, made on first use.
+func (c *jsCompiler) enumAdmits(f *jsSchema, v any, re **enumRegexps) (bool, error) {
 	unsupported := func(kw string) error {
 		return jsErr(f.ptr, f.enumKw, "%s together with %s is not supported", f.enumKw, kw)
 	}
@@ -350,16 +378,27 @@ func (c *jsCompiler) enumAdmits(f *jsSchema, v any) (bool, error) {
 		if n < f.minLen || f.maxLen >= 0 && n > f.maxLen {
 			return false, nil
 		}
+		if *re == nil {
+			*re = &enumRegexps{}
+			if f.hasPattern {
+				(*re).pattern, _ = regexp.Compile(f.pattern)
+			}
+			if f.hasFormat {
+				(*re).format = regexp.MustCompile(`^(?:` + jsFormats[f.format] + `)$`)
+			}
+		}
+		if err := c.spend(len(x)); err != nil {
+			return false, err
+		}
 		if f.hasPattern {
-			re, err := regexp.Compile(f.pattern)
-			if err != nil {
+			if (*re).pattern == nil {
 				return false, unsupported("this pattern")
 			}
-			if !re.MatchString(x) {
+			if !(*re).pattern.MatchString(x) {
 				return false, nil
 			}
 		}
-		if f.hasFormat && !regexp.MustCompile(`^(?:`+jsFormats[f.format]+`)$`).MatchString(x) {
+		if f.hasFormat && !(*re).format.MatchString(x) {
 			return false, nil
 		}
 	case json.Number:

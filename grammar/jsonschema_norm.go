@@ -1,6 +1,9 @@
 package grammar
 
-import "math/big"
+import (
+	"math/big"
+	"slices"
+)
 
 // maxBranches bounds the alternatives one schema expands into (anyOf,
 // oneOf and allOf distributed over each other).
@@ -41,6 +44,9 @@ func (s *jsSchema) flatCopy() *jsSchema {
 }
 
 func (c *jsCompiler) normalize(s *jsSchema, depth int) ([]*jsSchema, error) {
+	if err := c.spend(1); err != nil {
+		return nil, err
+	}
 	if depth > MaxSchemaDepth {
 		return nil, jsErr(s.ptr, "", "$ref and allOf expand deeper than %d levels", MaxSchemaDepth)
 	}
@@ -61,14 +67,44 @@ func (c *jsCompiler) normalize(s *jsSchema, depth int) ([]*jsSchema, error) {
 			return nil, err
 		}
 	}
+	// allOf: runs of subschemas of one branch each are merged into every
+	// branch at once (mergeAll); a subschema of several distributes.
+	var run []*jsSchema
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		var out []*jsSchema
+		for _, x := range branches {
+			m, err := c.mergeAll(append([]*jsSchema{x}, run...), depth)
+			if err != nil {
+				return err
+			}
+			if out = append(out, m...); len(out) > maxBranches {
+				return jsErr(s.ptr, "", "anyOf/oneOf/allOf expand to over %d alternatives", maxBranches)
+			}
+		}
+		branches, run = out, nil
+		return nil
+	}
 	for _, sub := range s.allOf {
 		sb, err := c.normalize(sub, depth+1)
 		if err != nil {
 			return nil, err
 		}
+		if len(sb) == 1 {
+			run = append(run, sb[0])
+			continue
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
 		if branches, err = c.cross(branches, sb, depth); err != nil {
 			return nil, err
 		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	if s.anyOf != nil {
 		if branches, err = c.union(s.ptr, branches, s.anyOf, depth, false); err != nil {
@@ -101,7 +137,13 @@ func (c *jsCompiler) union(ptr string, base []*jsSchema, subs []*jsSchema, depth
 	if oneOf {
 		for i := range parts {
 			for j := i + 1; j < len(parts); j++ {
+				if err := c.spend(len(parts[i]) * len(parts[j])); err != nil {
+					return nil, err
+				}
 				if !c.disjointSets(parts[i], parts[j], depth) {
+					if c.err != nil {
+						return nil, c.err
+					}
 					return nil, jsErr(ptr, "oneOf",
 						"branches %d and %d may both match one value; oneOf is supported only when its branches are provably disjoint (by type, enum/const, or a required property with disjoint schemas)", i, j)
 				}
@@ -136,19 +178,6 @@ func (c *jsCompiler) cross(a, b []*jsSchema, depth int) ([]*jsSchema, error) {
 	return out, nil
 }
 
-// allOfPair is the schema of both a and b (nil is the schema true).
-func allOfPair(a, b *jsSchema) *jsSchema {
-	switch {
-	case a == nil || a.unconstrained():
-		return b
-	case b == nil || b.unconstrained():
-		return a
-	}
-	s := newJSSchema(a.ptr)
-	s.allOf = []*jsSchema{a, b}
-	return s
-}
-
 // propSchema is the schema s applies to property name (nil: any).
 func (s *jsSchema) propSchema(name string) (*jsSchema, bool) {
 	for _, p := range s.props {
@@ -159,19 +188,61 @@ func (s *jsSchema) propSchema(name string) (*jsSchema, bool) {
 	return s.addl, false
 }
 
+// propIndex maps s's property names to their schemas, for callers that
+// look up many names (propSchema is a scan).
+func (s *jsSchema) propIndex() map[string]*jsSchema {
+	m := make(map[string]*jsSchema, len(s.props))
+	for _, p := range s.props {
+		if _, ok := m[p.name]; !ok {
+			m[p.name] = p.schema
+		}
+	}
+	return m
+}
+
+// propIn is propSchema through an index made by propIndex.
+func (s *jsSchema) propIn(idx map[string]*jsSchema, name string) (*jsSchema, bool) {
+	if p, ok := idx[name]; ok {
+		return p, true
+	}
+	return s.addl, false
+}
+
 // merge is the intersection of two flat schemas, as branches.
 func (c *jsCompiler) merge(a, b *jsSchema, depth int) ([]*jsSchema, error) {
-	if a.unconstrained() {
-		return []*jsSchema{b}, nil
-	}
-	if b.unconstrained() {
-		return []*jsSchema{a}, nil
-	}
-	if a.hasRef || b.hasRef {
-		if b.hasRef {
-			a, b = b, a
+	return c.mergeAll([]*jsSchema{a, b}, depth)
+}
+
+// mergeAll is the intersection of flat schemas, as branches. It merges
+// them in one pass, so that an allOf of n subschemas costs in proportion
+// to their size (merging them two by two copied what was merged so far n
+// times).
+func (c *jsCompiler) mergeAll(list []*jsSchema, depth int) ([]*jsSchema, error) {
+	var sides []*jsSchema
+	for _, s := range list {
+		if !s.unconstrained() {
+			sides = append(sides, s)
 		}
-		target, err := c.resolve(a, depth+1)
+	}
+	switch len(sides) {
+	case 0:
+		return []*jsSchema{list[len(list)-1]}, nil
+	case 1:
+		return []*jsSchema{sides[0]}, nil
+	}
+	work := 1
+	for _, s := range sides {
+		work += 1 + len(s.props) + len(s.required) + len(s.prefix)
+	}
+	if err := c.spend(work); err != nil {
+		return nil, err
+	}
+	for i, s := range sides {
+		if !s.hasRef {
+			continue
+		}
+		// The target's branches, each merged with the rest.
+		target, err := c.resolve(s, depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -179,100 +250,167 @@ func (c *jsCompiler) merge(a, b *jsSchema, depth int) ([]*jsSchema, error) {
 		if err != nil {
 			return nil, err
 		}
-		return c.cross(ta, []*jsSchema{b}, depth+1)
+		others := append(append([]*jsSchema(nil), sides[:i]...), sides[i+1:]...)
+		rest, err := c.mergeAll(others, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return c.cross(ta, rest, depth+1)
 	}
-	m := newJSSchema(a.ptr)
-	m.hasType = a.hasType || b.hasType
+	first := sides[0]
+	m := newJSSchema(first.ptr)
 	m.types = jtAll
-	if a.hasType {
-		m.types &= a.types
-	}
-	if b.hasType {
-		m.types &= b.types
-	}
-	if !m.hasType {
-		m.types = 0
-	}
-	switch {
-	case a.hasEnum && b.hasEnum:
-		m.hasEnum, m.enumKw = true, a.enumKw
-		for _, x := range a.enum {
-			for _, y := range b.enum {
+	for _, s := range sides {
+		if s.hasType {
+			m.hasType = true
+			m.types &= s.types
+		}
+		if !s.hasEnum {
+			continue
+		}
+		if !m.hasEnum {
+			m.hasEnum, m.enum, m.enumKw = true, s.enum, s.enumKw
+			continue
+		}
+		if err := c.spend(len(m.enum) * len(s.enum)); err != nil {
+			return nil, err
+		}
+		var keep []any
+		for _, x := range m.enum {
+			for _, y := range s.enum {
 				if jsonEqual(x, y) {
-					m.enum = append(m.enum, x)
+					keep = append(keep, x)
 					break
 				}
 			}
 		}
-	case a.hasEnum:
-		m.hasEnum, m.enum, m.enumKw = true, a.enum, a.enumKw
-	case b.hasEnum:
-		m.hasEnum, m.enum, m.enumKw = true, b.enum, b.enumKw
+		m.enum = keep
+	}
+	if !m.hasType {
+		m.types = 0
 	}
 	// Objects: a property's schema is its schema in properties, else
 	// additionalProperties, on each side.
-	seen := map[string]bool{}
-	for _, side := range []*jsSchema{a, b} {
-		for _, p := range side.props {
-			if seen[p.name] {
-				continue
+	type declared struct {
+		schemas []*jsSchema // in the order of the sides that declare it
+		sides   []int
+	}
+	var names []string
+	byName := map[string]*declared{}
+	var withAddl []int // the sides whose additionalProperties constrain
+	for i, s := range sides {
+		if s.addl != nil {
+			withAddl = append(withAddl, i)
+		}
+		for _, p := range s.props {
+			d := byName[p.name]
+			if d == nil {
+				d = &declared{}
+				byName[p.name] = d
+				names = append(names, p.name)
 			}
-			seen[p.name] = true
-			sa, _ := a.propSchema(p.name)
-			sb, _ := b.propSchema(p.name)
-			ps := allOfPair(sa, sb)
-			if ps == nil {
-				ps = newJSSchema(p.schema.ptr)
+			if len(d.sides) == 0 || d.sides[len(d.sides)-1] != i {
+				d.schemas = append(d.schemas, p.schema)
+				d.sides = append(d.sides, i)
 			}
-			m.props = append(m.props, jsProp{p.name, ps})
 		}
 	}
-	for _, side := range []*jsSchema{a, b} {
-		for _, r := range side.required {
-			if !containsString(m.required, r) {
+	if err := c.spend(len(names) * len(withAddl)); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		d := byName[name]
+		all := d.schemas
+		for _, i := range withAddl {
+			if !slices.Contains(d.sides, i) {
+				all = append(all, sides[i].addl)
+			}
+		}
+		ps := allOfList(all)
+		if ps == nil {
+			ps = newJSSchema(d.schemas[0].ptr)
+		}
+		m.props = append(m.props, jsProp{name, ps})
+	}
+	req := map[string]bool{}
+	var addls, items []*jsSchema
+	npre := -1
+	for _, s := range sides {
+		for _, r := range s.required {
+			if !req[r] {
+				req[r] = true
 				m.required = append(m.required, r)
 			}
 		}
+		addls = append(addls, s.addl)
+		items = append(items, s.items)
+		if s.prefix != nil {
+			npre = max(npre, len(s.prefix))
+		}
 	}
-	m.addl = allOfPair(a.addl, b.addl)
+	m.addl = allOfList(addls)
 	// Arrays: position by position.
-	if a.prefix != nil || b.prefix != nil {
-		n := max(len(a.prefix), len(b.prefix))
+	if npre >= 0 {
+		if err := c.spend(npre * len(sides)); err != nil {
+			return nil, err
+		}
 		m.prefix = []*jsSchema{}
-		for i := 0; i < n; i++ {
-			ps := allOfPair(a.itemSchema(i), b.itemSchema(i))
+		at := make([]*jsSchema, len(sides))
+		for i := 0; i < npre; i++ {
+			for j, s := range sides {
+				at[j] = s.itemSchema(i)
+			}
+			ps := allOfList(at)
 			if ps == nil {
-				ps = newJSSchema(a.ptr)
+				ps = newJSSchema(first.ptr)
 			}
 			m.prefix = append(m.prefix, ps)
 		}
 	}
-	m.items = allOfPair(a.items, b.items)
-	m.minItems = max(a.minItems, b.minItems)
-	m.maxItems = minLimit(a.maxItems, b.maxItems)
-	m.minLen = max(a.minLen, b.minLen)
-	m.maxLen = minLimit(a.maxLen, b.maxLen)
-	switch {
-	case a.hasPattern && b.hasPattern && a.pattern != b.pattern:
-		return nil, jsErr(b.ptr, "pattern", "two different patterns apply to one string (through allOf or $ref); their intersection is not supported")
-	case a.hasPattern:
-		m.pattern, m.hasPattern = a.pattern, true
-	case b.hasPattern:
-		m.pattern, m.hasPattern = b.pattern, true
+	m.items = allOfList(items)
+	for _, s := range sides {
+		m.minItems = max(m.minItems, s.minItems)
+		m.maxItems = minLimit(m.maxItems, s.maxItems)
+		m.minLen = max(m.minLen, s.minLen)
+		m.maxLen = minLimit(m.maxLen, s.maxLen)
+		switch {
+		case s.hasPattern && m.hasPattern && s.pattern != m.pattern:
+			return nil, jsErr(s.ptr, "pattern", "two different patterns apply to one string (through allOf or $ref); their intersection is not supported")
+		case s.hasPattern:
+			m.pattern, m.hasPattern = s.pattern, true
+		}
+		switch {
+		case s.hasFormat && m.hasFormat && s.format != m.format:
+			return nil, jsErr(s.ptr, "format", "two different formats apply to one string (through allOf or $ref)")
+		case s.hasFormat:
+			m.format, m.hasFormat = s.format, true
+		}
+		m.min = ratMax(m.min, s.min)
+		m.exMin = ratMax(m.exMin, s.exMin)
+		m.max = ratMin(m.max, s.max)
+		m.exMax = ratMin(m.exMax, s.exMax)
 	}
-	switch {
-	case a.hasFormat && b.hasFormat && a.format != b.format:
-		return nil, jsErr(b.ptr, "format", "two different formats apply to one string (through allOf or $ref)")
-	case a.hasFormat:
-		m.format, m.hasFormat = a.format, true
-	case b.hasFormat:
-		m.format, m.hasFormat = b.format, true
-	}
-	m.min = ratMax(a.min, b.min)
-	m.exMin = ratMax(a.exMin, b.exMin)
-	m.max = ratMin(a.max, b.max)
-	m.exMax = ratMin(a.exMax, b.exMax)
 	return []*jsSchema{m}, nil
+}
+
+// allOfList is the schema of all of list's schemas (nil entries and the
+// schema true are any value; nil when all are).
+func allOfList(list []*jsSchema) *jsSchema {
+	var keep []*jsSchema
+	for _, s := range list {
+		if s != nil && !s.unconstrained() {
+			keep = append(keep, s)
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return nil
+	case 1:
+		return keep[0]
+	}
+	s := newJSSchema(keep[0].ptr)
+	s.allOf = keep
+	return s
 }
 
 // itemSchema is the schema of array position i (nil: any).
@@ -281,15 +419,6 @@ func (s *jsSchema) itemSchema(i int) *jsSchema {
 		return s.prefix[i]
 	}
 	return s.items
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // minLimit is the smaller of two limits where -1 means none.

@@ -19,9 +19,13 @@ func (c *jsCompiler) genObject(f *jsSchema, depth int) (string, bool, error) {
 	}
 	var entries []entry
 	var names []string
+	required := map[string]bool{}
+	for _, r := range f.required {
+		required[r] = true
+	}
 	addEntry := func(name string, s *jsSchema) (bool, error) {
 		names = append(names, name)
-		req := containsString(f.required, name)
+		req := required[name]
 		e, never, err := c.genSub(s, depth)
 		if err != nil {
 			return false, err
@@ -38,8 +42,12 @@ func (c *jsCompiler) genObject(f *jsSchema, depth int) (string, bool, error) {
 			return "", !ok, err
 		}
 	}
+	if err := c.spend(len(f.props) + len(f.required)); err != nil {
+		return "", false, err
+	}
+	idx := f.propIndex()
 	for _, r := range f.required {
-		if _, declared := f.propSchema(r); declared {
+		if _, declared := f.propIn(idx, r); declared {
 			continue
 		}
 		ok, err := addEntry(r, f.addl)
@@ -99,6 +107,7 @@ func (c *jsCompiler) keyNotIn(names []string) string {
 	sorted := append([]string(nil), names...)
 	sort.Strings(sorted)
 	key := strings.Join(sorted, "\x00")
+	c.spend(len(key))
 	if n, ok := c.keyRules[key]; ok {
 		return n
 	}
@@ -107,6 +116,9 @@ func (c *jsCompiler) keyNotIn(names []string) string {
 	// bytes (the text so far).
 	var node func(lo, hi, depth int) string
 	node = func(lo, hi, depth int) string {
+		if c.w.err != nil {
+			return "" // past the size limit: the conversion fails
+		}
 		var alts []string
 		if len(sorted[lo]) > depth {
 			alts = append(alts, gSeq(`"\""`, sp)) // the text so far is no name

@@ -60,6 +60,9 @@ func (c *jsCompiler) disjoint(a, b *jsSchema, depth int) bool {
 		return true
 	}
 	if a.hasEnum && b.hasEnum {
+		if c.spend(len(a.enum)*len(b.enum)) != nil {
+			return false
+		}
 		for _, x := range a.enum {
 			for _, y := range b.enum {
 				if jsonTypeOf(x)&common != 0 && jsonEqual(x, y) {
@@ -83,11 +86,19 @@ func (c *jsCompiler) disjoint(a, b *jsSchema, depth int) bool {
 // objectsDisjoint finds a property that one side requires and whose
 // schemas on the two sides admit no common value.
 func (c *jsCompiler) objectsDisjoint(a, b *jsSchema, depth int) bool {
+	if c.spend(len(a.required)+len(b.required)+len(a.props)+len(b.props)) != nil {
+		return false
+	}
+	ia, ib := a.propIndex(), b.propIndex()
 	for _, pair := range [2][2]*jsSchema{{a, b}, {b, a}} {
 		x, y := pair[0], pair[1]
+		ix, iy := ia, ib
+		if x == b {
+			ix, iy = ib, ia
+		}
 		for _, name := range x.required {
-			sx, _ := x.propSchema(name)
-			sy, _ := y.propSchema(name)
+			sx, _ := x.propIn(ix, name)
+			sy, _ := y.propIn(iy, name)
 			if sy != nil && sy.isBool && !sy.boolV {
 				return true // y forbids a property x requires
 			}

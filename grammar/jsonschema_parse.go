@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -86,10 +87,41 @@ type jsCompiler struct {
 	refNever  map[string]bool
 	refCycle  map[string]bool
 	keyRules  map[string]string
+
+	// ctx ends the conversion early; work counts its steps (see spend);
+	// err is what ended it, kept.
+	ctx  context.Context
+	work int
+	err  error
 }
 
-func newJSCompiler(doc any, prefix string) *jsCompiler {
-	c := &jsCompiler{doc: doc, parsed: map[string]*jsSchema{}, w: newGBNFWriter(prefix),
+// maxSchemaWork bounds one conversion's steps (a keyword read, a branch
+// normalized, a property or an enum value merged or written, a pair of
+// values compared: each a microsecond or less), so that no schema costs
+// more than a fraction of a second.
+const maxSchemaWork = 1 << 21
+
+// spend counts n steps of work. Past maxSchemaWork, or once the context is
+// done, it returns the error that ends the conversion, and keeps
+// returning it: callers that cannot return an error spend and go on, and
+// the next that can returns it.
+func (c *jsCompiler) spend(n int) error {
+	if c.err != nil {
+		return c.err
+	}
+	before := c.work
+	c.work += n
+	switch {
+	case c.work > maxSchemaWork:
+		c.err = &SchemaError{Msg: fmt.Sprintf("the schema takes over %d steps to convert: make it smaller (fewer allOf, anyOf or oneOf branches, properties, items or enum values)", maxSchemaWork)}
+	case c.work>>12 != before>>12:
+		c.err = c.ctx.Err()
+	}
+	return c.err
+}
+
+func newJSCompiler(ctx context.Context, doc any, prefix string) *jsCompiler {
+	c := &jsCompiler{ctx: ctx, doc: doc, parsed: map[string]*jsSchema{}, w: newGBNFWriter(prefix),
 		shared: map[string]string{}, refRules: map[string]string{}, refBusy: map[string]bool{},
 		refNever: map[string]bool{}, refCycle: map[string]bool{}, keyRules: map[string]string{}}
 	if o, ok := doc.(*jsonObj); ok {
@@ -132,6 +164,10 @@ func (c *jsCompiler) parse(v any, ptr string, depth int) (*jsSchema, error) {
 		return s, nil
 	case *jsonObj:
 		for _, k := range x.keys {
+			if err := c.spend(1); err != nil {
+				delete(c.parsed, ptr)
+				return nil, err
+			}
 			if err := c.keyword(s, k, x.vals[k], depth); err != nil {
 				delete(c.parsed, ptr)
 				return nil, err
@@ -218,7 +254,7 @@ func (c *jsCompiler) keyword(s *jsSchema, k string, v any, depth int) error {
 			name, _ := n.(string)
 			t, ok := jsTypeNames[name]
 			if !ok {
-				return jsErr(ptr, k, "unknown type %v", n)
+				return jsErr(ptr, k, "unknown type %s", clip(fmt.Sprint(n)))
 			}
 			s.types |= t
 		}
@@ -231,7 +267,13 @@ func (c *jsCompiler) keyword(s *jsSchema, k string, v any, depth int) error {
 			}
 			vals = arr
 		}
+		if err := c.spend(len(vals)); err != nil {
+			return err
+		}
 		if s.hasEnum {
+			if err := c.spend(len(s.enum) * len(vals)); err != nil {
+				return err
+			}
 			var keep []any
 			for _, a := range s.enum {
 				for _, b := range vals {
@@ -323,8 +365,11 @@ func (c *jsCompiler) keyword(s *jsSchema, k string, v any, depth int) error {
 		if !ok {
 			return jsErr(ptr, k, "must be a string")
 		}
+		if err := c.spend(len(p)); err != nil {
+			return err
+		}
 		if _, err := parseRegex(p); err != nil {
-			return jsErr(ptr, k, "%s", err.(*RegexError).Error())
+			return jsErr(ptr, k, "%s", err.(*RegexError).msg())
 		}
 		s.pattern, s.hasPattern = p, true
 	case "format":
@@ -333,7 +378,7 @@ func (c *jsCompiler) keyword(s *jsSchema, k string, v any, depth int) error {
 			return jsErr(ptr, k, "must be a string")
 		}
 		if _, ok := jsFormats[f]; !ok {
-			return jsErr(ptr, k, "format %q is not supported (supported: date, time, date-time, uuid, email)", f)
+			return jsErr(ptr, k, "format %q is not supported (supported: date, time, date-time, uuid, email)", clip(f))
 		}
 		s.format, s.hasFormat = f, true
 	case "anyOf":
@@ -375,7 +420,7 @@ func (c *jsCompiler) keyword(s *jsSchema, k string, v any, depth int) error {
 		if jsAnnotations[k] {
 			return nil
 		}
-		return jsErr(ptr, k, "keyword %q is not supported", k)
+		return jsErr(ptr, k, "keyword %q is not supported", clip(k))
 	}
 	return err
 }
@@ -432,17 +477,17 @@ func (c *jsCompiler) refPointer(ref string) (string, error) {
 		}
 	}
 	if !strings.HasPrefix(ref, "#") {
-		return "", fmt.Errorf("only local references (#...) are supported, not %q", ref)
+		return "", fmt.Errorf("only local references (#...) are supported, not %q", clip(ref))
 	}
 	frag, err := url.PathUnescape(ref[1:])
 	if err != nil {
-		return "", fmt.Errorf("malformed reference %q", ref)
+		return "", fmt.Errorf("malformed reference %q", clip(ref))
 	}
 	if frag != "" && frag[0] != '/' {
-		return "", fmt.Errorf("anchor references (%q) are not supported", ref)
+		return "", fmt.Errorf("anchor references (%q) are not supported", clip(ref))
 	}
 	if _, err := c.lookup(frag); err != nil {
-		return "", fmt.Errorf("reference %q: %v", ref, err)
+		return "", fmt.Errorf("reference %q: %v", clip(ref), err)
 	}
 	return frag, nil
 }
@@ -459,17 +504,17 @@ func (c *jsCompiler) lookup(ptr string) (any, error) {
 		case *jsonObj:
 			next, ok := x.vals[tok]
 			if !ok {
-				return nil, fmt.Errorf("no %q in the document", tok)
+				return nil, fmt.Errorf("no %q in the document", clip(tok))
 			}
 			v = next
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(x) {
-				return nil, fmt.Errorf("no index %q in the document", tok)
+				return nil, fmt.Errorf("no index %q in the document", clip(tok))
 			}
 			v = x[i]
 		default:
-			return nil, fmt.Errorf("no %q in the document", tok)
+			return nil, fmt.Errorf("no %q in the document", clip(tok))
 		}
 	}
 	return v, nil

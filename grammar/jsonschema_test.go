@@ -240,7 +240,7 @@ func TestJSONSchemaErrors(t *testing.T) {
 	// A schema whose grammar would pass the size limit.
 	var props []string
 	for i := 0; i < 4000; i++ {
-		props = append(props, `"`+strings.Repeat("p", 200)+strconv.Itoa(i)+`":{"type":"integer","minimum":-123456789,"maximum":987654321}`)
+		props = append(props, `"`+strings.Repeat("p", 100)+strconv.Itoa(i)+`":{"type":"integer","minimum":-123456789,"maximum":987654321}`)
 	}
 	_, err := JSONSchemaGBNF([]byte(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`))
 	var se *SchemaError

@@ -20,6 +20,30 @@ type jsonObj struct {
 // maxValueDepth bounds the nesting of a decoded JSON document.
 const maxValueDepth = 512
 
+// Numbers are compared and bounded as exact rationals: 1e1000000 takes
+// 0.1 s and 400 KB to make one, so a number's digits and exponent are
+// bounded (1e1000 takes 0.1 ms).
+const (
+	maxNumberBytes    = 1000
+	maxNumberExponent = 1000
+)
+
+// checkNumber refuses a number too large to work with exactly.
+func checkNumber(n json.Number) error {
+	s := string(n)
+	if len(s) > maxNumberBytes {
+		return fmt.Errorf("a number of %d characters (over %d)", len(s), maxNumberBytes)
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp := strings.TrimLeft(s[i+1:], "+-")
+		exp = strings.TrimLeft(exp, "0")
+		if len(exp) > 4 || len(exp) == 4 && exp > "1000" {
+			return fmt.Errorf("number %s has an exponent over %d", clip(s), maxNumberExponent)
+		}
+	}
+	return nil
+}
+
 // decodeOrdered decodes one JSON document, objects as *jsonObj.
 func decodeOrdered(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -58,7 +82,7 @@ func readJSON(dec *json.Decoder, depth int) (any, error) {
 					return nil, err
 				}
 				if _, dup := o.vals[k]; dup {
-					return nil, fmt.Errorf("duplicate key %q", k)
+					return nil, fmt.Errorf("duplicate key %q", clip(k))
 				}
 				o.keys = append(o.keys, k)
 				o.vals[k] = v
@@ -78,6 +102,10 @@ func readJSON(dec *json.Decoder, depth int) (any, error) {
 			return a, err
 		}
 		return nil, fmt.Errorf("unexpected %v", t)
+	case json.Number:
+		if err := checkNumber(t); err != nil {
+			return nil, err
+		}
 	}
 	return tok, nil
 }
@@ -108,6 +136,9 @@ func jsonEqual(a, b any) bool {
 		if !ok {
 			return false
 		}
+		if plainInt(x) && plainInt(y) {
+			return x == y // one way to write each (no leading zeros), -0 aside
+		}
 		rx, ry := jsonNumRat(x), jsonNumRat(y)
 		return rx != nil && ry != nil && rx.Cmp(ry) == 0
 	case []any:
@@ -137,6 +168,13 @@ func jsonEqual(a, b any) bool {
 	return false
 }
 
+// plainInt reports a JSON number written as an integer, with no fraction
+// or exponent, other than -0: two such are equal exactly when they are
+// written the same, with no rational to make.
+func plainInt(n json.Number) bool {
+	return n != "-0" && !strings.ContainsAny(string(n), ".eE")
+}
+
 // jsonTypeOf is the type bit of a decoded value.
 func jsonTypeOf(v any) jsTypes {
 	switch x := v.(type) {
@@ -147,6 +185,9 @@ func jsonTypeOf(v any) jsTypes {
 	case string:
 		return jtString
 	case json.Number:
+		if plainInt(x) {
+			return jtInt
+		}
 		if r := jsonNumRat(x); r != nil && r.IsInt() {
 			return jtInt
 		}

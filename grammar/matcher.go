@@ -10,13 +10,32 @@ type Matcher struct {
 	started bool
 	// ended: EOS was accepted.
 	ended bool
+	// err: a step needed a state past the tables' bounds (see Err).
+	err error
 }
 
 // NewMatcher returns a matcher at the start of the grammar.
 func (g *Grammar) NewMatcher() *Matcher {
 	t := g.current()
+	if t.init == failState {
+		return &Matcher{t: t, state: deadState, err: t.err}
+	}
 	return &Matcher{t: t, state: t.init}
 }
+
+// retireFailed retires the matcher's tables once they have stopped it
+// (run after t.mu is released).
+func (m *Matcher) retireFailed() {
+	if m.err != nil {
+		m.t.retire()
+	}
+}
+
+// Err is the *LimitError that stopped the matcher, or nil: a step needed
+// a state past the bounds on the grammar's tables. A stopped matcher
+// allows no token (Mask and MaskWithin give none) and accepts none
+// (AcceptToken returns the error).
+func (m *Matcher) Err() error { return m.err }
 
 // Clone returns an independent copy of m.
 func (m *Matcher) Clone() *Matcher { c := *m; return &c }
@@ -24,16 +43,25 @@ func (m *Matcher) Clone() *Matcher { c := *m; return &c }
 // acceptBytes moves over b, or leaves the state alone and returns false
 // when the grammar cannot read it.
 func (m *Matcher) acceptBytes(b []byte) bool {
+	if m.err != nil {
+		return false
+	}
 	t := m.t
 	t.mu.Lock()
 	s := m.state
 	for _, c := range b {
-		if s = t.step(s, c); s == deadState {
+		if s = t.step(s, c); s == deadState || s == failState {
 			break
 		}
 	}
+	if s == failState {
+		m.err = t.err
+	}
 	t.mu.Unlock()
-	if s == deadState || m.ended {
+	if s == failState {
+		t.retire()
+	}
+	if s == deadState || s == failState || m.ended {
 		return false
 	}
 	m.state = s
@@ -76,14 +104,10 @@ func (m *Matcher) NextBytes() [256]bool {
 	}
 	t := m.t
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, n := range t.states[m.state].tops {
-		set := &t.g.sets[t.g.elems[t.nodes[n].pos].set]
-		for c := range 256 {
-			if set.has(byte(c)) {
-				out[c] = true
-			}
-		}
+	set := t.states[m.state].read
+	t.mu.Unlock()
+	for c := range 256 {
+		out[c] = set.has(byte(c))
 	}
 	return out
 }

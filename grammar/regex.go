@@ -6,8 +6,9 @@ import (
 )
 
 // RegexError reports a regular expression that RegexGBNF cannot convert:
-// bad syntax or a feature outside the supported subset, at a byte offset
-// of the pattern.
+// bad syntax, a feature outside the supported subset or a limit, at a
+// byte offset of the pattern. Its message quotes at most the pattern's
+// first 64 bytes.
 type RegexError struct {
 	Pattern string
 	Offset  int
@@ -15,8 +16,21 @@ type RegexError struct {
 }
 
 func (e *RegexError) Error() string {
-	return fmt.Sprintf("grammar: regex %q at offset %d: %s", e.Pattern, e.Offset, e.Msg)
+	return fmt.Sprintf("grammar: regex %q %s", clip(e.Pattern), e.msg())
 }
+
+// msg is the error without the pattern.
+func (e *RegexError) msg() string { return fmt.Sprintf("at offset %d: %s", e.Offset, e.Msg) }
+
+// Limits of the regular expression front end.
+const (
+	// MaxRegexBytes bounds a pattern (RegexGBNF's, and JSON Schema's
+	// pattern keyword).
+	MaxRegexBytes = 64 << 10
+	// maxRegexNesting bounds nested groups, so that the GBNF written for
+	// them stays within what Compile parses.
+	maxRegexNesting = 64
+)
 
 // RegexGBNF converts a regular expression to a GBNF grammar (start rule
 // root) whose language is the strings the pattern fully matches, as vLLM's
@@ -34,8 +48,10 @@ func (e *RegexError) Error() string {
 //
 // Refused with a *RegexError: backreferences, lookahead and lookbehind,
 // \b \B \A \z and other anchors, anchors inside the pattern, inline flags,
-// Unicode property classes \p, POSIX classes, octal escapes, `[]...` and
-// nested quantifiers.
+// Unicode property classes \p, POSIX classes, octal escapes, `[]...`,
+// nested quantifiers (a** or a{2}{3}), a count over 16 of something that
+// can match the empty text ((a{0,9}){0,99}: its ways of matching multiply),
+// groups nested deeper than 64 and patterns over MaxRegexBytes.
 func RegexGBNF(pattern string) (string, error) {
 	rules, root, err := RegexRules(pattern, "")
 	if err != nil {

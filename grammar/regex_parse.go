@@ -62,6 +62,9 @@ func (p *rxParser) peek() byte {
 
 // parseRegex parses a whole pattern into its top-level alternatives.
 func parseRegex(src string) ([]rxBranch, error) {
+	if len(src) > MaxRegexBytes {
+		return nil, &RegexError{Pattern: src, Offset: MaxRegexBytes, Msg: fmt.Sprintf("the pattern is %d bytes, over the limit of %d", len(src), MaxRegexBytes)}
+	}
 	if !utf8.ValidString(src) {
 		return nil, &RegexError{Pattern: src, Offset: 0, Msg: "the pattern is not valid UTF-8"}
 	}
@@ -196,7 +199,35 @@ func (p *rxParser) quantifiers(atom *rxNode) (*rxNode, error) {
 			return nil, p.errAt(p.pos, "nested quantifier {")
 		}
 	}
+	if max(lo, hi) > maxNullableRepeat && rxNullable(atom) {
+		return nil, p.errAt(off, "a count over %d of something that can match the empty text: its ways of matching multiply with the count (write the repeated part so that it cannot be empty)", maxNullableRepeat)
+	}
 	return &rxNode{kind: rxRepeat, subs: []*rxNode{atom}, min: lo, max: hi}, nil
+}
+
+// rxNullable reports whether n matches the empty string.
+func rxNullable(n *rxNode) bool {
+	switch n.kind {
+	case rxEmpty:
+		return true
+	case rxConcat:
+		for _, s := range n.subs {
+			if !rxNullable(s) {
+				return false
+			}
+		}
+		return true
+	case rxAlt:
+		for _, s := range n.subs {
+			if rxNullable(s) {
+				return true
+			}
+		}
+		return false
+	case rxRepeat:
+		return n.min == 0 || rxNullable(n.subs[0])
+	}
+	return false
 }
 
 func (p *rxParser) checkCount(off, lo, hi int) error {
@@ -312,7 +343,9 @@ func (p *rxParser) group() (*rxNode, error) {
 			return nil, p.errAt(open, "group modifiers and inline flags (?...) are not supported")
 		}
 	}
-	p.depth++
+	if p.depth++; p.depth > maxRegexNesting {
+		return nil, p.errAt(open, "groups nested deeper than %d", maxRegexNesting)
+	}
 	n, err := p.alternation()
 	if err != nil {
 		return nil, err

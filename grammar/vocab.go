@@ -102,18 +102,23 @@ func (v *Vocab) view(started bool) *vocabView {
 // Mask writes into dst (MaskWords long) the tokens that may come next: bit
 // id%32 of word id/32 is set for an allowed token. EOS is allowed exactly
 // when the grammar may end. It returns the number of allowed tokens.
+// A matcher stopped by a bound (Err) allows nothing.
 func (m *Matcher) Mask(v *Vocab, dst []uint32) int {
 	clear(dst)
-	if m.ended {
+	if m.ended || m.err != nil {
 		return 0
 	}
 	t := m.t
+	defer m.retireFailed()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	key := maskKey{v: v, state: m.state, atStart: !m.started && v.strip, limit: -1}
 	mask, ok := t.masks[key]
 	if !ok {
-		mask = t.walkMask(v, m.state, v.view(m.started), -1, nil)
+		if mask, ok = t.walkMask(v, m.state, v.view(m.started), -1, nil); !ok {
+			m.err = t.err
+			return 0
+		}
 		t.remember(key, mask)
 	}
 	copy(dst, mask.words)
@@ -124,16 +129,17 @@ func (m *Matcher) Mask(v *Vocab, dst []uint32) int {
 // common prefixes and skipping every token under a dead prefix. With
 // limit >= 0 a token is allowed only when the state it leaves needs at
 // most limit tokens to end (EOS needs none); visit, when set, sees the
-// state each allowed token leaves.
-func (t *tables) walkMask(v *Vocab, s int32, w *vocabView, limit int32, visit func(after int32)) cachedMask {
-	mask := make([]uint32, v.MaskWords())
+// state each allowed token leaves. ok is false when a step passed the
+// tables' bounds (t.err): the mask is then incomplete.
+func (t *tables) walkMask(v *Vocab, s int32, w *vocabView, limit int32, visit func(after int32)) (mask cachedMask, ok bool) {
+	words := make([]uint32, v.MaskWords())
 	if t.states[s].end {
 		for _, id := range v.eos {
-			mask[id>>5] |= 1 << (id & 31)
+			words[id>>5] |= 1 << (id & 31)
 		}
 	}
 	if len(t.states[s].tops) == 0 {
-		return countMask(mask)
+		return countMask(words), true
 	}
 	var st []int32
 	st = append(st, s)
@@ -147,6 +153,9 @@ func (t *tables) walkMask(v *Vocab, s int32, w *vocabView, limit int32, visit fu
 		st = st[:d+1]
 		for d < len(tok) {
 			nx := t.step(st[d], tok[d])
+			if nx == failState {
+				return cachedMask{}, false
+			}
 			if nx == deadState {
 				break
 			}
@@ -155,7 +164,7 @@ func (t *tables) walkMask(v *Vocab, s int32, w *vocabView, limit int32, visit fu
 		}
 		if d == len(tok) {
 			if limit < 0 || t.need(st[d]) <= limit {
-				mask[id>>5] |= 1 << (id & 31)
+				words[id>>5] |= 1 << (id & 31)
 				if visit != nil {
 					visit(st[d])
 				}
@@ -167,7 +176,7 @@ func (t *tables) walkMask(v *Vocab, s int32, w *vocabView, limit int32, visit fu
 		for i++; i < len(w.order) && int(w.lcp[i]) > d; i++ {
 		}
 	}
-	return countMask(mask)
+	return countMask(words), true
 }
 
 // cachedMask is a state's mask and how many tokens it allows.
@@ -189,10 +198,12 @@ func (t *tables) remember(k maskKey, mask cachedMask) {
 	t.masks[k] = mask
 	t.maskOrder = append(t.maskOrder, k)
 	t.maskBytes += 4 * len(mask.words)
+	t.held.Add(int64(4 * len(mask.words)))
 	for t.maskBytes > maxMaskBytes && len(t.maskOrder) > 1 {
 		old := t.maskOrder[0]
 		t.maskOrder = t.maskOrder[1:]
 		t.maskBytes -= 4 * len(t.masks[old].words)
+		t.held.Add(-int64(4 * len(t.masks[old].words)))
 		delete(t.masks, old)
 	}
 }
@@ -213,8 +224,12 @@ func (m *Matcher) Allows(v *Vocab, id int32) bool {
 }
 
 // AcceptToken moves over token id's bytes (EOS: ends the matcher, allowed
-// only when the grammar may end).
+// only when the grammar may end). A matcher stopped by a bound returns
+// its Err.
 func (m *Matcher) AcceptToken(v *Vocab, id int32) error {
+	if m.err != nil {
+		return m.err
+	}
 	if id < 0 || int(id) >= v.n {
 		return &TokenError{ID: id}
 	}
@@ -227,6 +242,9 @@ func (m *Matcher) AcceptToken(v *Vocab, id int32) error {
 	}
 	b := v.view(m.started).toks[id]
 	if b == nil || !m.acceptBytes(b) {
+		if m.err != nil {
+			return m.err
+		}
 		return &TokenError{ID: id, Text: string(v.views[0].toks[id])}
 	}
 	return nil

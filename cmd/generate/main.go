@@ -147,6 +147,10 @@ func parseFlags(args []string) (*config, error) {
 	if err := c.shape.ParseStructure(fields); err != nil {
 		return nil, flagError(err)
 	}
+	// A bad schema, regex or grammar is a flag error, before any model loads.
+	if err := c.shape.CompileConstraint(context.Background()); err != nil {
+		return nil, flagError(err)
+	}
 	return c, nil
 }
 
@@ -206,7 +210,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 			req.Tokens = []int32{e.Tok.BOS()}
 		}
 	}
-	if err := api.Prepare(e, shape); err != nil {
+	if err := api.Prepare(ctx, e, shape); err != nil {
 		return flagError(err)
 	}
 	format := shape.ToolFormat()

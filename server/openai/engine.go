@@ -358,8 +358,10 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, kind string) {
 		e.mu.Unlock()
 		e.cfg.Logger.Printf("api: loaded %s in %s (context %d tokens)", clip(name, 200), time.Since(start).Round(time.Millisecond), eng.Context())
 	}
-	if herr := precheck(s.eng, req); herr != nil {
-		WriteError(w, herr)
+	if herr := precheck(ctx, s.eng, req); herr != nil {
+		if ctx.Err() == nil { // else the client left while it compiled
+			WriteError(w, herr)
+		}
 		return
 	}
 
@@ -399,15 +401,18 @@ func (e *Engine) generate(w http.ResponseWriter, r *http.Request, kind string) {
 
 // precheck rejects, before anything is streamed, what the engine would
 // reject once started, and what vLLM rejects that the engine would cut
-// short: max_tokens past the room the prompt leaves. The prompt it
-// assembles replaces the request's, so that the engine does not assemble
-// it again, except for a constrained chat, whose messages the engine
-// reads (a thinking block stays outside the constraint).
-func precheck(eng *engine.Engine, req *api.Request) *Error {
+// short: max_tokens past the room the prompt leaves. It runs with the
+// model's turn, so the request's grammar is compiled here (api.Prepare,
+// under ctx): after the model lookup and within the queue's admission, one
+// at a time per model. The prompt it assembles replaces the request's, so
+// that the engine does not assemble it again, except for a constrained
+// chat, whose messages the engine reads (a thinking block stays outside
+// the constraint).
+func precheck(ctx context.Context, eng *engine.Engine, req *api.Request) *Error {
 	if req.Kind == api.KindChat && eng.Tok != nil && eng.Tok.ChatTemplate() == "" {
 		return errorf(http.StatusBadRequest, "", "the model has no chat template: use /v1/completions with a prompt")
 	}
-	if err := api.Prepare(eng, req); err != nil {
+	if err := api.Prepare(ctx, eng, req); err != nil {
 		return fromAPI(err)
 	}
 	if err := eng.CheckParams(&req.Engine.Params); err != nil {
