@@ -581,7 +581,7 @@ func TestAttentionBadInput(t *testing.T) {
 // BenchmarkAttentionDecode is one layer's decode attention of a Llama-3-8B
 // shape (H=32, Hk=8, Dh=128) at contexts of 1k and 4k; SetBytes counts the
 // keys and values read, so MB/s is the KV bandwidth. The add/ctx=N cases
-// are the baseline: shaders/test_add.wgsl reading the same bytes. The
+// are the baseline: gputest.AddWGSL reading the same bytes. The
 // pos=P/cap=S cases decode at position P in a cache of capacity S: their
 // time should follow P, not S.
 func BenchmarkAttentionDecode(bm *testing.B) {
@@ -704,7 +704,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, lanes, H, Hk,
 	bm.ReportMetric(float64(s.Dispatches)/float64(bm.N), "dispatches/op")
 }
 
-// benchAdd times test_add.wgsl reading bytes (half from each input) in
+// benchAdd times gputest.AddWGSL reading bytes (half from each input) in
 // dispatches of 1M elements, with a 4-byte readback like a decode step.
 func benchAdd(bm *testing.B, bytes int) {
 	d := device(bm)

@@ -329,7 +329,7 @@ func TestPipelineErrorNamesEntry(t *testing.T) {
 	}
 	_, err = d.CreateComputePipeline("add.nope", mod, "nope", nil, nil)
 	var ge *GPUError
-	if !errors.As(err, &ge) || !strings.Contains(ge.Label, "add.nope") || !strings.Contains(err.Error(), "shaders/test_add.wgsl") {
+	if !errors.As(err, &ge) || !strings.Contains(ge.Label, "add.nope") || !strings.Contains(err.Error(), "gputest.AddWGSL") {
 		t.Fatalf("err = %v", err)
 	}
 	t.Logf("%v", err)
