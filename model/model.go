@@ -18,6 +18,7 @@ type Model struct {
 
 	b       Backend
 	scratch map[scratchKey]*scratch
+	pass    pass // what the layers of the Forward under way share, kept so a step allocates nothing
 }
 
 // Build uploads w to b and assembles the model, each layer as its spec says.
@@ -214,7 +215,8 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all boo
 		b.WriteI32(s.ids, ids)
 	}
 	b.Embed(s.res, m.Embed, s.ids)
-	f := &pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps)}
+	f := &m.pass
+	*f = pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps)}
 	marker, _ := b.(LayerMarker)
 	for l := range m.Layers {
 		L := &m.Layers[l]
