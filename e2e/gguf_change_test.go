@@ -30,6 +30,16 @@ import (
 // every answer fails with "integrity" and leaves no conversion.
 func TestGGUFChangesWhileRead(t *testing.T) {
 	skipShort(t)
+	ggufChangesWhileRead(t, func(t testing.TB) *browsertest.Browser { return browsertest.NewBrowser(t) })
+}
+
+// TestFirefoxGGUFChangesWhileRead is TestGGUFChangesWhileRead in Firefox.
+func TestFirefoxGGUFChangesWhileRead(t *testing.T) {
+	skipShort(t)
+	ggufChangesWhileRead(t, browsertest.NewFirefox)
+}
+
+func ggufChangesWhileRead(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser) {
 	src := browsertest.RepoFile("testdata/models/stories260K.gguf")
 	orig, err := os.ReadFile(src)
 	if err != nil {
@@ -110,7 +120,7 @@ func TestGGUFChangesWhileRead(t *testing.T) {
 	}
 	t.Cleanup(cdn.Close)
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{})
-	b := browsertest.NewBrowser(t)
+	b := newBrowser(t)
 	b.Open(srv.URL + "/test.html")
 	b.MustRun(pageHelpers, nil)
 

@@ -44,6 +44,16 @@ const linkPageJS = `({Status: document.querySelector("[data-testid=status]").tex
 // origin still loads from its link at once.
 func TestChatPageLinks(t *testing.T) {
 	skipShort(t)
+	chatPageLinks(t, func(t testing.TB) *browsertest.Browser { return browsertest.NewBrowser(t) })
+}
+
+// TestFirefoxChatPageLinks is TestChatPageLinks in Firefox.
+func TestFirefoxChatPageLinks(t *testing.T) {
+	skipShort(t)
+	chatPageLinks(t, browsertest.NewFirefox)
+}
+
+func chatPageLinks(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser) {
 	// This origin's models: stories260K, and "big", whose manifest claims
 	// a 128 MiB shard the server does not have.
 	models := modelsDir(t)
@@ -118,7 +128,7 @@ func TestChatPageLinks(t *testing.T) {
 		defer mu.Unlock()
 		return append([]string(nil), asked...)
 	}
-	b := browsertest.NewBrowser(t)
+	b := newBrowser(t)
 
 	// waitAsk opens link and waits until the page asks.
 	waitAsk := func(t *testing.T, link string) linkPage {

@@ -54,8 +54,8 @@ var (
 
 // Browser is one headless browser with one tab, closed when the test ends:
 // Chromium (NewBrowser, driven over CDP) or Firefox (NewFirefox, over
-// WebDriver BiDi). Open, Reload, Run and Console work in both; the input
-// and screenshot helpers need Chromium.
+// WebDriver BiDi). Open, Reload, Run, Console, Click and Keys work in both;
+// Viewport and Screenshot need Chromium.
 type Browser struct {
 	t       testing.TB
 	tab     Tab

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"wasmllm/internal/testkit/firefox"
 )
 
 func (b *Browser) do(timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
@@ -20,8 +22,24 @@ func (b *Browser) do(timeout time.Duration, steps ...chromedp.Action[chromedp.Vo
 }
 
 // Keys types keys into the focused element as real key events (see
-// chromedp/kb for Enter, Escape and Tab), holding the given modifiers.
+// chromedp/kb for Enter, Escape and Tab), holding the given modifiers: over
+// CDP in Chromium, WebDriver BiDi's input actions in Firefox.
 func (b *Browser) Keys(keys string, mods ...chromedp.Modifier) error {
+	if ff, ok := b.tab.(*firefox.Tab); ok {
+		var held []string
+		for _, m := range mods {
+			for _, k := range []struct {
+				bit chromedp.Modifier
+				key string
+			}{{chromedp.ModifierShift, firefox.KeyShift}, {chromedp.ModifierCtrl, firefox.KeyControl},
+				{chromedp.ModifierAlt, firefox.KeyAlt}, {chromedp.ModifierMeta, firefox.KeyMeta}} {
+				if m&k.bit != 0 {
+					held = append(held, k.key)
+				}
+			}
+		}
+		return ff.Keys(keys, held, time.Minute)
+	}
 	var opts []chromedp.KeyOption
 	if len(mods) > 0 {
 		opts = append(opts, chromedp.KeyModifiers(mods...))
@@ -30,8 +48,11 @@ func (b *Browser) Keys(keys string, mods ...chromedp.Modifier) error {
 }
 
 // Click clicks the centre of the first element matching the CSS selector
-// with the mouse.
+// with the mouse, in either browser.
 func (b *Browser) Click(selector string) error {
+	if ff, ok := b.tab.(*firefox.Tab); ok {
+		return ff.Click(selector, time.Minute)
+	}
 	return b.do(time.Minute, chromedp.Click(chromedp.CSS(selector)))
 }
 
