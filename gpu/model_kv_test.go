@@ -82,7 +82,7 @@ func TestModelEngineKVF16(t *testing.T) {
 			T := len(g.Tokens)
 			rows := run.forward(g.Tokens, 0)
 			for i, want := range g.Logits {
-				vsGolden.check(fmt.Sprintf("prompt row %d", i), rows[i], want)
+				vsGolden.check(fmt.Sprintf("prompt row %d", g.Position(i)), rows[g.Position(i)], want)
 			}
 			row := rows[T-1]
 			for step := range g.Greedy {

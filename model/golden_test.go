@@ -47,11 +47,12 @@ func checkGolden(t *testing.T, m *model.Model, g *golden.File, tol float64) {
 	worst := 0.0
 	defer func() { t.Logf("worst row error %.3g (tolerance %.3g)", worst, tol) }()
 	for r, want := range g.Logits {
-		got := all[r*V : (r+1)*V]
+		p := g.Position(r)
+		got := all[p*V : (p+1)*V]
 		e, i := golden.RowError(got, want)
 		worst = math.Max(worst, e)
 		if e > tol {
-			t.Errorf("prompt row %d: error %.3g > %.3g at index %d: got %v want %v", r, e, tol, i, got[i], want[i])
+			t.Errorf("prompt row %d: error %.3g > %.3g at index %d: got %v want %v", p, e, tol, i, got[i], want[i])
 		}
 	}
 	row := all[(len(g.Tokens)-1)*V:]

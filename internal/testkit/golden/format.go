@@ -7,6 +7,9 @@ package golden
 // (compress/flate) of the rows, logits then greedy_logits, as little-endian
 // float32, byte-shuffled: byte 0 of every value, then byte 1, 2 and 3.
 // "sha256" is that of the rows' plain little-endian bytes (unshuffled).
+// A thinned file keeps only some prompt rows of a long golden: "positions"
+// then lists the prompt position of each stored logits row (absent: every
+// position, in order); the greedy rows are always kept whole.
 
 import (
 	"bytes"
@@ -36,6 +39,7 @@ type header struct {
 	Vocab            int    `json:"vocab"` // values per row
 	LogitsRows       *int   `json:"logits_rows,omitempty"`
 	GreedyLogitsRows *int   `json:"greedy_logits_rows,omitempty"`
+	Positions        []int  `json:"positions,omitempty"`
 	Encoding         string `json:"encoding"`
 	Compression      string `json:"compression"`
 	SHA256           string `json:"sha256"`
@@ -44,7 +48,7 @@ type header struct {
 // rowKeys are the JSON keys stored as rows; formatKeys are header's.
 var (
 	rowKeys    = []string{"logits", "greedy_logits"}
-	formatKeys = []string{"format", "vocab", "logits_rows", "greedy_logits_rows", "encoding", "compression", "sha256"}
+	formatKeys = []string{"format", "vocab", "logits_rows", "greedy_logits_rows", "positions", "encoding", "compression", "sha256"}
 )
 
 // DecodeJSON decodes a golden in the original JSON form, exactly as Read
@@ -100,8 +104,11 @@ func objectFields(b []byte) ([]rawField, error) {
 	return out, nil
 }
 
-// Encode converts a JSON golden into the .golden format.
-func Encode(jsonData []byte) ([]byte, error) {
+// Encode converts a JSON golden into the .golden format. every > 1 thins
+// the prompt rows: it keeps the logits of positions every-1, 2*every-1, …
+// and of the last position (the long goldens' rows differ little from one
+// position to the next; every greedy row is kept).
+func Encode(jsonData []byte, every int) ([]byte, error) {
 	fields, err := objectFields(jsonData)
 	if err != nil {
 		return nil, err
@@ -114,6 +121,16 @@ func Encode(jsonData []byte) ([]byte, error) {
 		return nil, err
 	}
 	h := header{Format: formatName, Encoding: rowEncoding, Compression: compression}
+	if every > 1 && len(f.Logits) > 0 {
+		var kept [][]float32
+		for p := range f.Logits {
+			if (p+1)%every == 0 || p == len(f.Logits)-1 {
+				h.Positions = append(h.Positions, p)
+				kept = append(kept, f.Logits[p])
+			}
+		}
+		f.Logits = kept
+	}
 	if f.Logits != nil {
 		h.LogitsRows = new(len(f.Logits))
 	}
@@ -193,6 +210,9 @@ func Decode(data []byte) (*File, error) {
 	if err := json.Unmarshal(line, &f); err != nil {
 		return nil, fmt.Errorf("header: %v", err)
 	}
+	if err := checkPositions(h, len(f.Tokens)); err != nil {
+		return nil, err
+	}
 	nl, ng := 0, 0
 	if h.LogitsRows != nil {
 		nl = *h.LogitsRows
@@ -234,9 +254,27 @@ func Decode(data []byte) (*File, error) {
 	return &f, nil
 }
 
+// checkPositions: a thinned file's positions are increasing prompt
+// positions, one per logits row.
+func checkPositions(h header, tokens int) error {
+	if h.Positions == nil {
+		return nil
+	}
+	if h.LogitsRows == nil || len(h.Positions) != *h.LogitsRows {
+		return fmt.Errorf("header: %d positions for logits_rows %v", len(h.Positions), h.LogitsRows)
+	}
+	for i, p := range h.Positions {
+		if p < 0 || p >= tokens || (i > 0 && p <= h.Positions[i-1]) {
+			return fmt.Errorf("header: positions[%d] = %d: want increasing positions below %d", i, p, tokens)
+		}
+	}
+	return nil
+}
+
 // Verify checks that golden (a .golden file) holds exactly jsonData (its
 // JSON original): every header field with the JSON's value as written,
-// every File field equal, and every row value with the same float32 bits.
+// every File field equal, and every row value with the same float32 bits
+// (for a thinned file, the JSON's rows at its positions).
 func Verify(jsonData, golden []byte) error {
 	want, err := DecodeJSON(jsonData)
 	if err != nil {
@@ -270,7 +308,17 @@ func Verify(jsonData, golden []byte) error {
 	case !sameInts(got.Greedy, want.Greedy):
 		return fmt.Errorf("greedy %v, JSON has %v", got.Greedy, want.Greedy)
 	}
-	if err := sameRows("logits", got.Logits, want.Logits); err != nil {
+	wantLogits := want.Logits
+	if got.Positions != nil {
+		wantLogits = make([][]float32, len(got.Positions))
+		for i, p := range got.Positions {
+			if p >= len(want.Logits) {
+				return fmt.Errorf("positions[%d] = %d: the JSON has %d logits rows", i, p, len(want.Logits))
+			}
+			wantLogits[i] = want.Logits[p]
+		}
+	}
+	if err := sameRows("logits", got.Logits, wantLogits); err != nil {
 		return err
 	}
 	return sameRows("greedy_logits", got.GreedyLogits, want.GreedyLogits)

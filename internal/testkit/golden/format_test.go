@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestRoundTrip(t *testing.T) {
 		`{"model":"m","kind":"quantized-native","tolerance":null,"tokens":[1],"greedy":[2],"logits":[[1,2],[3,4]],"tolerance_note":"n"}`,
 		`{"model":"m","logits":[],"greedy_logits":[]}`,
 	} {
-		enc, err := Encode([]byte(js))
+		enc, err := Encode([]byte(js), 0)
 		if err != nil {
 			t.Fatalf("%s: %v", js, err)
 		}
@@ -32,7 +33,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("%s: %v", js, err)
 		}
 	}
-	enc, err := Encode([]byte(sample))
+	enc, err := Encode([]byte(sample), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +58,45 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestThinned: a thinned file keeps the logits of every every-th position
+// and the last one, with their positions, and every greedy row; Verify
+// compares them with the JSON's rows at those positions; positions that do
+// not fit the header fail to decode.
+func TestThinned(t *testing.T) {
+	js := `{"model":"m","kind":"exact","tolerance":0.0005,"tokens":[1,2,3,4,5,6,7],"greedy":[8],` +
+		`"logits":[[0,0],[1,1],[2,2],[3,3],[4,4],[5,5],[6,6]],"greedy_logits":[[9,9]]}`
+	enc, err := Encode([]byte(js), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify([]byte(js), enc); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{2, 5, 6}; !slices.Equal(f.Positions, want) || len(f.Logits) != 3 || len(f.GreedyLogits) != 1 {
+		t.Fatalf("positions %v, %d rows, %d greedy rows; want %v, 3, 1", f.Positions, len(f.Logits), len(f.GreedyLogits), want)
+	}
+	for r, row := range f.Logits {
+		if row[0] != float32(f.Position(r)) {
+			t.Errorf("row %d (position %d) holds %v", r, f.Position(r), row)
+		}
+	}
+	if err := Verify([]byte(strings.Replace(js, "[5,5]", "[5,5.5]", 1)), enc); err == nil || !strings.Contains(err.Error(), "logits[1][1]") {
+		t.Errorf("a changed kept row: %v", err)
+	}
+	if err := Verify([]byte(strings.Replace(js, "[4,4]", "[4,4.5]", 1)), enc); err != nil {
+		t.Errorf("a changed dropped row: %v", err)
+	}
+	for _, bad := range []string{`"positions":[2,5,9]`, `"positions":[5,2,6]`, `"positions":[2,5]`} {
+		if _, err := Decode(bytes.Replace(enc, []byte(`"positions":[2,5,6]`), []byte(bad), 1)); err == nil || !strings.Contains(err.Error(), "positions") {
+			t.Errorf("%s: error %v", bad, err)
+		}
+	}
+}
+
 func TestEncodeRejects(t *testing.T) {
 	for _, js := range []string{
 		`{"note":"x","tensors":[]}`,                // dequant-rows.json: not a golden
@@ -66,7 +106,7 @@ func TestEncodeRejects(t *testing.T) {
 		`{"logits":[[1e39]]}`,                      // not a float32
 		`{"logits":[[1]]} {}`,                      // trailing data
 	} {
-		if _, err := Encode([]byte(js)); err == nil {
+		if _, err := Encode([]byte(js), 0); err == nil {
 			t.Errorf("%s: no error", js)
 		}
 	}
@@ -75,7 +115,7 @@ func TestEncodeRejects(t *testing.T) {
 // TestDecodeCorrupt: a damaged file fails with a message that says what is
 // wrong.
 func TestDecodeCorrupt(t *testing.T) {
-	enc, err := Encode([]byte(sample))
+	enc, err := Encode([]byte(sample), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

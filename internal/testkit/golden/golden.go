@@ -20,7 +20,8 @@ type File struct {
 	Kind         string      `json:"kind"`  // "exact" or "quantized-native"
 	Tolerance    float64     `json:"tolerance"`
 	Tokens       []int32     `json:"tokens"`
-	Logits       [][]float32 `json:"logits"`        // one row per prompt position
+	Logits       [][]float32 `json:"logits"`        // one row per prompt position (per Positions when thinned)
+	Positions    []int       `json:"positions"`     // a thinned file's prompt position of each Logits row; nil: every position
 	Greedy       []int32     `json:"greedy"`        // the greedy continuation
 	GreedyLogits [][]float32 `json:"greedy_logits"` // the row after each greedy step
 	Name         string      `json:"-"`             // base name of the file
@@ -45,6 +46,14 @@ func Read(t testing.TB, path string) *File {
 	}
 	f.Name, f.Path = filepath.Base(path), path
 	return f
+}
+
+// Position is the prompt position of Logits[r].
+func (f *File) Position(r int) int {
+	if f.Positions != nil {
+		return f.Positions[r]
+	}
+	return r
 }
 
 // ModelPath is the model the file was made from.

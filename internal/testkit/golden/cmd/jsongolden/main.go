@@ -4,6 +4,9 @@
 //
 //	go run ./internal/testkit/golden/cmd/jsongolden -o testdata/golden testdata/golden/*.json
 //
+// -every N thins the prompt rows (golden.Encode): the long goldens of the
+// quantised models keep every 8th position's logits.
+//
 // NAME.json becomes DIR/NAME.golden. Each file is read back from disk with
 // the package's reader and compared with the JSON as golden.Read decoded
 // it: every header field, every float32 bit pattern. Any error stops it with
@@ -22,8 +25,9 @@ import (
 
 func main() {
 	out := flag.String("o", "", "output folder (default: beside each JSON file)")
+	every := flag.Int("every", 0, "keep only every N-th prompt row's logits, and the last (0: all)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: jsongolden [-o DIR] FILE.json...")
+		fmt.Fprintln(os.Stderr, "usage: jsongolden [-o DIR] [-every N] FILE.json...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -33,7 +37,7 @@ func main() {
 	}
 	var in, outBytes int
 	for _, p := range flag.Args() {
-		n, m, err := convert(p, *out)
+		n, m, err := convert(p, *out, *every)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "jsongolden: %s: %v\n", p, err)
 			os.Exit(1)
@@ -43,7 +47,7 @@ func main() {
 	fmt.Printf("%d files: %d bytes of JSON -> %d bytes\n", flag.NArg(), in, outBytes)
 }
 
-func convert(path, dir string) (int, int, error) {
+func convert(path, dir string, every int) (int, int, error) {
 	if !strings.HasSuffix(path, ".json") {
 		return 0, 0, fmt.Errorf("not a .json file")
 	}
@@ -51,7 +55,7 @@ func convert(path, dir string) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	enc, err := golden.Encode(js)
+	enc, err := golden.Encode(js, every)
 	if err != nil {
 		return 0, 0, err
 	}
