@@ -20,6 +20,7 @@ type kvRef struct {
 	bv        []float32
 	qw, kw    model.Tensor
 	qv, kv    []float32
+	gated     bool // rows carry the output gate after v
 }
 
 func newKVRef(t *testing.T, b model.Backend, H, Hk, Dh, S int, rp *model.RoPE) *kvRef {
@@ -38,12 +39,20 @@ func newKVRef(t *testing.T, b model.Backend, H, Hk, Dh, S int, rp *model.RoPE) *
 func (k *kvRef) ropeKV(t *testing.T, r *rand.Rand, pos []int32) (model.Tensor, []float32) {
 	t.Helper()
 	b, n := k.b, len(pos)
-	C := (k.H + 2*k.Hk) * k.Dh
+	C := k.width()
 	xv := randF32(r, n*C, 2)
 	x := input(t, b, xv, n, C)
 	b.RoPEKV(x, ids(t, b, pos), k.bias, k.qw, k.kw, k.H+k.Hk, k.Hk, 1e-6, k.rope, k.cache, 1)
-	cpu.RoPEKV(xv, pos, k.bv, k.qv, k.kv, k.kc, k.vc, n, k.H, k.Hk, k.Dh, 1e-6, k.rope.NeoX, k.rope.InvFreq)
+	cpu.RoPEKV(xv, pos, k.bv, k.qv, k.kv, k.kc, k.vc, n, k.H, k.Hk, k.Dh, 1e-6, k.rope.NeoX, k.rope.InvFreq, k.gated)
 	return x, xv
+}
+
+// width is a row of qkv: q, k, v and, when gated, the gate.
+func (k *kvRef) width() int {
+	if k.gated {
+		return (2*k.H + 2*k.Hk) * k.Dh
+	}
+	return (k.H + 2*k.Hk) * k.Dh
 }
 
 func positions(start, n int) []int32 {
@@ -110,9 +119,9 @@ func testRoPEKV(t *testing.T, b model.Backend, o Options) {
 			pos := positions(prior, T)
 			x, xv := k.ropeKV(t, r, pos)
 			out := b.NewF32(T, H*Dh)
-			b.Attend(out, x, ids(t, b, pos), k.cache, 1, 0)
+			b.Attend(out, x, ids(t, b, pos), k.cache, 1, 0, false)
 			want := make([]float32, T*H*Dh)
-			cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, 0)
+			cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, 0, false)
 			what := fmt.Sprintf("neox=%v H=%d Hk=%d Dh=%d at %d T=%d qknorm=%v bias=%v", neox, H, Hk, Dh, prior, T, qkn, withBias)
 			compare(t, "RoPEKV qkv "+what, read(t, b, x, T*C), xv, 1e-5)
 			compare(t, "RoPEKV+Attend "+what, read(t, b, out, T*H*Dh), want, tol)
@@ -146,9 +155,47 @@ func testAttend(t *testing.T, b model.Backend, o Options) {
 		pos := positions(prior, T)
 		x, xv := k.ropeKV(t, r, pos)
 		out := b.NewF32(T, H*Dh)
-		b.Attend(out, x, ids(t, b, pos), k.cache, 1, window)
+		b.Attend(out, x, ids(t, b, pos), k.cache, 1, window, false)
 		want := make([]float32, T*H*Dh)
-		cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, window)
+		cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, window, false)
 		compare(t, fmt.Sprintf("Attend H=%d Hk=%d Dh=%d at %d T=%d window=%d", H, Hk, Dh, prior, T, window), read(t, b, out, len(want)), want, tol)
+	}
+}
+
+// testGatedAttention runs Qwen3.5's gated attention: the q/k norm, partial
+// NEOX RoPE with IMROPE sections (one set leaves some pairs unrotated),
+// RoPEKV on rows that carry the gate, and Attend applying it.
+func testGatedAttention(t *testing.T, b model.Backend, o Options) {
+	tol := o.AttentionTol
+	if tol == 0 {
+		tol = 1e-4
+	}
+	r := rng(11)
+	cases := [][7]int{ // H, Hk, Dh, prior, T, rope dim, sections 0: [3 3 2 0]-like, 1: [1 1 1 1]
+		{2, 1, 64, 0, 12, 16, 0}, {2, 1, 64, 12, 1, 16, 0}, {8, 2, 32, 5, 3, 8, 1}, {16, 2, 128, 40, 1, 64, 0}, {4, 4, 64, 7, 2, 64, 1},
+	}
+	for _, c := range cases {
+		H, Hk, Dh, prior, T, dim := c[0], c[1], c[2], c[3], c[4], c[5]
+		sec := [4]int{dim / 8 * 3 / 2, dim / 8 * 3 / 2, dim/2 - 2*(dim/8*3/2), 0}
+		if c[6] == 1 {
+			sec = [4]int{1, 1, 1, 1}
+		}
+		rs := model.RopeSpec{Theta: 1e7, Dim: dim, NeoX: true, Sections: sec}
+		k := newKVRef(t, b, H, Hk, Dh, prior+T+2, &model.RoPE{Dim: dim, NeoX: true, InvFreq: rs.InvFreq()})
+		k.gated = true
+		k.qv, k.kv = randF32(r, Dh, 1), randF32(r, Dh, 1)
+		k.qw, k.kw = upload(t, b, f32Tensor("q", k.qv, Dh)), upload(t, b, f32Tensor("k", k.kv, Dh))
+		if prior > 0 {
+			k.ropeKV(t, r, positions(0, prior))
+		}
+		pos := positions(prior, T)
+		x, xv := k.ropeKV(t, r, pos)
+		out := b.NewF32(T, H*Dh)
+		b.Attend(out, x, ids(t, b, pos), k.cache, 1, 0, true)
+		want := make([]float32, T*H*Dh)
+		cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, 0, true)
+		what := fmt.Sprintf("gated H=%d Hk=%d Dh=%d at %d T=%d rope dim %d sections %v", H, Hk, Dh, prior, T, dim, sec)
+		compare(t, "RoPEKV qkv "+what, read(t, b, x, T*k.width()), xv, 1e-5)
+		compare(t, "Attend "+what, read(t, b, out, T*H*Dh), want, tol)
 	}
 }

@@ -17,6 +17,7 @@ type Backend struct {
 	calls []kcall
 	attn  attnTask
 	moe   moeTask
+	delta deltaTask
 	// fused holds the scratch of the fused ops (fused.go).
 	fused fusedBufs
 	// ropeCS holds one position's RoPE cosines and sines.
@@ -148,9 +149,8 @@ func (b *Backend) Embed(out, table, ids model.Tensor) {
 
 // rope is the reference's rope (bit for bit) with each position's angles
 // computed once for all its heads, not once per head.
-func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
+func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool, invFreq []float32) {
 	half := len(invFreq)
-	Dh := 2 * half
 	if cap(b.ropeCS) < 2*half {
 		b.ropeCS = make([]float32, 2*half)
 	}
@@ -358,17 +358,18 @@ type attnTask struct {
 	pos       []int32
 	kc, vc    []float32
 	H, Hk, Dh int
-	window    int // 0, or the keys each token attends to at most
+	C         int  // qkv's row: (H+2Hk)*Dh, + H*Dh with the output gate
+	gated     bool // the gate follows v
+	window    int  // 0, or the keys each token attends to at most
 	scores    [][]float32
 }
 
 func (a *attnTask) run(worker, lo, hi int) {
-	if simd != nil && a.Dh%4 == 0 {
+	if simd != nil && a.Dh%4 == 0 && !a.gated {
 		simd.attn(a, worker, lo, hi)
 		return
 	}
-	H, Hk, Dh := a.H, a.Hk, a.Dh
-	C := (H + 2*Hk) * Dh
+	H, Hk, Dh, C := a.H, a.Hk, a.Dh, a.C
 	kvw := Hk * Dh
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	for th := lo; th < hi; th++ {
@@ -402,18 +403,27 @@ func (a *attnTask) run(worker, lo, hi int) {
 				o[d] += w * v[d]
 			}
 		}
+		if a.gated {
+			g := a.qkv[tk*C+(H+2*Hk)*Dh+h*Dh:]
+			for d := range o {
+				o[d] /= 1 + expf(-g[d])
+			}
+		}
 	}
 }
 
 // Attend implements model.Backend.
-func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
+func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, gated bool) {
 	c := cache.(*KVCache)
 	q, p := t(qkv), t(pos)
 	Hk, Dh := c.kvHeads, c.head
 	H := q.cols()/Dh - 2*Hk
+	if gated {
+		H /= 2
+	}
 	kc, vc := c.K[layer], c.V[layer]
 	b.workerBufs(&b.attn.scores, c.capacity)
-	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, window: window, scores: b.attn.scores}
+	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, C: q.cols(), gated: gated, window: window, scores: b.attn.scores}
 	keys := int(p.i[len(p.i)-1] + 1)
 	if window > 0 {
 		keys = min(keys, window)

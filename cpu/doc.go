@@ -1,11 +1,23 @@
 // Package cpu is the reference model.Backend in plain Go. ref.go holds the
 // plain-loop definition of every op (Embed, MatMul with its fusions,
-// RoPEKV, Attend, MoE, Argmax, TopK, MaskLogits, DotKQuant), each the
+// RoPEKV, Attend, MoE, Argmax, TopK, MaskLogits, DotKQuant; DeltaNet in
+// ref_deltanet.go), each the
 // numeric oracle for the kernel of the same name on every backend
 // (package backendtest); Backend runs faster equivalents: goroutines across
 // output rows, quantised weights read block by block in place, no
 // allocation per step. The K-quants (Q2_K..Q6_K, ggml's blocks) have a dot
 // product per block type (kquant.go).
+//
+// # Gated DeltaNet
+//
+// Backend.DeltaNet (deltanet.go) runs the conv, SiLU, L2 norms and gates
+// over the batch, then the value heads across the goroutines: one token
+// by the recurrence (decode), more in chunks of 64 in the WY form
+// (llama.cpp's build_delta_net_chunking): per chunk a unit lower-triangular
+// solve, then the state read and updated once. A 150-token prefill agrees
+// with 150 decode steps to 5e-7 (TestDeltaNetChunkedEqualsDecode). It
+// has no SIMD128 kernel yet: in the browser it runs as plain Go (and a
+// gated attention layer's Attend takes the Go loop too).
 //
 // # The exponential
 //

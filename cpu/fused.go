@@ -6,7 +6,10 @@ import (
 )
 
 // fusedBufs are the scratch activations of the fused ops.
-type fusedBufs struct{ xn, y []float32 }
+type fusedBufs struct {
+	xn, y            []float32
+	shGU, shAct, shY []float32 // the shared expert's
+}
 
 // scratchF32 is an f32 activation of shape over *buf, grown as needed.
 func scratchF32(buf *[]float32, shape ...int) *tensor {
@@ -53,22 +56,22 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 // RoPEKV implements model.Backend.
 func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int, eps float32, r *model.RoPE, cache model.KVCache, layer int) {
 	q, p := t(qkv), t(pos)
+	c := cache.(*KVCache)
 	if qw != nil {
-		Dh := len(t(qw).f)
-		qkNorm(q.f, t(qw).f, t(kw).f, q.shape[0], heads-kvHeads, kvHeads, Dh, eps)
+		qkNorm(q.f, t(qw).f, t(kw).f, q.shape[0], heads-kvHeads, kvHeads, c.head, q.cols(), eps)
 	}
 	var bv []float32
 	if bias != nil {
 		bv = t(bias).f
 	}
-	b.rope(q.f, p.i, bv, q.cols(), heads, r.NeoX, r.InvFreq)
-	b.writeKV(q, p, cache.(*KVCache), layer)
+	b.rope(q.f, p.i, bv, q.cols(), heads, c.head, r.NeoX, r.InvFreq)
+	b.writeKV(q, p, c, layer, heads-kvHeads)
 }
 
-// writeKV stores the keys and values of qkv into layer's cache at pos.
-func (b *Backend) writeKV(q, p *tensor, c *KVCache, layer int) {
+// writeKV stores the keys and values of qkv (whose first H heads are the
+// queries) into layer's cache at pos.
+func (b *Backend) writeKV(q, p *tensor, c *KVCache, layer, H int) {
 	Hk, Dh := c.kvHeads, c.head
-	H := q.cols()/Dh - 2*Hk
 	C := q.cols()
 	kvw := Hk * Dh
 	kc, vc := c.K[layer], c.V[layer]
@@ -80,7 +83,7 @@ func (b *Backend) writeKV(q, p *tensor, c *KVCache, layer int) {
 }
 
 // MoE implements model.Backend.
-func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, shared model.SharedExpert) {
 	rt := t(res)
 	T, D := rt.numel()/rt.cols(), rt.cols()
 	xn := scratchF32(&b.fused.xn, T, D)
@@ -89,5 +92,36 @@ func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down 
 	b.moeOut(y, xn, router, gateUp, down, topK, normTopK)
 	for i, v := range y.f {
 		rt.f[i] += v
+	}
+	if shared.GateUp != nil {
+		b.sharedExpert(rt.f, xn.f, shared, T, D)
+	}
+}
+
+// sharedExpert adds the shared expert of the normalised rows xn (T, D) to
+// res: sigmoid(x·gate) · down(SiluMul(gate_up · x)), as MoE's reference.
+func (b *Backend) sharedExpert(res, xn []float32, sh model.SharedExpert, T, D int) {
+	gu, dn, gate := t(sh.GateUp), t(sh.Down), t(sh.Gate)
+	F := dn.cols()
+	sf := &b.fused
+	if cap(sf.shGU) < T*2*F {
+		sf.shGU = make([]float32, T*2*F)
+	}
+	if cap(sf.shAct) < T*F {
+		sf.shAct = make([]float32, T*F)
+	}
+	if cap(sf.shY) < T*D {
+		sf.shY = make([]float32, T*D)
+	}
+	g, act, y := sf.shGU[:T*2*F], sf.shAct[:T*F], sf.shY[:T*D]
+	b.matmul(g, xn, gu, T, 2*F, D)
+	siluMul(act, g, T, F)
+	b.matmul(y, act, dn, T, D, F)
+	for tk := range T {
+		scale := 1 / (1 + expf(-dotF32(xn[tk*D:(tk+1)*D], gate.f)))
+		r, yt := res[tk*D:(tk+1)*D], y[tk*D:(tk+1)*D]
+		for i := range r {
+			r[i] += scale * yt[i]
+		}
 	}
 }

@@ -112,10 +112,12 @@ func rowBounds(n, N int) []int {
 // Shardable reports whether a weight of type d, shape and stored size
 // bytes is split across N ranks of a Backend whose MinShardBytes is
 // minBytes: a matrix of at least minBytes, of at least 16 rows a rank,
-// whose rows the matmul and the lookup read. The fit check before a load
+// whose rows the matmul and the lookup read. A matrix of fewer than
+// minShardCols columns (a Gated DeltaNet's conv kernel, read whole by its
+// op) is not a linear layer's and stays whole. The fit check before a load
 // counts the shares with it.
 func Shardable(d loader.DType, shape []int, bytes int64, N, minBytes int) bool {
-	if N < 2 || len(shape) != 2 || shape[0] < 16*N {
+	if N < 2 || len(shape) != 2 || shape[0] < 16*N || shape[1] < minShardCols {
 		return false
 	}
 	if minBytes <= 0 {
@@ -134,6 +136,9 @@ func shardable(w *loader.Tensor, N, minBytes int) bool {
 	n, err := w.Size()
 	return err == nil && Shardable(w.DType, w.Shape, int64(n), N, minBytes)
 }
+
+// minShardCols is the fewest columns of a matrix split across ranks.
+const minShardCols = 16
 
 // MinShard is the smallest weight the backend splits across its ranks.
 func (b *Backend) MinShard() int { return b.minShard }

@@ -80,10 +80,9 @@ func product(out, x, w []float32, T, N, K int) {
 	}
 }
 
-// qkNorm normalises the H query heads of each row of qkv (T, (H+2Hk)*Dh)
-// with qw (Dh) and the Hk key heads with kw (Dh), in place.
-func qkNorm(qkv, qw, kw []float32, T, H, Hk, Dh int, eps float32) {
-	C := (H + 2*Hk) * Dh
+// qkNorm normalises the H query heads of each row of qkv (T, C) with qw
+// (Dh) and the Hk key heads after them with kw (Dh), in place.
+func qkNorm(qkv, qw, kw []float32, T, H, Hk, Dh, C int, eps float32) {
 	for t := 0; t < T; t++ {
 		row := qkv[t*C:]
 		rmsNorm(row[:H*Dh], row[:H*Dh], qw, eps)
@@ -92,12 +91,12 @@ func qkNorm(qkv, qw, kw []float32, T, H, Hk, Dh int, eps float32) {
 }
 
 // rope adds bias (C), when not nil, to each row of x (T, C), then rotates
-// the first heads heads (of Dh = 2*len(invFreq) values) of each row at
-// positions pos (T). NeoX pairs (i, i+Dh/2); otherwise adjacent pairs
-// (2i, 2i+1). The angle of pair i is pos*invFreq[i].
-func rope(x []float32, pos []int32, bias []float32, C, heads int, neox bool, invFreq []float32) {
+// the first n = 2*len(invFreq) values of each of the first heads heads (of
+// Dh values) of each row at positions pos (T); the head's other values
+// pass through (partial rotary). NeoX pairs (i, i+n/2); otherwise adjacent
+// pairs (2i, 2i+1). The angle of pair i is pos*invFreq[i].
+func rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool, invFreq []float32) {
 	half := len(invFreq)
-	Dh := 2 * half
 	for t, p := range pos {
 		if bias != nil {
 			row := x[t*C : (t+1)*C]
@@ -127,9 +126,13 @@ func rope(x []float32, pos []int32, bias []float32, C, heads int, neox bool, inv
 // this batch's keys and values there) with scale 1/sqrt(Dh): out (T, H*Dh).
 // Query head h reads key/value head h / (H/Hk). window > 0 keeps only the
 // last window of those positions, (pos[t]-window, pos[t]] (Mistral's
-// sliding window).
-func Attend(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int) {
+// sliding window). gated: qkv's rows are (2H+2Hk)*Dh, the last H*Dh the
+// output gate, and out is multiplied by sigmoid(gate) (Qwen3.5).
+func Attend(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, window int, gated bool) {
 	C := (H + 2*Hk) * Dh
+	if gated {
+		C += H * Dh
+	}
 	kvw := Hk * Dh
 	scale := 1 / math.Sqrt(float64(Dh))
 	group := H / Hk
@@ -173,20 +176,33 @@ func Attend(out, qkv []float32, pos []int32, kc, vc []float32, T, H, Hk, Dh, win
 					o[d] += wgt * v[d]
 				}
 			}
+			if gated {
+				g := qkv[t*C+(H+2*Hk)*Dh+h*Dh:]
+				for d := range o {
+					o[d] *= Sigmoid(g[d])
+				}
+			}
 		}
 	}
 }
 
+// Sigmoid is 1 / (1 + e^-x).
+func Sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(float64(-x)))) }
+
 // RoPEKV: the q/k norm (when qw is not nil), the bias (when not nil) and
-// the rotation of the H+Hk query and key heads, in place on qkv
-// (T, (H+2Hk)*Dh), then k and v of each token into kc, vc (S, Hk, Dh) at
-// pos.
-func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk, Dh int, eps float32, neox bool, invFreq []float32) {
+// the rotation of the H+Hk query and key heads (their first
+// 2*len(invFreq) dims), in place on qkv (T, (H+2Hk)*Dh, + H*Dh of output
+// gate when gated, left as it is), then k and v of each token into kc, vc
+// (S, Hk, Dh) at pos.
+func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk, Dh int, eps float32, neox bool, invFreq []float32, gated bool) {
 	C := (H + 2*Hk) * Dh
-	if qw != nil {
-		qkNorm(qkv, qw, kw, T, H, Hk, Dh, eps)
+	if gated {
+		C += H * Dh
 	}
-	rope(qkv, pos, bias, C, H+Hk, neox, invFreq)
+	if qw != nil {
+		qkNorm(qkv, qw, kw, T, H, Hk, Dh, C, eps)
+	}
+	rope(qkv, pos, bias, C, H+Hk, Dh, neox, invFreq)
 	kvw := Hk * Dh
 	for t, p := range pos {
 		row := qkv[t*C:]
@@ -195,13 +211,38 @@ func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk
 	}
 }
 
+// Shared is an MoE's shared expert on the host: gate_up (2F, D), down
+// (D, F), and the gate (D) of its sigmoid scale.
+type Shared struct {
+	GateUp, Down, Gate []float32
+	F                  int
+}
+
 // MoE: res (T, D) += moe(RMSNorm(res) * norm), the sparse MLP on the
-// residual stream.
-func MoE(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool) {
+// residual stream, plus sigmoid(x·sh.Gate)·sh.Down(SiluMul(sh.GateUp·x))
+// when sh is not nil (the shared expert).
+func MoE(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool, sh *Shared) {
 	xn := make([]float32, T*D)
 	rmsNorm(xn, res, norm, eps)
 	y := make([]float32, T*D)
 	moe(y, xn, router, gateUp, down, T, D, E, F, k, normTopK)
+	if sh != nil {
+		gu := make([]float32, 2*sh.F)
+		act := make([]float32, sh.F)
+		ys := make([]float32, D)
+		var g [1]float32
+		for t := 0; t < T; t++ {
+			xt := xn[t*D : (t+1)*D]
+			product(gu, xt, sh.GateUp, 1, 2*sh.F, D)
+			siluMulRef(act, gu, 1, sh.F)
+			product(ys, act, sh.Down, 1, D, sh.F)
+			product(g[:], xt, sh.Gate, 1, 1, D)
+			scale := Sigmoid(g[0])
+			for i := range ys {
+				y[t*D+i] += scale * ys[i]
+			}
+		}
+	}
 	for i := range y {
 		res[i] += y[i]
 	}

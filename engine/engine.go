@@ -2,7 +2,8 @@
 // (raw ids, text, or a chat rendered by the model's template), prefill in
 // chunks, the decode loop with the sampler, stop conditions, streaming
 // text, and KV-cache prefix reuse across requests (multi-turn chats
-// prefill only their new tokens).
+// prefill only their new tokens; a model with recurrent state reuses it
+// only where it is exact, recurrent.go).
 //
 // What comes back from the backend per token is what the sampler needs:
 // the argmax's 4 bytes for plain greedy decoding, the top-k candidates when
@@ -71,6 +72,8 @@ type Engine struct {
 	maskI32 []int32
 
 	next *ahead // the decode step submitted ahead of its input's readback (pipeline.go)
+
+	ckpt *checkpoint // a recurrent model's state at the last prompt's last token (recurrent.go)
 
 	// Stats counts the engine's host-side traffic since New.
 	Stats Stats
@@ -319,7 +322,8 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		}
 		// Another token follows this one unless it stops the request.
 		more := (p.MaxTokens <= 0 || len(res.Tokens)+1 < p.MaxTokens) && len(e.cached)+2 < e.opts.Context
-		r, err := e.sample(s, logits, hostMask, more && c == nil)
+		// A recurrent state must not run ahead (recurrent.go).
+		r, err := e.sample(s, logits, hostMask, more && c == nil && !e.Model.Recurrent())
 		e.Stats.DecodeSteps++
 		if decodeStart.IsZero() {
 			decodeStart = time.Now()

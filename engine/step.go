@@ -13,20 +13,31 @@ import (
 // prefix, and returns the logits after its last token and how many tokens
 // were reused.
 func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int, error) {
-	common := 0
-	for common < len(e.cached) && common < len(prompt) && e.cached[common] == prompt[common] {
-		common++
-	}
-	if common == len(prompt) {
+	common := commonPrefix(e.cached, prompt)
+	recurrent := e.Model.Recurrent()
+	if recurrent {
+		// Where the recurrent state can start (recurrent.go); the KV
+		// positions the new prefill overwrites leave the checkpoint stale.
+		if common = e.recurrentStart(prompt, common); e.ckpt != nil && common < len(e.ckpt.ids) {
+			e.ckpt = nil
+		}
+	} else if common == len(prompt) {
 		common-- // the last prompt token must run again for its logits
 	}
 	e.cached = e.cached[:common]
 	var logits model.Tensor
+	last := len(prompt) - 1
 	for pos := common; pos < len(prompt); {
 		if err := ctx.Err(); err != nil {
 			return nil, common, err
 		}
+		if recurrent && pos == last {
+			e.saveCheckpoint(prompt, last)
+		}
 		n := min(e.opts.PrefillChunk, len(prompt)-pos)
+		if recurrent && pos < last {
+			n = min(n, last-pos) // stop before the last token for the checkpoint
+		}
 		var err error
 		if logits, err = e.forward(prompt[pos : pos+n]); err != nil {
 			return nil, common, err

@@ -107,7 +107,7 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	a.store(t, start, ks, vs)
 	b.WriteF32(q, qv)
 	b.WriteI32(p, pos)
-	b.Attend(out, q, p, a.cache, 1, a.window)
+	b.Attend(out, q, p, a.cache, 1, a.window, false)
 	if a.recorded != nil {
 		a.recorded()
 	}
@@ -117,9 +117,9 @@ func (a *attnRef) step(t testing.TB, start, T int, fixed bool) (got, want, exact
 	}
 
 	exact = make([]float32, len(got))
-	cpu.Attend(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, a.window)
+	cpu.Attend(exact, qv, pos, a.exactK, a.exactV, T, a.H, a.Hk, a.Dh, a.window, false)
 	want = make([]float32, len(got))
-	cpu.Attend(want, qv, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, a.window)
+	cpu.Attend(want, qv, pos, a.kc, a.vc, T, a.H, a.Hk, a.Dh, a.window, false)
 	return got, want, exact
 }
 
@@ -557,14 +557,14 @@ func TestAttentionBadInput(t *testing.T) {
 	}
 	out := b.NewF32(1, 64)
 	for name, f := range map[string]func(){
-		"layer":     func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 2, 0) },
-		"window":    func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, -1) },
-		"width":     func() { b.Attend(out, b.NewF32(1, 120), b.NewI32(1), cache, 0, 0) },
-		"ratio":     func() { b.Attend(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0, 0) },
-		"pos":       func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(2), cache, 0, 0) },
-		"out":       func() { b.Attend(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0, 0) },
-		"foreign":   func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0, 0) },
-		"pos dtype": func() { b.Attend(out, b.NewF32(1, 128), b.NewF32(1), cache, 0, 0) },
+		"layer":     func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 2, 0, false) },
+		"window":    func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, -1, false) },
+		"width":     func() { b.Attend(out, b.NewF32(1, 120), b.NewI32(1), cache, 0, 0, false) },
+		"ratio":     func() { b.Attend(b.NewF32(1, 48), b.NewF32(1, 112), b.NewI32(1), cache, 0, 0, false) },
+		"pos":       func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(2), cache, 0, 0, false) },
+		"out":       func() { b.Attend(b.NewF32(1, 32), b.NewF32(1, 128), b.NewI32(1), cache, 0, 0, false) },
+		"foreign":   func() { b.Attend(out, b.NewF32(1, 128), b.NewI32(1), &cpu.KVCache{}, 0, 0, false) },
+		"pos dtype": func() { b.Attend(out, b.NewF32(1, 128), b.NewF32(1), cache, 0, 0, false) },
 	} {
 		f()
 		if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
@@ -572,7 +572,7 @@ func TestAttentionBadInput(t *testing.T) {
 		}
 	}
 	b.FreeKVCache(cache)
-	b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, 0)
+	b.Attend(out, b.NewF32(1, 128), b.NewI32(1), cache, 0, 0, false)
 	if err := b.ReadF32(out, make([]float32, 64)); !errors.Is(err, ErrOp) {
 		t.Errorf("freed cache: %v, want ErrOp", err)
 	}
@@ -682,7 +682,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, lanes, H, Hk,
 	b.WriteF32(q, randF32(r, C))
 	b.WriteI32(p, []int32{int32(pos)})
 	dst := make([]float32, H*Dh)
-	b.Attend(o, q, p, cache, 0, 0) // compile and record before timing
+	b.Attend(o, q, p, cache, 0, 0, false) // compile and record before timing
 	if err := b.ReadF32(o, dst); err != nil {
 		bm.Fatal(err)
 	}
@@ -694,7 +694,7 @@ func benchDecode(bm *testing.B, dt loader.DType, pos, ctx, splits, lanes, H, Hk,
 	before := d.Stats()
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {
-		b.Attend(o, q, p, cache, 0, 0)
+		b.Attend(o, q, p, cache, 0, 0, false)
 		if err := b.ReadF32(o, dst); err != nil {
 			bm.Fatal(err)
 		}
@@ -774,7 +774,7 @@ func BenchmarkAttentionPrefill(bm *testing.B) {
 				ps[i] = int32(i)
 			}
 			b.WriteI32(p, ps)
-			sec := timeSteps(bm, b, 1, func() { b.Attend(o, q, p, cache, 0, 0) }, o)
+			sec := timeSteps(bm, b, 1, func() { b.Attend(o, q, p, cache, 0, 0, false) }, o)
 			seen := float64(T) * float64(T+1) / 2
 			bm.ReportMetric(4*float64(Dh)*float64(H)*seen/sec/1e9, "GFLOP/s")
 		})

@@ -176,7 +176,11 @@ func (b *Backend) cacheOf(name string, cache model.KVCache, layer int) *kvCache 
 
 // Attend implements model.Backend: flash-decoding for decode batches
 // (partial, then reduce), the tiled prefill kernel otherwise.
-func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int) {
+func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, gated bool) {
+	if gated {
+		b.opErr("Attend", "the attention output gate is not supported on WebGPU yet")
+		return
+	}
 	c := b.cacheOf("Attend", cache, layer)
 	if c == nil {
 		return

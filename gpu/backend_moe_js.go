@@ -41,7 +41,11 @@ type moeState struct {
 //
 // The RMSNorm is folded into the router's GEMV (which also writes the
 // normalised rows the experts read) and the experts' sums are added to res.
-func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool) {
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, shared model.SharedExpert) {
+	if shared.GateUp != nil {
+		b.opErr("MoE", "the shared expert is not supported on WebGPU yet")
+		return
+	}
 	nt := tt(norm)
 	if len(nt.parts) == 0 || nt.dtype != loader.F32 || nt.numel() != tt(res).cols() {
 		b.opErr("MoE", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())

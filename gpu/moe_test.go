@@ -98,13 +98,13 @@ func (c *moeCase) step(t testing.TB, b *Backend, res model.Tensor, xv []float32)
 	t.Helper()
 	T := len(xv) / c.D
 	b.WriteF32(res, xv)
-	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm)
+	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, model.SharedExpert{})
 	got = make([]float32, T*c.D)
 	if err := b.ReadF32(res, got); err != nil {
 		t.Fatal(err)
 	}
 	want = append([]float32(nil), xv...)
-	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm)
+	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, nil)
 	return minus(got, xv), minus(want, xv)
 }
 
@@ -289,13 +289,13 @@ func TestMoEErrors(t *testing.T) {
 		name string
 		call func()
 	}{
-		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true) }},
-		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true) }},
-		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true) }},
-		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true) }},
-		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true) }},
-		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true) }},
-		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true) }},
+		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true, model.SharedExpert{}) }},
+		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true, model.SharedExpert{}) }},
+		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
+		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
+		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
+		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true, model.SharedExpert{}) }},
+		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
 	} {
 		tc.call()
 		err := b.ReadF32(out, make([]float32, 2*64))
@@ -496,7 +496,7 @@ func BenchmarkMoEQwen3A3B(b *testing.B) {
 		xv, got := randVec(r, T*D, 1), make([]float32, T*D)
 		step := func() {
 			be.WriteF32(res, xv)
-			be.MoE(res, norm, 1e-5, router, gu, dn, A, true)
+			be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.SharedExpert{})
 			if err := be.ReadF32(res, got); err != nil {
 				b.Fatal(err)
 			}

@@ -56,24 +56,54 @@ type Backend interface {
 	// tensors.
 	MatMul(out, x, w Tensor, f MatMulFusion)
 	// RoPEKV prepares a layer's attention in place on the merged projection
-	// qkv (T, (H+2Hk)*Dh): each query and key head RMS-normalised with qw
-	// and kw (Dh) when qw is not nil (Qwen3's q/k norm), bias (a (C) f32
-	// vector) added to every row when not nil (Qwen2's q/k/v biases), the
-	// first heads = H+Hk heads rotated by r at the positions pos (T) i32,
-	// and the keys and values written into layer's cache at pos.
+	// qkv (T, C), C = (H+2Hk)*Dh, or (2H+2Hk)*Dh with an output gate (the
+	// gate's H*Dh columns follow v and are left as they are): each query
+	// and key head RMS-normalised with qw and kw (Dh) when qw is not nil
+	// (Qwen3's q/k norm), bias (a (C) f32 vector) added to every row when
+	// not nil (Qwen2's q/k/v biases), the first heads = H+Hk heads rotated
+	// by r at the positions pos (T) i32, and the keys and values written
+	// into layer's cache at pos. Dh is the cache's head dim; r rotates the
+	// first r.Dim dims of each head (r.Dim < Dh: partial rotary, the rest
+	// pass through), with frequencies r.InvFreq (a zero frequency leaves its
+	// pair as it is).
 	RoPEKV(qkv, pos, bias, qw, kw Tensor, heads, kvHeads int, eps float32, r *RoPE, cache KVCache, layer int)
 	// Attend computes causal GQA attention for each token t of qkv over
 	// layer's cache positions [0, pos[t]] (RoPEKV wrote this batch's keys
 	// and values), scaled by 1/sqrt(Dh): out (T, H*Dh). window > 0 is a
 	// sliding window (Mistral's sliding_window): token t attends only to the
-	// last window of those, (pos[t]-window, pos[t]].
-	Attend(out, qkv, pos Tensor, cache KVCache, layer, window int)
+	// last window of those, (pos[t]-window, pos[t]]. With gated, qkv's rows
+	// are (2H+2Hk)*Dh, [q | k | v | gate], and each output value is
+	// multiplied by sigmoid of its gate value, gate (H*Dh) in out's order
+	// (Qwen3.5's output gate).
+	Attend(out, qkv, pos Tensor, cache KVCache, layer, window int, gated bool)
 	// MoE is the sparse MLP on the residual stream, in place:
 	// res (T, D) += MoE(RMSNorm(res) * norm): router logits = x·routerᵀ,
 	// softmax over E, the top-A experts, their weights renormalised to sum
-	// 1 when normTopK is set, and Σ weight_a · down_a(SiluMul(gateUp_a · x)).
+	// 1 when normTopK is set, and Σ weight_a · down_a(SiluMul(gateUp_a · x)),
+	// plus, when shared has weights, the shared expert:
+	// sigmoid(x·shared.Gate) · shared.Down(SiluMul(shared.GateUp · x)).
 	// norm (D); router (E, D); gateUp (E, 2F, D); down (E, D, F).
-	MoE(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool)
+	MoE(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool, shared SharedExpert)
+	// DeltaNet is a Gated DeltaNet layer's mixing of T tokens of one
+	// sequence, after its input projection and before its output one:
+	// proj (T, sp.ProjWidth()) holds each token's [q k v (the conv's
+	// sp.ConvDim() channels) | z (n_v·S) | beta (n_v) | alpha (n_v)] before
+	// any activation; out (T, n_v·S) gets y, head-major. Per token, in order:
+	//   - the causal depthwise conv over the last K rows of q k v (the
+	//     K-1 of convState ((K-1), ConvDim) f32, oldest first, then the
+	//     token's), conv[c] = Σ_i X[i][c]·convW[c][i], convW (ConvDim, K);
+	//     convState then holds the last K-1 raw rows;
+	//   - silu; q and k L2-normalised per head, x/max(‖x‖, eps); q scaled
+	//     by 1/sqrt(S);
+	//   - beta = sigmoid(beta), g = a·softplus(alpha + dtBias), a and
+	//     dtBias (n_v) f32 (softplus(x) = x above 20);
+	//   - for value head j with key head j mod n_k and its state M =
+	//     state[j] (S × S, f32, [key a][value b]): M *= exp(g);
+	//     d = beta·(v − Mᵀk); M += k⊗d; o = Mᵀq;
+	//   - y = RMSNorm(o)·norm (norm (S), per head, with eps)·silu(z).
+	// state is (n_v·S, S). Any grouping of the tokens (the chunked form of
+	// a prefill) must give the token-by-token result to rounding.
+	DeltaNet(out, proj, convW, a, dtBias, norm, convState, state Tensor, sp DeltaNetSpec, eps float32)
 	// CopyRows copies rows [row0, row0+R) of src (_, C) into dst (R, C).
 	CopyRows(dst, src Tensor, row0 int)
 	// Argmax writes the index of each row's maximum (lowest index on ties):
@@ -85,6 +115,14 @@ type Backend interface {
 	// the lowest id: logits (T, V) -> ids (T, k) i32, vals (T, k) f32. NaN
 	// reads as +Inf.
 	TopK(ids, vals, logits Tensor, k int)
+}
+
+// SharedExpert is an MoE's shared expert (Qwen3.5-MoE): a gated MLP every
+// token runs, scaled by a sigmoid gate. The zero value is none.
+type SharedExpert struct {
+	GateUp Tensor // (2Fs, D)
+	Down   Tensor // (D, Fs)
+	Gate   Tensor // (D) f32: the scale is sigmoid(x · Gate)
 }
 
 // KVCache is a backend's key/value store for every layer.

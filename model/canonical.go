@@ -29,6 +29,17 @@ const (
 	NameRouter     = "blk.%d.ffn_gate_inp.weight"     // (E, D)
 	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight" // (E, 2F, D)
 	NameDownExps   = "blk.%d.ffn_down_exps.weight"    // (E, D, F)
+	// the MoE's shared expert (qwen35moe)
+	NameGateUpShexp = "blk.%d.ffn_gate_up_shexp.weight"  // (2Fs, D)
+	NameDownShexp   = "blk.%d.ffn_down_shexp.weight"     // (D, Fs)
+	NameGateShexp   = "blk.%d.ffn_gate_inp_shexp.weight" // (D) its sigmoid gate's weights
+	// the Gated DeltaNet token mixer (qwen35); its pre-norm is NameAttnNorm
+	NameSSMIn     = "blk.%d.ssm_in.weight"     // (ConvDim+Inner+2n_v, D): rows [q k v (the conv's channels) | z | beta | alpha]
+	NameSSMConv   = "blk.%d.ssm_conv1d.weight" // (ConvDim, K) the depthwise causal conv
+	NameSSMA      = "blk.%d.ssm_a"             // (n_v) -exp(A_log), per value head
+	NameSSMDtBias = "blk.%d.ssm_dt.bias"       // (n_v)
+	NameSSMNorm   = "blk.%d.ssm_norm.weight"   // (S) the gated RMSNorm's weight
+	NameSSMOut    = "blk.%d.ssm_out.weight"    // (D, Inner)
 )
 
 // canonicalTensor is one tensor of the canonical set.
@@ -64,20 +75,31 @@ var (
 		{NameRopeFreqs, nil, nil},
 	}
 	layerTensors = []layerTensor{
-		// the attention token mixer
+		// the token mixer's pre-norm
 		{NameAttnNorm, nil, layerHidden},
-		{NameQKV, nil, func(c *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth(), c.Hidden} }},
+		// the attention token mixer
+		{NameQKV, attention, func(c *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth(), c.Hidden} }},
 		{NameQKVBias, func(sp *LayerSpec) bool { return sp.Attention.Bias }, func(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth()} }},
 		{NameQNorm, qkNorm, headVector},
 		{NameKNorm, qkNorm, headVector},
-		{NameAttnOut, nil, func(c *Config, sp *LayerSpec) []int {
+		{NameAttnOut, attention, func(c *Config, sp *LayerSpec) []int {
 			return []int{c.Hidden, sp.Attention.Heads * sp.Attention.HeadDim}
 		}},
+		// the Gated DeltaNet token mixer
+		{NameSSMIn, deltaNet, func(c *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ProjWidth(), c.Hidden} }},
+		{NameSSMConv, deltaNet, func(_ *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ConvDim(), sp.DeltaNet.ConvKernel} }},
+		{NameSSMA, deltaNet, func(_ *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ValueHeads} }},
+		{NameSSMDtBias, deltaNet, func(_ *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ValueHeads} }},
+		{NameSSMNorm, deltaNet, func(_ *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.HeadDim} }},
+		{NameSSMOut, deltaNet, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.DeltaNet.Inner()} }},
 		// the channel mixer: MoE or gated MLP
 		{NameFFNNorm, nil, layerHidden},
 		{NameRouter, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, c.Hidden} }},
 		{NameGateUpExps, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, 2 * sp.Channel.FFN, c.Hidden} }},
 		{NameDownExps, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, c.Hidden, sp.Channel.FFN} }},
+		{NameGateUpShexp, shared, func(c *Config, sp *LayerSpec) []int { return []int{2 * sp.Channel.SharedFFN, c.Hidden} }},
+		{NameDownShexp, shared, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.Channel.SharedFFN} }},
+		{NameGateShexp, shared, layerHidden},
 		{NameGateUp, gated, func(c *Config, sp *LayerSpec) []int { return []int{2 * sp.Channel.FFN, c.Hidden} }},
 		{NameDown, gated, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.Channel.FFN} }},
 	}
@@ -87,13 +109,25 @@ var (
 	}
 )
 
-func qkNorm(sp *LayerSpec) bool                 { return sp.Attention.QKNorm }
+func qkNorm(sp *LayerSpec) bool                 { return !sp.IsDeltaNet() && sp.Attention.QKNorm }
+func attention(sp *LayerSpec) bool              { return !sp.IsDeltaNet() }
+func deltaNet(sp *LayerSpec) bool               { return sp.IsDeltaNet() }
+func shared(sp *LayerSpec) bool                 { return sp.Channel.Kind == ChannelMoE && sp.Channel.SharedFFN > 0 }
 func moe(sp *LayerSpec) bool                    { return sp.Channel.Kind == ChannelMoE }
 func gated(sp *LayerSpec) bool                  { return sp.Channel.Kind == ChannelGatedMLP }
 func hiddenVector(c *Config) []int              { return []int{c.Hidden} }
 func layerHidden(c *Config, _ *LayerSpec) []int { return []int{c.Hidden} }
 func headVector(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.HeadDim} }
-func (a *AttentionSpec) qkvWidth() int          { return (a.Heads + 2*a.KVHeads) * a.HeadDim }
+
+// qkvWidth is the merged projection's rows: q, k, v, then the output
+// gate's H·Dh rows when the layer has one.
+func (a *AttentionSpec) qkvWidth() int {
+	w := (a.Heads + 2*a.KVHeads) * a.HeadDim
+	if a.OutputGate {
+		w += a.Heads * a.HeadDim
+	}
+	return w
+}
 
 // tensors yields the name and shape (nil for rope_freqs, optional and
 // checked by its element count) of every canonical tensor a model of

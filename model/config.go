@@ -14,6 +14,16 @@ const (
 	ArchQwen3    = "qwen3"
 	ArchQwen3MoE = "qwen3moe"
 	ArchQwen2    = "qwen2" // Qwen2, Qwen2.5: q/k/v biases, no q/k norm
+	// Qwen3.5 and Qwen3.6: Gated DeltaNet layers between gated attention
+	// layers (qwen35: a gated MLP; qwen35moe: MoE with a shared expert).
+	ArchQwen35    = "qwen35"
+	ArchQwen35MoE = "qwen35moe"
+)
+
+// Layer types of Config.LayerTypes (Hugging Face's layer_types values).
+const (
+	LayerFullAttention   = "full_attention"
+	LayerLinearAttention = "linear_attention" // a Gated DeltaNet layer
 )
 
 // Config is one model's hyperparameters, whatever file it came from.
@@ -41,6 +51,59 @@ type Config struct {
 	// SlidingWindow, when > 0, is Mistral's sliding_window: a token attends
 	// only to the last SlidingWindow positions, its own included. 0: none.
 	SlidingWindow int `json:"sliding_window,omitempty"`
+
+	// Hybrid families (qwen35, qwen35moe); zero for the others.
+
+	// LayerTypes, when set, gives each layer's token mixer:
+	// LayerFullAttention or LayerLinearAttention (Gated DeltaNet). Unset:
+	// every layer is attention.
+	LayerTypes []string `json:"layer_types,omitempty"`
+	// AttnOutputGate: the attention's query projection carries a gate per
+	// head, and the output is multiplied by sigmoid(gate) before o_proj.
+	AttnOutputGate bool `json:"attn_output_gate,omitempty"`
+	// RopeDim, when > 0, rotates only the first RopeDim dims of each head
+	// (partial rotary; the frequencies' exponent is over RopeDim). 0: HeadDim.
+	RopeDim int `json:"rope_dim,omitempty"`
+	// RopeSections are multimodal RoPE's (interleaved, IMROPE) sections;
+	// for text, a pair whose section is the fourth is not rotated
+	// (RopeSpec.InvFreq).
+	RopeSections []int `json:"rope_sections,omitempty"`
+	// The Gated DeltaNet layers: conv kernel, key heads n_k, value heads n_v
+	// (a multiple of n_k) and the head dim S of keys and values alike.
+	LinearConvKernel int `json:"linear_conv_kernel_dim,omitempty"`
+	LinearKeyHeads   int `json:"linear_num_key_heads,omitempty"`
+	LinearValueHeads int `json:"linear_num_value_heads,omitempty"`
+	LinearHeadDim    int `json:"linear_key_head_dim,omitempty"`
+	// SharedExpertFFN, when > 0, is the MoE's shared expert's intermediate
+	// size (a gated MLP scaled by a sigmoid gate, added to the experts').
+	SharedExpertFFN int `json:"shared_expert_intermediate_size,omitempty"`
+}
+
+// LinearLayer reports whether layer l is a Gated DeltaNet layer.
+func (c *Config) LinearLayer(l int) bool {
+	return l < len(c.LayerTypes) && c.LayerTypes[l] == LayerLinearAttention
+}
+
+// Hybrid reports whether some layer is a Gated DeltaNet layer (the model
+// keeps a recurrent state beside the KV cache).
+func (c *Config) Hybrid() bool {
+	for l := range c.LayerTypes {
+		if c.LinearLayer(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// AttentionLayers counts the layers with a KV cache.
+func (c *Config) AttentionLayers() int {
+	n := 0
+	for l := 0; l < c.Layers; l++ {
+		if !c.LinearLayer(l) {
+			n++
+		}
+	}
+	return n
 }
 
 // RopeScaling is Hugging Face's rope_scaling block; only type "llama3" is
@@ -165,14 +228,30 @@ func (c *Config) params() (int64, bool) {
 	var n checked
 	D, Dh := int64(c.Hidden), int64(c.HeadDim)
 	heads := n.mul(int64(c.Heads+2*c.KVHeads), Dh)
-	layer := n.add(n.add(n.mul(heads, D), heads), n.mul(D, n.mul(int64(c.Heads), Dh)))
+	if c.AttnOutputGate {
+		heads = n.add(heads, n.mul(int64(c.Heads), Dh))
+	}
+	attn := n.add(n.add(n.mul(heads, D), heads), n.mul(D, n.mul(int64(c.Heads), Dh)))
+	var channel int64
 	if c.MoE() {
 		E, F := int64(c.Experts), int64(c.ExpertFFN)
-		layer = n.add(layer, n.add(n.mul(E, D), n.mul(n.mul(E, 3*F), D)))
+		channel = n.add(n.mul(E, D), n.mul(n.mul(E, 3*F), D))
+		channel = n.add(channel, n.mul(n.add(3*int64(c.SharedExpertFFN), 1), D))
 	} else {
-		layer = n.add(layer, n.mul(3*int64(c.FFN), D))
+		channel = n.mul(3*int64(c.FFN), D)
 	}
-	total := n.add(n.mul(2*int64(c.Vocab), D), n.mul(int64(c.Layers), layer))
+	var linear int64
+	if c.Hybrid() {
+		S, nk, nv := int64(c.LinearHeadDim), int64(c.LinearKeyHeads), int64(c.LinearValueHeads)
+		conv := n.mul(n.add(2*nk, nv), S)
+		inner := n.mul(nv, S)
+		proj := n.add(n.add(conv, inner), 2*nv)
+		linear = n.add(n.add(n.mul(proj, D), n.mul(conv, int64(c.LinearConvKernel))), n.add(n.mul(D, inner), S+2*nv))
+	}
+	full := int64(c.AttentionLayers())
+	layers := n.add(n.mul(full, attn), n.mul(int64(c.Layers)-full, linear))
+	layers = n.add(layers, n.mul(int64(c.Layers), channel))
+	total := n.add(n.mul(2*int64(c.Vocab), D), layers)
 	return total, !n.overflow
 }
 
@@ -214,13 +293,20 @@ func (c *Config) validateIn(file string, key func(field string) string) error {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// InvFreq returns the Dh/2 RoPE inverse frequencies of the config's
-// rotation (RopeSpec.InvFreq).
+// InvFreq returns the RoPE inverse frequencies of the config's rotation
+// (RopeSpec.InvFreq): Dh/2, or RopeDim/2 with partial rotary.
 func (c *Config) InvFreq() []float32 { return c.ropeSpec().InvFreq() }
 
 // ropeSpec is the rotation of every attention layer of the families here.
 func (c *Config) ropeSpec() RopeSpec {
-	return RopeSpec{Theta: c.RopeTheta, Scaling: c.RopeScaling, Dim: c.HeadDim, NeoX: c.RopeNeoX}
+	r := RopeSpec{Theta: c.RopeTheta, Scaling: c.RopeScaling, Dim: c.HeadDim, NeoX: c.RopeNeoX}
+	if c.RopeDim > 0 {
+		r.Dim = c.RopeDim
+	}
+	if len(c.RopeSections) == 4 {
+		r.Sections = [4]int(c.RopeSections)
+	}
+	return r
 }
 
 func llama3Scale(f float64, s *RopeScaling) float64 {

@@ -31,12 +31,25 @@
 //
 // # Layers and families
 //
-// A Model is a list of Layers, each a TokenMixer (today *Attention) then a
-// ChannelMixer (*GatedMLP or *MoE), each reading the residual stream
+// A Model is a list of Layers, each a TokenMixer (*Attention or *DeltaNet)
+// then a ChannelMixer (*GatedMLP or *MoE), each reading the residual stream
 // through its own RMSNorm and adding its output back. Build makes them from
 // Config.Specs(), which reads the family's row of Families (family.go:
-// llama, qwen2, qwen3, qwen3moe) and the config's parameters; a config may
-// ask only for what its family's layers have (Config.Validate). Mistral's
+// llama, qwen2, qwen3, qwen3moe, qwen35, qwen35moe) and the config's
+// parameters; a config may ask only for what its family's layers have
+// (Config.Validate).
+//
+// Qwen3.5's families are hybrid (Config.LayerTypes): Gated DeltaNet layers
+// (a causal conv and the gated delta rule on a recurrent state, Backend's
+// DeltaNet op) between gated attention layers (the q projection's per-head
+// gate, reordered on load to follow v, applied by Attend; partial NEOX
+// RoPE whose IMROPE sections reduce to per-pair frequencies for text,
+// RopeSpec.InvFreq). Their cache is a *HybridCache: KV for the attention
+// layers only, f32 conv and recurrent states for the others, and a token
+// count: Forward refuses any other position (*StateError), since a state
+// cannot be cut back; ResetState, SaveState and RestoreState start over or
+// move to a checkpoint. A backend without these kernels refuses such a
+// config before Build uploads a weight (LayerChecker, *UnsupportedError). Mistral's
 // Hugging Face configs are llama's layout; its sliding_window is
 // Config.SlidingWindow, passed to Attend: a token attends to the last W
 // keys only (the cache still holds every position; the GPU kernels skip the
@@ -51,7 +64,8 @@
 // Free, WriteI32, WriteF32, ReadF32, ReadI32, NewKVCache), Embed, MatMul
 // with its MatMulFusion (every linear layer is one MatMul: the pre-norm
 // folded in, SiluAndMul for gate_up, the residual add for o_proj and down),
-// RoPEKV, Attend, MoE (in place on the residual), CopyRows, Argmax and TopK.
+// RoPEKV, Attend, MoE (in place on the residual, with an optional shared
+// expert), DeltaNet, CopyRows, Argmax and TopK.
 // Ops read the merged QKV row layout directly, so the interface needs no
 // strided views. A dense layer is four ops for attention and two for the
 // MLP, which the GPU runs as 7 dispatches at decode (9 for an MoE layer).
@@ -59,7 +73,7 @@
 // LogitMasker, AsyncReader (the engine's pipelined decode), PairReader
 // (top-k ids and logits in one round trip, through ReadPair), LayerMarker,
 // KVCacheAllocator (an f16 KV cache: the GPU; elsewhere NewCacheOf gives
-// f32 and says so through KVDTypeOf) and PrefillChunker. Every op has a
+// f32 and says so through KVDTypeOf), PrefillChunker and LayerChecker. Every op has a
 // plain-loop reference of the same name in package cpu, and
 // backendtest.Run checks any backend against them with seeded inputs and
 // awkward shapes.

@@ -13,19 +13,26 @@ import (
 // reference in package cpu and its backend ops) where it needs new math.
 // Per-layer parameters are the spec's (AttentionSpec, ChannelSpec): a
 // family whose layers differ (local and global attention, their own RoPE
-// bases and head sizes) fills them per layer in Specs. What the families
-// of the next issues need beyond these (an output gate, KV shared from
-// another layer, bidirectional attention, sandwich norms, an embedding
-// scale, logit soft-capping, recurrent mixers) arrives as new fields and
-// kinds with the kernels that run them, not before.
+// bases and head sizes) fills them per layer in Specs; a hybrid family's
+// layers mix token mixer kinds, as Config.LayerTypes says. What the
+// families of the next issues need beyond these (KV shared from another
+// layer, bidirectional attention, sandwich norms, an embedding scale,
+// logit soft-capping) arrives as new fields and kinds with the kernels
+// that run them, not before.
 //
-//	family    token mixer                                   channel mixer
-//	llama     attention: GQA, RoPE (llama3 scaling, GGUF    gated MLP (SiLU)
-//	          rope_freqs), optional q/k/v biases,
-//	          sliding window (Mistral)
-//	qwen2     attention + q/k/v biases, sliding window      gated MLP (SiLU)
-//	qwen3     attention + q/k norm                          gated MLP (SiLU)
-//	qwen3moe  attention + q/k norm                          MoE: top-k routed experts, renormalised
+//	family     token mixer                                   channel mixer
+//	llama      attention: GQA, RoPE (llama3 scaling, GGUF    gated MLP (SiLU)
+//	           rope_freqs), optional q/k/v biases,
+//	           sliding window (Mistral)
+//	qwen2      attention + q/k/v biases, sliding window      gated MLP (SiLU)
+//	qwen3      attention + q/k norm                          gated MLP (SiLU)
+//	qwen3moe   attention + q/k norm                          MoE: top-k routed experts, renormalised
+//	qwen35     Gated DeltaNet, or (every full_attention_     gated MLP (SiLU)
+//	           interval-th layer) attention + q/k norm +
+//	           output gate, partial NEOX RoPE (IMROPE
+//	           sections: plain partial RoPE for text)
+//	qwen35moe  as qwen35                                     MoE, renormalised, + a shared expert
+//	                                                         with a sigmoid gate
 
 // Family is one row of the family table.
 type Family struct {
@@ -35,6 +42,11 @@ type Family struct {
 	Attention AttentionFeatures
 	// Channel is the channel mixer of every layer.
 	Channel ChannelKind
+	// DeltaNet: the family's layers may be Gated DeltaNet token mixers
+	// (Config.LayerTypes).
+	DeltaNet bool
+	// SharedExpert: the MoE may have a shared expert.
+	SharedExpert bool
 }
 
 // AttentionFeatures are the optional parts of an attention layer a family
@@ -43,6 +55,8 @@ type AttentionFeatures struct {
 	QKNorm        bool // per-head RMSNorm of queries and keys (Qwen3)
 	Bias          bool // q/k/v biases before RoPE (Qwen2)
 	SlidingWindow bool // a sliding window may be configured (Mistral, Qwen2)
+	OutputGate    bool // sigmoid(gate) on the output, the gate from the q projection (Qwen3.5)
+	PartialRope   bool // RoPE over the first rope_dim dims, with rope_sections (Qwen3.5)
 }
 
 // ChannelKind names a channel mixer.
@@ -63,7 +77,23 @@ var Families = []Family{
 	{Arch: ArchQwen2, Attention: AttentionFeatures{Bias: true, SlidingWindow: true}, Channel: ChannelGatedMLP},
 	{Arch: ArchQwen3, Attention: AttentionFeatures{QKNorm: true}, Channel: ChannelGatedMLP},
 	{Arch: ArchQwen3MoE, Attention: AttentionFeatures{QKNorm: true}, Channel: ChannelMoE},
+	{Arch: ArchQwen35, Attention: qwen35Attention, Channel: ChannelGatedMLP, DeltaNet: true},
+	{Arch: ArchQwen35MoE, Attention: qwen35Attention, Channel: ChannelMoE, DeltaNet: true, SharedExpert: true},
 }
+
+var qwen35Attention = AttentionFeatures{QKNorm: true, OutputGate: true, PartialRope: true}
+
+// MixerKind names a token mixer.
+type MixerKind string
+
+// The token mixers.
+const (
+	// MixerAttention is causal softmax attention over a KV cache.
+	MixerAttention MixerKind = "attention"
+	// MixerDeltaNet is the Gated DeltaNet (Qwen3.5's linear attention): a
+	// causal conv, then the gated delta rule on a recurrent state.
+	MixerDeltaNet MixerKind = "gated_deltanet"
+)
 
 // FamilyOf returns arch's row of the family table.
 func FamilyOf(arch string) (*Family, bool) {
@@ -78,9 +108,14 @@ func FamilyOf(arch string) (*Family, bool) {
 // LayerSpec is one layer's kinds and parameters, chosen at load from the
 // family and the config.
 type LayerSpec struct {
-	Attention AttentionSpec
+	Mixer     MixerKind     // "" reads as MixerAttention
+	Attention AttentionSpec // when Mixer is attention
+	DeltaNet  DeltaNetSpec  // when Mixer is MixerDeltaNet
 	Channel   ChannelSpec
 }
+
+// IsDeltaNet reports whether the layer's token mixer is a Gated DeltaNet.
+func (sp *LayerSpec) IsDeltaNet() bool { return sp.Mixer == MixerDeltaNet }
 
 // AttentionSpec is an attention layer's parameters.
 type AttentionSpec struct {
@@ -88,6 +123,7 @@ type AttentionSpec struct {
 	Window                  int      // sliding window; 0: every position
 	QKNorm                  bool     // q/k norm weights
 	Bias                    bool     // q/k/v biases
+	OutputGate              bool     // a gate per query head: out *= sigmoid(gate)
 	Rope                    RopeSpec // the layer's rotation
 }
 
@@ -97,16 +133,35 @@ type AttentionSpec struct {
 type RopeSpec struct {
 	Theta   float64      // the base
 	Scaling *RopeScaling // llama3's; nil: none
-	Dim     int          // rotated dims per head (Dh for every family here)
+	Dim     int          // rotated dims per head: Dh, or fewer (partial rotary)
 	NeoX    bool         // rotate halves; false: adjacent pairs
+	// Sections are IMROPE's (interleaved multimodal RoPE) sections, all
+	// zero for plain RoPE.
+	Sections [4]int
 }
 
 // InvFreq returns the Dim/2 inverse frequencies: theta^(-2i/Dim), with
 // llama3 scaling applied when configured (as in Hugging Face's
 // _compute_llama3_parameters).
+//
+// With Sections (IMROPE, ggml's rope_multi), pair i of sector
+// s = i mod Σsections takes the first (time), second (height) or third
+// (width) position when s%3 is 0, 1 or 2 and s < 3·sections[s%3], else the
+// fourth. A text token's positions are (p, p, p, 0), so such a pair
+// rotates by p·theta^(-2i/Dim) or not at all: its frequency is set to 0,
+// and IMROPE is plain RoPE with these frequencies. With sections summing
+// to Dim/2 (Qwen3.5's [11, 11, 10, 0] of 64, or [3, 3, 2, 0] of 16) every
+// pair rotates.
 func (r RopeSpec) InvFreq() []float32 {
 	out := make([]float32, r.Dim/2)
+	total := r.Sections[0] + r.Sections[1] + r.Sections[2] + r.Sections[3]
 	for i := range out {
+		if total > 0 {
+			s := i % total
+			if s >= 3*r.Sections[s%3] {
+				continue // the fourth position: 0 for text
+			}
+		}
 		f := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.Dim))
 		if s := r.Scaling; s != nil {
 			f = llama3Scale(f, s)
@@ -123,6 +178,7 @@ type ChannelSpec struct {
 	Experts     int  // E (MoE)
 	ExpertsUsed int  // A (MoE)
 	NormTopK    bool // renormalise the top-A weights to sum 1 (MoE)
+	SharedFFN   int  // the shared expert's intermediate size; 0: none (MoE)
 }
 
 // Specs gives each layer's spec: the family's kinds with the config's
@@ -138,13 +194,18 @@ func (c *Config) Specs() []LayerSpec {
 	specs := make([]LayerSpec, max(c.Layers, 0))
 	for l := range specs {
 		specs[l] = LayerSpec{
+			Mixer: MixerAttention,
 			Attention: AttentionSpec{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias, Rope: c.ropeSpec()},
+				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias, OutputGate: c.AttnOutputGate, Rope: c.ropeSpec()},
 			Channel: ChannelSpec{Kind: channel, FFN: c.FFN},
+		}
+		if c.LinearLayer(l) {
+			specs[l].Mixer, specs[l].Attention = MixerDeltaNet, AttentionSpec{}
+			specs[l].DeltaNet = c.deltaNetSpec()
 		}
 		if channel == ChannelMoE {
 			specs[l].Channel = ChannelSpec{Kind: ChannelMoE, FFN: c.ExpertFFN, Experts: c.Experts,
-				ExpertsUsed: c.ExpertsUsed, NormTopK: c.NormTopK}
+				ExpertsUsed: c.ExpertsUsed, NormTopK: c.NormTopK, SharedFFN: c.SharedExpertFFN}
 		}
 	}
 	return specs
@@ -167,6 +228,8 @@ func (c *Config) checkFamily() error {
 		return &ConfigError{"sliding_window", c.SlidingWindow, fmt.Sprintf("architecture %s has no sliding window", c.Arch)}
 	case (fam.Channel == ChannelMoE) != c.MoE():
 		return &ConfigError{"num_experts", c.Experts, fmt.Sprintf("architecture %s's channel mixer is %s", c.Arch, fam.Channel)}
+	case (c.RopeDim != 0 || c.RopeSections != nil) && !a.PartialRope:
+		return &ConfigError{"rope_dim", c.RopeDim, fmt.Sprintf("architecture %s rotates whole heads", c.Arch)}
 	}
-	return nil
+	return c.validateHybrid(fam)
 }

@@ -156,3 +156,33 @@ func TestGoldenCPUShared(t *testing.T) {
 		})
 	}
 }
+
+// qwen35Goldens are the vendored Qwen3.5 exact goldens (six models, and
+// tiny-qwen35-f32's 256-token one, which crosses four 64-token chunks of
+// the Gated DeltaNet's chunked prefill).
+func qwen35Goldens(t *testing.T) []*golden.File {
+	files := golden.Files(t, "../testdata/qwen35/golden", "exact", true, false)
+	if len(files) != 7 {
+		t.Fatalf("%d exact Qwen3.5 goldens, want 7", len(files))
+	}
+	return files
+}
+
+// TestGoldenCPUQwen35 runs the Qwen3.5 goldens (qwen35, qwen35moe; F32,
+// Q8_0, Q4_0) on the CPU engine: the prompt in one batch (the chunked Gated
+// DeltaNet), then the greedy steps one token at a time (its recurrence).
+func TestGoldenCPUQwen35(t *testing.T) { checkGoldenDir(t, qwen35Goldens(t)) }
+
+// TestGoldenCPURanksQwen35 runs them with the weights split across 2
+// ranks.
+func TestGoldenCPURanksQwen35(t *testing.T) {
+	for _, g := range qwen35Goldens(t) {
+		t.Run(g.Name, func(t *testing.T) {
+			m, err := model.Build(cpu.NewLocalRanks(cpu.RankOptions{Ranks: 2, MinShardBytes: 1}), loadWeights(t, g.ModelPath()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, m, g, g.Tolerance)
+		})
+	}
+}

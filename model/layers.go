@@ -7,8 +7,8 @@ type Layer struct {
 	Channel ChannelMixer
 }
 
-// TokenMixer is a layer's mixing across positions (attention). Its kinds
-// are the types of this package that implement it.
+// TokenMixer is a layer's mixing across positions (attention, Gated
+// DeltaNet). Its kinds are the types of this package that implement it.
 type TokenMixer interface {
 	// mix runs the mixer of layer l on the residual stream f.s.res, in place.
 	mix(f *pass, l int)
@@ -25,7 +25,8 @@ type ChannelMixer interface {
 type pass struct {
 	b     Backend
 	s     *scratch
-	cache KVCache
+	cache KVCache      // the attention layers' cache
+	rec   *HybridCache // the recurrent states; nil without Gated DeltaNet layers
 	eps   float32
 }
 
@@ -40,15 +41,44 @@ type Attention struct {
 	Out   Tensor // (D, H*Dh)
 	Rope  *RoPE
 	Spec  AttentionSpec
+	// KVLayer is the layer's index in the KV cache, which holds the
+	// attention layers only.
+	KVLayer int
 }
 
-// mix: res += o_proj(attention(RoPE(qkv(RMSNorm(res))))), four ops.
-func (a *Attention) mix(f *pass, l int) {
+// mix: res += o_proj(attention(RoPE(qkv(RMSNorm(res))))), four ops. With
+// an output gate, QKV's rows are [q | k | v | gate] and Attend applies it.
+func (a *Attention) mix(f *pass, _ int) {
 	b, s, sp := f.b, f.s, &a.Spec
 	b.MatMul(s.qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps})
-	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, a.Rope, f.cache, l)
-	b.Attend(s.attn, s.qkv, s.pos, f.cache, l, sp.Window)
+	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, a.Rope, f.cache, a.KVLayer)
+	b.Attend(s.attn, s.qkv, s.pos, f.cache, a.KVLayer, sp.Window, sp.OutputGate)
 	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true})
+}
+
+// DeltaNet is the Gated DeltaNet token mixer (Qwen3.5's linear
+// attention): the merged input projection, the recurrence on the
+// sequence's states (Backend.DeltaNet), the output projection.
+type DeltaNet struct {
+	Norm   Tensor // (D) the pre-norm
+	In     Tensor // (ProjWidth, D): [q k v | z | beta | alpha]
+	Conv   Tensor // (ConvDim, K)
+	A      Tensor // (n_v)
+	DtBias Tensor // (n_v)
+	GNorm  Tensor // (S) the gated RMSNorm's weight
+	Out    Tensor // (D, n_v·S)
+	Spec   DeltaNetSpec
+	// Slot is the layer's index among the linear layers: its states in
+	// the HybridCache.
+	Slot int
+}
+
+// mix: res += out_proj(DeltaNet(in_proj(RMSNorm(res)))), three ops.
+func (d *DeltaNet) mix(f *pass, _ int) {
+	b, s := f.b, f.s
+	b.MatMul(s.proj, s.res, d.In, MatMulFusion{Norm: d.Norm, Eps: f.eps})
+	b.DeltaNet(s.dn, s.proj, d.Conv, d.A, d.DtBias, d.GNorm, f.rec.Conv[d.Slot], f.rec.State[d.Slot], d.Spec, f.eps)
+	b.MatMul(s.res, s.dn, d.Out, MatMulFusion{Add: true})
 }
 
 // GatedMLP is the gated MLP channel mixer: vLLM's LlamaMLP (merged gate_up,
@@ -67,16 +97,18 @@ func (m *GatedMLP) mix(f *pass) {
 }
 
 // MoE is the sparse channel mixer: Qwen3-MoE's router, the top-A of E
-// experts (each a gated MLP), no shared expert.
+// experts (each a gated MLP), and Qwen3.5-MoE's shared expert when Shared
+// has weights.
 type MoE struct {
 	Norm   Tensor // (D) the pre-norm
 	Router Tensor // (E, D)
 	GateUp Tensor // (E, 2F, D)
 	Down   Tensor // (E, D, F)
+	Shared SharedExpert
 	Spec   ChannelSpec
 }
 
 // mix: res += MoE(RMSNorm(res)), one op.
 func (m *MoE) mix(f *pass) {
-	f.b.MoE(f.s.res, m.Norm, f.eps, m.Router, m.GateUp, m.Down, m.Spec.ExpertsUsed, m.Spec.NormTopK)
+	f.b.MoE(f.s.res, m.Norm, f.eps, m.Router, m.GateUp, m.Down, m.Spec.ExpertsUsed, m.Spec.NormTopK, m.Shared)
 }

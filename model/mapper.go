@@ -28,6 +28,8 @@ type tensorRow struct {
 	src []string
 	// merge joins the parts; nil for one part, taken as it is.
 	merge func(name string, parts []*loader.Tensor) (*loader.Tensor, error)
+	// mergeC, when set instead, joins the parts with the config's sizes.
+	mergeC func(c *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error)
 	// experts: src are one expert's parts, merged by concatRows when there
 	// are several, and the Config.Experts results are stacked (E, N, K).
 	experts bool
@@ -61,6 +63,12 @@ func interleaved(a, b string) tensorRow {
 	return tensorRow{src: []string{a, b}, merge: func(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
 		return interleaveExperts(name, parts[0], parts[1])
 	}}
+}
+
+// withConfig is a tensor made from names by merge, which reads the
+// config's sizes.
+func withConfig(merge func(c *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error), names ...string) tensorRow {
+	return tensorRow{src: names, mergeC: merge}
 }
 
 // perExpert is an (E, N, K) tensor stacked from one (N, K) matrix per
@@ -120,6 +128,10 @@ func (w *Weights) mapTensor(src tensorSource, name string, row tensorRow, index 
 		}
 		if t = parts[0]; row.merge != nil {
 			if t, err = row.merge(name, parts); err != nil {
+				return mergeErr(err)
+			}
+		} else if row.mergeC != nil {
+			if t, err = row.mergeC(&w.Config, name, parts); err != nil {
 				return mergeErr(err)
 			}
 		}

@@ -27,6 +27,11 @@ func Build(b Backend, w *Weights) (*Model, error) {
 		return nil, err
 	}
 	c := w.Config
+	if lc, ok := b.(LayerChecker); ok {
+		if err := lc.CheckLayers(&c); err != nil {
+			return nil, err
+		}
+	}
 	m := &Model{Config: c, b: b, scratch: map[scratchKey]*scratch{}}
 	var err error
 	up := func(name string) Tensor {
@@ -54,26 +59,39 @@ func Build(b Backend, w *Weights) (*Model, error) {
 	ropes := map[RopeSpec]*RoPE{} // one table per distinct rotation
 	specs := c.Specs()
 	m.Layers = make([]Layer, len(specs))
+	kvLayers, slots := 0, 0
 	for l, sp := range specs {
 		f := func(s string) string { return fmt.Sprintf(s, l) }
-		rope, ok := ropes[sp.Attention.Rope]
-		if !ok {
-			rope = newRoPE(sp.Attention.Rope, factors)
-			ropes[sp.Attention.Rope] = rope
+		if sp.IsDeltaNet() {
+			m.Layers[l].Mixer = &DeltaNet{Spec: sp.DeltaNet, Slot: slots, Norm: up(f(NameAttnNorm)),
+				In: up(f(NameSSMIn)), Conv: up(f(NameSSMConv)), A: up(f(NameSSMA)), DtBias: up(f(NameSSMDtBias)),
+				GNorm: up(f(NameSSMNorm)), Out: up(f(NameSSMOut))}
+			slots++
+		} else {
+			rope, ok := ropes[sp.Attention.Rope]
+			if !ok {
+				rope = newRoPE(sp.Attention.Rope, factors)
+				ropes[sp.Attention.Rope] = rope
+			}
+			a := &Attention{Rope: rope, Spec: sp.Attention, KVLayer: kvLayers,
+				Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
+			kvLayers++
+			if sp.Attention.Bias {
+				a.Bias = up(f(NameQKVBias))
+			}
+			if sp.Attention.QKNorm {
+				a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
+			}
+			m.Layers[l].Mixer = a
 		}
-		a := &Attention{Rope: rope, Spec: sp.Attention,
-			Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
-		if sp.Attention.Bias {
-			a.Bias = up(f(NameQKVBias))
-		}
-		if sp.Attention.QKNorm {
-			a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
-		}
-		m.Layers[l].Mixer = a
 		switch sp.Channel.Kind {
 		case ChannelMoE:
-			m.Layers[l].Channel = &MoE{Spec: sp.Channel, Norm: up(f(NameFFNNorm)),
+			moe := &MoE{Spec: sp.Channel, Norm: up(f(NameFFNNorm)),
 				Router: up(f(NameRouter)), GateUp: up(f(NameGateUpExps)), Down: up(f(NameDownExps))}
+			if sp.Channel.SharedFFN > 0 {
+				moe.Shared = SharedExpert{GateUp: up(f(NameGateUpShexp)), Down: up(f(NameDownShexp)), Gate: up(f(NameGateShexp))}
+			}
+			m.Layers[l].Channel = moe
 		default:
 			m.Layers[l].Channel = &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown))}
 		}
@@ -129,10 +147,34 @@ func (e *ContextError) Error() string {
 
 func (e *ContextError) Unwrap() error { return ErrContextFull }
 
-// NewCache allocates a KV cache for capacity positions.
+// NewCache allocates a KV cache for capacity positions: for a model with
+// Gated DeltaNet layers, a *HybridCache with keys and values for the
+// attention layers only and zeroed recurrent states.
 func (m *Model) NewCache(capacity int) (KVCache, error) {
-	c := m.Config
-	return m.b.NewKVCache(c.Layers, capacity, c.KVHeads, c.HeadDim)
+	return m.newCache(capacity, func(layers int) (KVCache, error) {
+		c := m.Config
+		return m.b.NewKVCache(layers, capacity, c.KVHeads, c.HeadDim)
+	})
+}
+
+// newCache makes the model's cache with kv, which allocates the keys and
+// values of layers attention layers.
+func (m *Model) newCache(capacity int, kv func(layers int) (KVCache, error)) (KVCache, error) {
+	c := &m.Config
+	if !c.Hybrid() {
+		return kv(c.Layers)
+	}
+	if capacity <= 0 {
+		return nil, fmt.Errorf("model: a cache of %d positions", capacity)
+	}
+	var cache KVCache
+	if n := c.AttentionLayers(); n > 0 {
+		var err error
+		if cache, err = kv(n); err != nil {
+			return nil, err
+		}
+	}
+	return m.newHybridCache(cache, capacity), nil
 }
 
 // ErrKVDType is wrapped by the error NewCacheOf returns for a type no KV
@@ -152,7 +194,9 @@ func (m *Model) NewCacheOf(dt loader.DType, capacity int) (KVCache, error) {
 		return m.NewCache(capacity)
 	case loader.F16:
 		if a, ok := m.b.(KVCacheAllocator); ok {
-			return a.NewKVCacheOf(dt, c.Layers, capacity, c.KVHeads, c.HeadDim)
+			return m.newCache(capacity, func(layers int) (KVCache, error) {
+				return a.NewKVCacheOf(dt, layers, capacity, c.KVHeads, c.HeadDim)
+			})
 		}
 		return m.NewCache(capacity)
 	}
@@ -178,7 +222,19 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 			return nil, fmt.Errorf("model: token id %d outside the vocabulary of %d", id, c.Vocab)
 		}
 	}
+	if err := checkState(cache, pos); err != nil {
+		return nil, err
+	}
 	return m.forward(cache, ids, nil, pos, all)
+}
+
+// checkState refuses a forward at pos on a HybridCache whose states are
+// elsewhere.
+func checkState(cache KVCache, pos int) error {
+	if h, ok := cache.(*HybridCache); ok && h.len != pos {
+		return &StateError{Pos: pos, Len: h.len}
+	}
+	return nil
 }
 
 // ForwardFrom is Forward of one token at pos whose id is in idT (1) i32 on
@@ -189,6 +245,9 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 func (m *Model) ForwardFrom(cache KVCache, idT Tensor, pos int) (Tensor, error) {
 	if pos < 0 || pos+1 > cache.Capacity() {
 		return nil, &ContextError{Pos: pos, Tokens: 1, Capacity: cache.Capacity()}
+	}
+	if err := checkState(cache, pos); err != nil {
+		return nil, err
 	}
 	return m.forward(cache, nil, idT, pos, false)
 }
@@ -217,6 +276,10 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all boo
 	b.Embed(s.res, m.Embed, s.ids)
 	f := &m.pass
 	*f = pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps)}
+	if h, ok := cache.(*HybridCache); ok {
+		f.cache, f.rec = h.KV, h
+		h.len = pos + T
+	}
 	marker, _ := b.(LayerMarker)
 	for l := range m.Layers {
 		L := &m.Layers[l]
@@ -249,8 +312,9 @@ type scratch struct {
 	ids, pos Tensor // (T) i32
 	posHost  []int32
 	res      Tensor // (T, D) the residual stream
-	qkv      Tensor // (T, (H+2Hk)*Dh)
+	qkv      Tensor // (T, (H+2Hk)*Dh), + H*Dh with an output gate
 	attn     Tensor // (T, H*Dh)
+	proj, dn Tensor // (T, ProjWidth), (T, n_v·S); nil without Gated DeltaNet layers
 	act      Tensor // (T, F); nil without a gated MLP layer
 	last     Tensor // (1, D); nil with logits for every row
 	logits   Tensor // (T or 1, V)
@@ -299,18 +363,27 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 		s.tensors = append(s.tensors, t)
 		return t
 	}
-	var qkv, attn, ffn int
+	var qkv, attn, ffn, proj, dn int
 	for _, sp := range c.Specs() {
-		a := sp.Attention
-		qkv = max(qkv, (a.Heads+2*a.KVHeads)*a.HeadDim)
-		attn = max(attn, a.Heads*a.HeadDim)
+		if sp.IsDeltaNet() {
+			proj, dn = max(proj, sp.DeltaNet.ProjWidth()), max(dn, sp.DeltaNet.Inner())
+		} else {
+			a := sp.Attention
+			qkv = max(qkv, a.qkvWidth())
+			attn = max(attn, a.Heads*a.HeadDim)
+		}
 		if sp.Channel.Kind == ChannelGatedMLP {
 			ffn = max(ffn, sp.Channel.FFN)
 		}
 	}
 	s.ids, s.pos = mk(true, T), mk(true, T)
 	s.res = mk(false, T, c.Hidden)
-	s.qkv, s.attn = mk(false, T, qkv), mk(false, T, attn)
+	if qkv > 0 {
+		s.qkv, s.attn = mk(false, T, qkv), mk(false, T, attn)
+	}
+	if proj > 0 {
+		s.proj, s.dn = mk(false, T, proj), mk(false, T, dn)
+	}
 	if ffn > 0 {
 		s.act = mk(false, T, ffn)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -42,11 +43,11 @@ func TestQwen2Config(t *testing.T) {
 	c := w.Config
 	want := model.Config{Arch: model.ArchQwen2, Vocab: 512, Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, FFN: 256,
 		QKVBias: true, RMSEps: c.RMSEps, RopeTheta: 1e6, RopeNeoX: true, MaxContext: 32768, TiedEmbeddings: true}
-	if c != want || math.Abs(c.RMSEps-1e-6) > 1e-12 {
+	if !reflect.DeepEqual(c, want) || math.Abs(c.RMSEps-1e-6) > 1e-12 {
 		t.Errorf("GGUF config %+v\nwant %+v", c, want)
 	}
 	want.RMSEps = 1e-6
-	if *hc != want {
+	if !reflect.DeepEqual(*hc, want) {
 		t.Errorf("config.json %+v\nwant %+v", *hc, want)
 	}
 	for l := range c.Layers {

@@ -7,8 +7,8 @@ import (
 	"wasmllm/loader"
 )
 
-// FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3 or qwen3moe
-// onto a Config and canonical tensors. Tensor data is shared with g where no
+// FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3,
+// qwen3moe, qwen35 or qwen35moe onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
 func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g) }
 
@@ -51,6 +51,8 @@ func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
 		c.QKVBias, c.RopeNeoX = true, true
 	case ArchQwen3, ArchQwen3MoE:
 		c.QKNorm, c.RopeNeoX = true, true
+	case ArchQwen35, ArchQwen35MoE:
+		c.QKNorm, c.RopeNeoX, c.AttnOutputGate = true, true, true
 	default:
 		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: architecture %q", loader.ErrUnsupported, arch))
 	}
@@ -86,7 +88,12 @@ func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
 	if v, ok := g.Float(arch + ".attention.layer_norm_rms_epsilon"); ok {
 		c.RMSEps = v
 	}
-	if arch == ArchQwen3MoE {
+	if arch == ArchQwen35 || arch == ArchQwen35MoE {
+		if err := ggufHybrid(g, arch, &c); err != nil {
+			return nil, err
+		}
+	}
+	if arch == ArchQwen3MoE || arch == ArchQwen35MoE {
 		if c.Experts, err = req("expert_count"); err != nil {
 			return nil, err
 		}
@@ -96,7 +103,8 @@ func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
 		if c.ExpertFFN, err = req("expert_feed_forward_length"); err != nil {
 			return nil, err
 		}
-		// llama.cpp always renormalises qwen3moe's top-k weights.
+		// llama.cpp always renormalises qwen3moe's and qwen35moe's top-k
+		// weights.
 		c.NormTopK = true
 		if v, ok := g.Bool(arch + ".expert_weights_norm"); ok {
 			c.NormTopK = v
@@ -109,6 +117,9 @@ func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
 	}
 	return fromGGUFTensors(g.File, c, src, func(field string) string {
 		if k, ok := ggufKeys[field]; ok {
+			return "metadata " + arch + "." + k
+		}
+		if k, ok := ggufHybridKeys[field]; ok {
 			return "metadata " + arch + "." + k
 		}
 		return field
@@ -157,9 +168,10 @@ var ggufTensors = tensorTable{
 // is merged from several GGUF tensors, their GGUF names in merge order.
 func GGUFMerges(c *Config) map[string][]string {
 	merges := map[string][]string{}
+	table := ggufTable(c.Arch)
 	for l, sp := range c.Specs() {
 		for _, ct := range layerTensors {
-			if row := ggufTensors[ct.name]; len(row.src) > 1 && ct.in(&sp) {
+			if row := table[ct.name]; len(row.src) > 1 && ct.in(&sp) {
 				names := make([]string, len(row.src))
 				for i, s := range row.src {
 					names[i] = fmt.Sprintf(s, l)
@@ -176,7 +188,7 @@ func GGUFMerges(c *Config) map[string][]string {
 // filled in from the tensors. The config is validated (key names the
 // source's field of a canonical one) before the layers are read.
 func fromGGUFTensors(file string, c Config, src tensorSource, key func(string) string) (*Weights, error) {
-	return mapTensors(file, c, src, ggufTensors, func(w *Weights) error {
+	return mapTensors(file, c, src, ggufTable(c.Arch), func(w *Weights) error {
 		if sh := w.Tensors[NameEmbed].Shape; len(sh) != 2 {
 			return &loader.FormatError{File: file, Field: "tensor " + NameEmbed + " shape", Offset: -1,
 				Err: fmt.Errorf("%w: %v, want (V, D)", loader.ErrCorrupt, sh)}

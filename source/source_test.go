@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,7 +114,7 @@ func TestOpen(t *testing.T) {
 			sameTokenizer(t, "built from the files", tok, s.Tok())
 
 			w, tok2, err := source.Load(c.path, "")
-			if err != nil || w.Config != s.Weights.Config {
+			if err != nil || !reflect.DeepEqual(w.Config, s.Weights.Config) {
 				t.Fatalf("Load: %v", err)
 			}
 			sameTokenizer(t, "Load", tok2, s.Tok())

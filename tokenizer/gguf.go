@@ -35,6 +35,7 @@ var ggufPres = map[string]ggufPre{
 	"llama-v3":         {split: kindLlama3, ignoreMerges: true, addBOS: true},
 	"qwen2":            {split: kindQwen2, nfc: true},
 	"deepseek-r1-qwen": {split: kindQwen2, nfc: true},
+	"qwen35":           {split: kindQwen35}, // no NFC: Qwen3.5 keeps decomposed accents
 	"gpt-2":            {split: kindGPT2},
 }
 

@@ -12,6 +12,9 @@ const (
 	patternLlama3 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	patternQwen2  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	patternGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+	// patternQwen35 is Qwen2's with combining marks joining letters
+	// (llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN35).
+	patternQwen35 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // patternKind names a hand-written splitter.
@@ -21,6 +24,7 @@ const (
 	kindLlama3 patternKind = iota // patternLlama3
 	kindQwen2                     // patternQwen2
 	kindGPT2                      // patternGPT2
+	kindQwen35                    // patternQwen35
 )
 
 // patternSplitter implements one of the known patterns with the Isolated
@@ -36,6 +40,8 @@ func (p patternSplitter) split(s string, emit func(string)) error {
 			j = nextLlama3(s, i, 3)
 		case kindQwen2:
 			j = nextLlama3(s, i, 1)
+		case kindQwen35:
+			j = nextLlama3Of(s, i, 1, classOfMarks)
 		default:
 			j = nextGPT2(s, i)
 		}
@@ -58,13 +64,23 @@ func knownPattern(pat string) (patternSplitter, bool) {
 		return patternSplitter{kindQwen2}, true
 	case patternGPT2:
 		return patternSplitter{kindGPT2}, true
+	case patternQwen35:
+		return patternSplitter{kindQwen35}, true
 	}
 	return patternSplitter{}, false
 }
 
 // nextLlama3 returns the end of the piece that starts at s[i] under
 // patternLlama3 (maxDigits 3) or patternQwen2 (maxDigits 1).
-func nextLlama3(s string, i, maxDigits int) int {
+func nextLlama3(s string, i, maxDigits int) int { return nextLlama3Of(s, i, maxDigits, classOf) }
+
+// nextLlama3Of is nextLlama3 with the character classes of classOf: with
+// classOfMarks, combining marks count as letters, which is patternQwen35
+// (a mark joins the letter runs, [\p{L}\p{M}]+, and leaves the other
+// runs, [^\s\p{L}\p{M}\p{N}]; as the optional first character of a letter
+// run it ends where the run would).
+func nextLlama3Of(s string, i, maxDigits int, classOf func(rune) uint8) int {
+	scanClass := func(s string, i int, c uint8) int { return scanClassOf(s, i, c, classOf) }
 	r, w := runeAt(s, i)
 	c := classOf(r)
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)

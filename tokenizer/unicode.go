@@ -50,6 +50,26 @@ func runeAt(s string, i int) (rune, int) {
 	return utf8.DecodeRuneInString(s[i:])
 }
 
+// classOfMarks is classOf with combining marks (\p{M}) as letters.
+func classOfMarks(r rune) uint8 {
+	if r >= utf8.RuneSelf && unicode.Is(unicode.M, r) {
+		return clsLetter
+	}
+	return classOf(r)
+}
+
+// scanClassOf is scanClass under the classes of classOf.
+func scanClassOf(s string, i int, c uint8, classOf func(rune) uint8) int {
+	for i < len(s) {
+		r, w := runeAt(s, i)
+		if classOf(r) != c {
+			break
+		}
+		i += w
+	}
+	return i
+}
+
 // scanClass returns the end of the run of class c that starts at i.
 func scanClass(s string, i int, c uint8) int {
 	for i < len(s) {

@@ -64,7 +64,7 @@ const DefaultPrefillChunk = 128
 type Plan struct {
 	Context       int   // KV cache capacity in tokens
 	WeightBytes   int64 // weights as the backend stores them
-	KVBytes       int64 // the whole KV cache
+	KVBytes       int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
 	KVDType       loader.DType
 	DownloadBytes int64 // the shards
 	// ActivationBytes is the activations of a decode step and of a
@@ -182,6 +182,20 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	if err := c.Validate(); err != nil {
 		return nil, &ModelError{Msg: "manifest.json: " + err.Error(), Err: err}
 	}
+	if gpu {
+		if err := wgpu.CheckConfig(c); err != nil {
+			return nil, err
+		}
+	}
+	// Only attention layers keep keys and values; a Gated DeltaNet layer
+	// keeps a fixed-size f32 state instead, whatever the context.
+	kvLayers := int64(c.AttentionLayers())
+	var states int64
+	for _, sp := range c.Specs() {
+		if sp.IsDeltaNet() {
+			states += 4 * int64(sp.DeltaNet.ConvStateLen()+sp.DeltaNet.StateLen())
+		}
+	}
 	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
 	if gpu {
 		if fit := int64(buf) / row; int64(ctx) > fit {
@@ -226,12 +240,12 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		if ranks > 1 {
 			onHeap = rank0 + transit + p.ActivationBytes
 		}
-		if fit := (heap - onHeap) / (2 * int64(c.Layers) * row); fit < int64(ctx) && fit >= minAutoContext {
+		if fit := (heap - onHeap - states) / (2 * max(kvLayers, 1) * row); fit < int64(ctx) && fit >= minAutoContext {
 			ctx = int(fit)
 		}
 	}
 	p.Context = ctx
-	p.KVBytes = 2 * int64(c.Layers) * int64(ctx) * row
+	p.KVBytes = 2*kvLayers*int64(ctx)*row + states
 	if gpu {
 		// Most weights go from JavaScript to the GPU; the Go heap holds the
 		// others.

@@ -175,7 +175,7 @@ func (k *kernelBench) attention(name string, dt loader.DType, H, Hk, Dh, ctx int
 	k.be.WriteI32(pos, []int32{int32(ctx - 1)})
 	bytes := 2 * int64(ctx) * int64(Hk*Dh) * elt
 	return k.bandwidth(name, fmt.Sprintf("H=%d Hk=%d Dh=%d ctx=%d kv=%d-byte", H, Hk, Dh, ctx, elt), bytes,
-		func() { k.be.Attend(out, qkv, pos, cache, 0, 0) })
+		func() { k.be.Attend(out, qkv, pos, cache, 0, 0, false) })
 }
 
 // moe times the MoE op on experts of type dt: the router, top-A and the
@@ -205,7 +205,7 @@ func (k *kernelBench) moe(name string, dt loader.DType, T, D, E, A, F int) error
 	defer k.free(norm, router, gu, dn, res)
 	// the op Forward calls: the norm folded into the router, the experts'
 	// sum added to the residual stream
-	issue := func() { k.be.MoE(res, norm, 1e-5, router, gu, dn, A, true) }
+	issue := func() { k.be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.SharedExpert{}) }
 	if T == 1 {
 		bytes := nb + rb + (gb+db)/int64(E)*int64(A)
 		return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes, issue)
