@@ -188,7 +188,7 @@ func TestSIMDAttention(t *testing.T) {
 			pos[i] = int32(c.start + i)
 		}
 		run := func() []float32 {
-			a := &attnTask{out: make([]float32, c.T*c.H*c.Dh), qkv: qkv, pos: pos, kc: kc, vc: vc, H: c.H, Hk: c.Hk, Dh: c.Dh, window: c.window, scores: [][]float32{make([]float32, capacity)}}
+			a := &attnTask{out: make([]float32, c.T*c.H*c.Dh), qkv: qkv, pos: pos, kc: kc, vc: vc, H: c.H, Hk: c.Hk, Dh: c.Dh, C: C, window: c.window, scores: [][]float32{make([]float32, capacity)}}
 			a.run(0, 0, c.T*c.H)
 			return a.out
 		}

@@ -292,7 +292,8 @@ func TestReadDir(t *testing.T) {
 			t.Errorf("%s: Info().Size() = %d, file has %d bytes", e.Name(), info.Size(), len(data))
 		}
 	}
-	want := []string{"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+	want := []string{"config.json", "model-00001-of-00002.safetensors", "model-00001-of-00002.safetensors.packed",
+		"model-00002-of-00002.safetensors", "model-00002-of-00002.safetensors.packed",
 		"model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ReadDir(tiny-llama3) = %q, want %q", got, want)
