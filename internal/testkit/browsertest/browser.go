@@ -107,10 +107,17 @@ func Firefox() string {
 // (firefox.Prefs). Without Firefox it is a testkit.Need.
 func NewFirefox(t testing.TB) *Browser {
 	t.Helper()
+	return NewFirefoxPrefs(t, nil)
+}
+
+// NewFirefoxPrefs is NewFirefox with prefs set after firefox.Prefs: to turn
+// something off, as on a browser that lacks it.
+func NewFirefoxPrefs(t testing.TB, prefs map[string]any) *Browser {
+	t.Helper()
 	_, err := os.Stat(Firefox())
 	testkit.Need(t, err == nil, "no Firefox at %s (set WASMLLM_FIREFOX)", Firefox())
 	b := &Browser{t: t, Timeout: 3 * time.Minute}
-	tab, err := firefox.Start(context.Background(), firefox.Options{Exec: Firefox(), Profile: t.TempDir(),
+	tab, err := firefox.Start(context.Background(), firefox.Options{Exec: Firefox(), Profile: t.TempDir(), Prefs: prefs,
 		OnConsole: func(level, text string) {
 			b.mu.Lock()
 			b.console = append(b.console, fmt.Sprintf("console.%s: %s", level, text))
