@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +293,98 @@ func sharedEngine(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser
 	t4.MustRun(`engine.chat.completions.create(`+fmt.Sprintf(sharedChat, 4)+`).then((r) => r.choices[0].finish_reason)`, &text)
 	if !strings.Contains(text, "length") {
 		t.Errorf("the engine loaded again answers %q", text)
+	}
+}
+
+// noGPUWorker is a folder beside the web files whose worker.js and
+// shared-worker.js start the real ones, the SharedWorker with
+// navigator.gpu hidden: a browser that gives WebGPU to pages and dedicated
+// workers but not to SharedWorkers.
+var noGPUWorker = map[string]string{
+	"worker.js": `self.__wasmllmBase = new URL("../", self.location.href).href;
+importScripts(self.__wasmllmBase + "worker.js");
+`,
+	"shared-worker.js": `Object.defineProperty(self.navigator, "gpu", {value: undefined});
+self.__wasmllmBase = new URL("../", self.location.href).href;
+importScripts(self.__wasmllmBase + "shared-worker.js");
+`,
+}
+
+// TestSharedEngineFallback: where the SharedWorker lacks what the engine
+// needs, createEngine({shared: true}) still works, and engine.info.shared
+// says what it did and why. Headless Chromium and Firefox here both give a
+// SharedWorker WebGPU (Firefox 153's dom.webgpu.workers.enabled no longer
+// turns it off), so the lacks are made: a SharedWorker whose navigator has
+// no gpu while the page has one (each tab runs its own engine, on WebGPU:
+// "per-tab"), a page with no SharedWorker (Chrome on Android has none:
+// "per-tab"), and a browser with no WebGPU at all (Chromium without it,
+// Firefox as it ships on Linux: the CPU engine runs in the SharedWorker,
+// shared, on one rank).
+func TestSharedEngineFallback(t *testing.T) {
+	skipShort(t)
+	web := browsertest.WebDir(t, nil)
+	if err := os.MkdirAll(filepath.Join(web, "nogpu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range noGPUWorker {
+		if err := os.WriteFile(filepath.Join(web, "nogpu", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: compatModels(t), Web: web})
+	shards := func() int { return len(srv.Requests("/models/tiny-qwen3/shard-")) }
+	firefox := func(t testing.TB) *browsertest.Browser { return browsertest.NewFirefox(t) }
+	chromium := func(t testing.TB) *browsertest.Browser { return browsertest.NewBrowser(t) }
+	for _, c := range []struct {
+		name    string
+		browser func(testing.TB) *browsertest.Browser
+		before  string // run in each tab before createEngine
+		opts    string // more createEngine options
+		mode    string
+		reason  string
+		backend string
+	}{
+		{"firefox-sharedworker-without-webgpu", firefox, "", `backend: "webgpu", workerURL: "/nogpu/worker.js"`,
+			"per-tab", "gives a SharedWorker no WebGPU adapter", "webgpu"},
+		{"chromium-no-sharedworker", chromium, "delete window.SharedWorker", `backend: "webgpu"`,
+			"per-tab", "no SharedWorker", "webgpu"},
+		{"chromium-no-webgpu", func(t testing.TB) *browsertest.Browser { return browsertest.NewBrowser(t, browsertest.NoWebGPU) }, "", ``,
+			"shared-worker", "the CPU engine runs in the SharedWorker", "cpu"},
+		// Firefox on Linux ships without WebGPU by default.
+		{"firefox-no-webgpu", func(t testing.TB) *browsertest.Browser {
+			return browsertest.NewFirefoxPrefs(t, map[string]any{"dom.webgpu.enabled": false})
+		}, "", ``, "shared-worker", "the CPU engine runs in the SharedWorker", "cpu"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := c.browser(t)
+			home.Open(srv.URL + "/test.html")
+			t1, t2 := openTab(t, home, srv.URL), openTab(t, home, srv.URL)
+			before := shards()
+			o := `{model: "/models/tiny-qwen3/", shared: true, cache: false, sharedIdleMs: 300, ` + c.opts + `}`
+			var l [2]loaded
+			for i, tab := range []*browsertest.Browser{t1, t2} {
+				if c.before != "" {
+					tab.MustRun(c.before, nil)
+				}
+				l[i] = loadIn(t, tab, "engine", o)
+				if l[i].Shared.Mode != c.mode || !strings.Contains(l[i].Shared.Reason, c.reason) || l[i].Backend != c.backend {
+					t.Errorf("tab %d: %+v; want mode %s, backend %s, a reason with %q", i+1, l[i], c.mode, c.backend, c.reason)
+				}
+			}
+			t.Logf("%s: %q; tab 2 ready in %.0f ms", c.mode, l[1].Shared.Reason, l[1].MS)
+			perTab := c.mode == "per-tab"
+			if loads := shards() - before; perTab != (loads == 2) || l[1].Shared.Reused == perTab {
+				t.Errorf("%d loads of the shards, tab 2 reused %v", loads, l[1].Shared.Reused)
+			}
+			// Both stream; cancelling in one leaves the other's to finish.
+			const long = 60
+			t1.MustRun(`startChat("a", `+fmt.Sprintf(sharedChat, long)+`, {stopAfter: 3})`, nil)
+			t2.MustRun(`startChat("b", `+fmt.Sprintf(sharedChat, long)+`, {wait: false})`, nil)
+			a, b := waitRec(t, t1, "a"), waitRec(t, t2, "b")
+			full(t, "tab 2's stream while tab 1 broke off its own", b, long)
+			if a.Chunks != 3 || a.Error != "" {
+				t.Errorf("tab 1 left its stream after 3 chunks: %+v", a)
+			}
+		})
 	}
 }

@@ -40,7 +40,8 @@
 	const watched = new Set(); // tab lock names being waited for
 
 	self.__wasmllmSend = (m, transfer) => fromEngine(m, transfer);
-	importScripts(new URL("worker.js", self.location.href).href);
+	// Beside this script, or where a same-origin wrapper says (__wasmllmBase).
+	importScripts(new URL("worker.js", self.__wasmllmBase || self.location.href).href);
 	const toEngine = (m) => self.__wasmllmReceive(m);
 
 	const send = (c, m, transfer) => {
