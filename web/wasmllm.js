@@ -9,7 +9,9 @@
 //   }
 //
 // The engine runs in a Web Worker (worker.js next to this file, also when
-// this module is imported from another origin), so the page never freezes.
+// this module is imported from another origin), so the page never freezes;
+// with shared: true, in the origin's SharedWorker for the model, which
+// every tab asking for it shares (shared.js).
 // Every failure is a WasmLLMError with a `code` (see wasmllm.d.ts for the
 // list). Types and every option are documented in wasmllm.d.ts. Requests
 // follow OpenAI's semantics: create(body, {signal}) cancels one request,
