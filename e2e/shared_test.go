@@ -170,6 +170,11 @@ func sharedEngine(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser
 
 	// One load.
 	t1, t2 := openTab(t, home, srv.URL), openTab(t, home, srv.URL)
+	var bad string
+	t1.MustRun(`codeOf(wasmllm.createEngine({model: "/models/tiny-qwen3/", shared: true, sharedIdleMs: -1}))`, &bad)
+	if !strings.HasPrefix(bad, "bad_request:") || !strings.HasSuffix(bad, "[sharedIdleMs]") {
+		t.Errorf("sharedIdleMs -1: %s", bad)
+	}
 	first := loadIn(t, t1, "engine", opts)
 	if first.Shared.Mode != "shared-worker" || first.Shared.Reused || first.Backend != "webgpu" {
 		t.Fatalf("the first tab's engine: %+v", first)
@@ -293,6 +298,19 @@ func sharedEngine(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser
 	t4.MustRun(`engine.chat.completions.create(`+fmt.Sprintf(sharedChat, 4)+`).then((r) => r.choices[0].finish_reason)`, &text)
 	if !strings.Contains(text, "length") {
 		t.Errorf("the engine loaded again answers %q", text)
+	}
+
+	// reload(another model) moves the tab to that model's shared engine.
+	var moved struct {
+		Shared sharedInfo `json:"shared"`
+		Name   string     `json:"name"`
+		Text   string     `json:"text"`
+	}
+	t4.MustRun(`(async () => { const info = await engine.reload("/models/stories260K/");
+		const r = await engine.completions.create({prompt: "Once upon a time", max_tokens: 4, temperature: 0});
+		return {shared: info.shared, name: info.model.url, text: r.choices[0].finish_reason}; })()`, &moved)
+	if moved.Shared.Mode != "shared-worker" || !strings.HasSuffix(moved.Name, "/models/stories260K/") || moved.Text != "length" {
+		t.Errorf("reload to another model: %+v", moved)
 	}
 }
 
