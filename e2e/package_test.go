@@ -22,7 +22,7 @@ import (
 
 // packageFiles are what the npm package must hold.
 var packageFiles = []string{"package.json", "README.md", "wasmllm.js", "remote.js", "wasmllm.d.ts", "webllm.js", "webllm.d.ts",
-	"worker.js", "loader.js", "wasm_exec.js", "wasmllm.wasm", "models/stories260K/manifest.json"}
+	"worker.js", "shared.js", "shared-worker.js", "loader.js", "wasm_exec.js", "wasmllm.wasm", "models/stories260K/manifest.json"}
 
 // buildPackage runs scripts/package.sh (what make package runs) into a
 // fresh folder with the given wasm and returns the folder.

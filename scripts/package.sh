@@ -25,7 +25,7 @@ fi
 tmp="$out.tmp-$$"
 rm -rf "$tmp"
 mkdir -p "$tmp/models"
-cp "$web/wasmllm.js" "$web/remote.js" "$web/stream.js" "$web/wasmllm.d.ts" "$web/webllm.js" "$web/webllm.d.ts" "$web/worker.js" "$web/rank.js" "$web/loader.js" "$tmp/"
+cp "$web/wasmllm.js" "$web/remote.js" "$web/stream.js" "$web/shared.js" "$web/shared-worker.js" "$web/wasmllm.d.ts" "$web/webllm.js" "$web/webllm.d.ts" "$web/worker.js" "$web/rank.js" "$web/loader.js" "$tmp/"
 cp "$wasm_exec" "$tmp/wasm_exec.js"
 chmod u+w "$tmp/wasm_exec.js"
 cp "$wasm" "$tmp/wasmllm.wasm"
@@ -52,7 +52,7 @@ cat > "$tmp/package.json" <<JSON
     "./models/*": "./models/*",
     "./package.json": "./package.json"
   },
-  "files": ["wasmllm.js", "remote.js", "stream.js", "wasmllm.d.ts", "webllm.js", "webllm.d.ts", "worker.js", "rank.js", "loader.js", "wasm_exec.js", "wasmllm.wasm", "models/", "README.md"],
+  "files": ["wasmllm.js", "remote.js", "stream.js", "shared.js", "shared-worker.js", "wasmllm.d.ts", "webllm.js", "webllm.d.ts", "worker.js", "rank.js", "loader.js", "wasm_exec.js", "wasmllm.wasm", "models/", "README.md"],
   "sideEffects": false,
   "keywords": ["llm", "webgpu", "wasm", "openai", "webllm", "browser"]
 }

@@ -8,7 +8,10 @@
 //
 // Build it with GOOS=js GOARCH=wasm go build -o build/wasmllm.wasm ./wasm.
 // The page talks to it through web/wasmllm.js; the message protocol between
-// the two is described in web/worker.js.
+// the two is described in web/worker.js. With createEngine({shared: true})
+// the same worker.js runs inside a SharedWorker (web/shared-worker.js),
+// which speaks that protocol for every tab of the origin: the engine is
+// unchanged, and sees one page.
 //
 // # Loading a folder
 //

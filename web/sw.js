@@ -13,7 +13,7 @@ const SHELL_CACHE = "wasmllm-shell-v1";
 // Paths relative to this script's folder (the scope).
 const SHELL = [
 	"./", "index.html", "app.js", "chat.js", "markdown.js", "vendor/markdown-it/markdown-it.min.js", "styles.css",
-	"wasmllm.js", "remote.js", "stream.js", "worker.js", "rank.js", "loader.js", "wasm_exec.js", "wasmllm.wasm", "wasmllm-chat.js", "links.js",
+	"wasmllm.js", "remote.js", "stream.js", "shared.js", "shared-worker.js", "worker.js", "rank.js", "loader.js", "wasm_exec.js", "wasmllm.wasm", "wasmllm-chat.js", "links.js",
 ];
 // Cached when present: the Go server's listing, or make dist's index.json.
 const OPTIONAL = ["models/", "models/index.json"];

@@ -123,9 +123,43 @@ export interface EngineOptions {
    */
   persist?: boolean;
   persistBytes?: number;
-  /** Where worker.js and wasmllm.wasm are; default: beside wasmllm.js. */
+  /** Where worker.js and wasmllm.wasm are; default: beside wasmllm.js (shared-worker.js: beside worker.js). */
   workerURL?: string | URL;
   wasmURL?: string | URL;
+  /**
+   * One engine per origin and model, shared by the origin's tabs: the
+   * engine runs in a SharedWorker (shared-worker.js beside worker.js), so a
+   * tab asking for a model another tab has loaded (same model and the
+   * options that shape the engine: backend, contextLength, kvCacheDtype,
+   * cpuRanks, cpuMinShardBytes, heapBytes, limits, wasmURL) joins it at
+   * once, downloading and loading nothing; onProgress follows a load
+   * already under way. Requests from the tabs take turns (round robin, one
+   * request at a time), a tab that closes or navigates away has its own
+   * requests cancelled (never another tab's), unload() lets go of this
+   * tab only, and the engine unloads sharedIdleMs after its last tab left
+   * (at once when the browser ends the worker with its last tab). Another
+   * model is another shared engine, so both are held (each its own GPU
+   * device: a second model that does not fit fails its own load, the
+   * first is untouched). Where the SharedWorker gets no WebGPU adapter but
+   * the page does, or there is no SharedWorker, or worker.js is on another
+   * origin, the engine runs in this tab's own worker: engine.info.shared
+   * says which and why.
+   */
+  shared?: boolean;
+  /** With shared: how long the engine stays loaded once no tab uses it, in ms (default 5000). The last tab to leave decides. */
+  sharedIdleMs?: number;
+}
+
+/** engine.info.shared, with createEngine({shared: true}). */
+export interface SharedInfo {
+  /** "shared-worker": the origin's engine, in a SharedWorker; "per-tab": this tab's own worker (reason says why). */
+  mode: "shared-worker" | "per-tab";
+  /** Why not shared, or why the shared engine runs on the CPU; "" when nothing is lacking. */
+  reason: string;
+  /** This tab joined an engine another tab had loaded (or was loading): nothing was downloaded or loaded for it. */
+  reused: boolean;
+  /** Tabs (engines) attached to the shared engine when this one joined, itself included; 1 per tab. */
+  clients: number;
 }
 
 /** What engine.info reports. */
@@ -183,6 +217,8 @@ export interface EngineInfo {
     /** What navigator.storage.persist() answered before a large download; null when not asked. */
     persist: null | { granted: boolean; asked: boolean; already: boolean };
   };
+  /** With createEngine({shared: true}): where the engine runs and whether this tab joined it (the load figures above are the first tab's). */
+  shared?: SharedInfo;
 }
 
 /** A request's speeds (a wasmllm extension of the responses, also engine.stats). */
@@ -532,6 +568,9 @@ export interface Engine {
    * With a model (opts.model, or a string: a model folder's URL) other than
    * the loaded one: loads that model instead, in the same worker, with the
    * other createEngine options as they were; engine.info then describes it.
+   * A shared engine joins (or loads) the origin's shared engine of that
+   * model and lets go of the old one, which other tabs keep using; this
+   * tab's requests still running on the old one are cancelled.
    *
    * Otherwise: loads the model again, in the same worker and engine object, on a newly
    * opened GPU device; resolves to the new info (also engine.info).
@@ -557,7 +596,11 @@ export interface Engine {
    * onProgress and onNotice default to createEngine's.
    */
   reload(opts?: string | { model?: string | Blob | Blob[]; onProgress?: (p: Progress) => void; onNotice?: (message: string) => void }): Promise<EngineInfo>;
-  /** Frees the model (GPU memory included) and stops the worker. */
+  /**
+   * Frees the model (GPU memory included) and stops the worker. A shared
+   * engine lets go of this tab only (its requests are cancelled); the
+   * model unloads sharedIdleMs after the last tab lets go.
+   */
   unload(): Promise<void>;
   /** Deletes this model's cached files; the loaded model keeps working. */
   deleteCachedModel(): Promise<boolean>;

@@ -9,7 +9,9 @@
 //   }
 //
 // The engine runs in a Web Worker (worker.js next to this file, also when
-// this module is imported from another origin), so the page never freezes.
+// this module is imported from another origin), so the page never freezes;
+// with shared: true, in the origin's SharedWorker for the model, which
+// every tab asking for it shares (shared.js).
 // Every failure is a WasmLLMError with a `code` (see wasmllm.d.ts for the
 // list). Types and every option are documented in wasmllm.d.ts. Requests
 // follow OpenAI's semantics: create(body, {signal}) cancels one request,
@@ -19,6 +21,7 @@
 
 import { createRemoteEngine } from "./remote.js";
 import { WasmLLMError, Stream, abortError } from "./stream.js";
+import { openShared, SHARED_IDLE_MS } from "./shared.js";
 
 export { WasmLLMError };
 
@@ -280,6 +283,7 @@ export class Engine {
 		this._model = load.model;
 		this._file = handlers && handlers.file || null;
 		this._handlers = handlers || {};
+		this._shared = handlers && handlers.shared || null; // createEngine's options when shared was asked
 		this._inflight = []; // ids of the requests sent and not finished, oldest first
 		/** backend, adapter, model config, context length, load statistics. */
 		this.info = info;
@@ -422,7 +426,19 @@ export class Engine {
 		let info;
 		const model = opts.model ? modelKey(opts.model) : this._model;
 		const file = isFiles(opts.model) ? opts.model : null;
-		if (model !== this._model || file) {
+		if (this._shared && (model !== this._model || file)) {
+			// Another model is another shared engine: open it, then leave
+			// this one (which other tabs may go on using).
+			const load = Object.assign({}, this._load, { model });
+			const started = await start(this._shared, load, file, handlers);
+			info = started.info;
+			const old = this._conn;
+			this._conn = started.conn;
+			old.terminate();
+			this._load = load;
+			this._model = model;
+			this._file = file;
+		} else if (model !== this._model || file) {
 			const load = Object.assign({}, this._load, { model });
 			info = await this._conn.call("load", { body: JSON.stringify(load), file }, handlers);
 			this._load = load;
@@ -431,13 +447,18 @@ export class Engine {
 		} else {
 			info = await this._conn.call("reload", {}, handlers);
 		}
+		if (this._shared && !info.shared && this.info.shared) info = Object.assign({}, info, { shared: this.info.shared });
 		this.info = info;
 		this.stats = null;
 		if (info.notice && onNotice) onNotice(info.notice);
 		return info;
 	}
 
-	/** Frees the model and stops the worker. The engine is unusable after. */
+	/**
+	 * Frees the model and stops the worker. The engine is unusable after. A
+	 * shared engine only lets go of this tab: the model stays loaded for
+	 * the other tabs, and unloads once none is left (after sharedIdleMs).
+	 */
 	async unload() {
 		if (this._conn.dead) return;
 		try {
@@ -470,7 +491,9 @@ function startWorker(url) {
  * Starts a worker and loads a model into it: a converted model folder, or
  * a GGUF read where it lies (its URL, on a server that answers Range
  * requests such as the Hugging Face hub, or a File), converted in the
- * worker and cached, so the next load reads nothing of it.
+ * worker and cached, so the next load reads nothing of it. With
+ * opts.shared, the engine is the origin's one for that model, in a
+ * SharedWorker that every tab asking for it shares (shared.js).
  * @param {import("./wasmllm").EngineOptions} opts
  * @returns {Promise<Engine>}
  */
@@ -479,13 +502,55 @@ export async function createEngine(opts) {
 	// (vLLM's, or the Go server's -api / -upstream): see remote.js.
 	if (opts && opts.endpoint) return createRemoteEngine(opts);
 	if (!opts || !opts.model) throw new WasmLLMError("bad_request", "createEngine: model (the model folder's URL, a GGUF's URL or a GGUF File) is required");
-	const model = modelKey(opts.model);
+	if (opts.sharedIdleMs != null && !(Number.isFinite(opts.sharedIdleMs) && opts.sharedIdleMs >= 0)) {
+		throw new WasmLLMError("bad_request", `createEngine: sharedIdleMs must be a number of milliseconds >= 0, not ${opts.sharedIdleMs}`, { param: "sharedIdleMs" });
+	}
 	const file = isFiles(opts.model) ? opts.model : null;
+	const load = {
+		model: modelKey(opts.model),
+		backend: opts.backend || "",
+		context_length: opts.contextLength || 0,
+		kv_cache_dtype: opts.kvCacheDtype == null ? "" : String(opts.kvCacheDtype),
+		cpu_ranks: opts.cpuRanks || 0,
+		cpu_min_shard_bytes: opts.cpuMinShardBytes || 0,
+		heap_bytes: opts.heapBytes || 0,
+		concurrency: opts.concurrency || 0,
+		max_retries: opts.maxRetries || 0,
+		cache: opts.cache !== false,
+		limits: opts.limits || {},
+		storage_estimate: opts.storageEstimate || null,
+		persist: opts.persist !== false,
+		persist_bytes: opts.persistBytes == null ? -1 : Number(opts.persistBytes),
+	};
+	const handlers = { onProgress: opts.onProgress, onNotice: opts.onNotice, file, shared: opts.shared ? opts : null };
+	const { conn, info } = await start(opts, load, file, handlers, opts.signal);
+	if (info.notice && opts.onNotice) opts.onNotice(info.notice);
+	return new Engine(conn, info, load, handlers);
+}
+
+// sharedKey names the shared engine of a load: tabs whose loads would build
+// the same engine share one. Download options (cache, concurrency...) are
+// left out: a tab that joins downloads nothing.
+const sharedKey = (load, file, wasmURL) => JSON.stringify([file ? ggufFolder(file) : load.model, load.backend, load.context_length,
+	load.kv_cache_dtype, load.cpu_ranks, load.cpu_min_shard_bytes, load.heap_bytes, load.limits, wasmURL]);
+
+// start opens an engine and loads load into it: in a worker of its own, or
+// with opts.shared in the origin's SharedWorker for that model (shared.js),
+// which a tab joins if another has loaded it. Resolves to {conn, info}.
+async function start(opts, load, file, handlers, signal) {
 	const workerURL = opts.workerURL || new URL("./worker.js", import.meta.url);
 	const wasmURL = new URL(opts.wasmURL || new URL("./wasmllm.wasm", import.meta.url), globalThis.location.href).href;
-	const started = startWorker(workerURL);
+	let shared = null;
+	if (opts.shared) {
+		try {
+			shared = await openShared({ workerURL, key: sharedKey(load, file, wasmURL), backend: load.backend,
+				idleMs: opts.sharedIdleMs == null ? SHARED_IDLE_MS : opts.sharedIdleMs });
+		} catch (e) {
+			throw new WasmLLMError("internal", `starting the shared engine: ${e && e.message || e}`);
+		}
+	}
+	const started = shared && shared.worker ? { worker: shared.worker } : startWorker(workerURL);
 	const conn = new Connection(started.worker, new URL(workerURL, globalThis.location.href).href);
-	const signal = opts.signal;
 	const onAbort = () => conn.abort();
 	try {
 		if (signal && signal.aborted) throw new WasmLLMError("aborted", "loading was aborted");
@@ -495,25 +560,11 @@ export async function createEngine(opts) {
 		} finally {
 			if (started.blob) URL.revokeObjectURL(started.blob);
 		}
-		const load = {
-			model,
-			backend: opts.backend || "",
-			context_length: opts.contextLength || 0,
-			kv_cache_dtype: opts.kvCacheDtype == null ? "" : String(opts.kvCacheDtype),
-			cpu_ranks: opts.cpuRanks || 0,
-			cpu_min_shard_bytes: opts.cpuMinShardBytes || 0,
-			heap_bytes: opts.heapBytes || 0,
-			concurrency: opts.concurrency || 0,
-			max_retries: opts.maxRetries || 0,
-			cache: opts.cache !== false,
-			limits: opts.limits || {},
-			storage_estimate: opts.storageEstimate || null,
-			persist: opts.persist !== false,
-			persist_bytes: opts.persistBytes == null ? -1 : Number(opts.persistBytes),
-		};
-		const info = await conn.call("load", { body: JSON.stringify(load), file }, { onProgress: opts.onProgress, onNotice: opts.onNotice });
-		if (info.notice && opts.onNotice) opts.onNotice(info.notice);
-		return new Engine(conn, info, load, { onProgress: opts.onProgress, onNotice: opts.onNotice, file });
+		let info = await conn.call("load", { body: JSON.stringify(load), file }, { onProgress: handlers.onProgress, onNotice: handlers.onNotice });
+		if (shared) {
+			info = Object.assign({}, info, { shared: Object.assign({ reused: false, clients: 1 }, info.shared, { mode: shared.mode, reason: shared.reason }) });
+		}
+		return { conn, info };
 	} catch (e) {
 		conn.terminate(e);
 		throw e instanceof WasmLLMError ? e : new WasmLLMError("internal", String(e && e.message || e));

@@ -119,6 +119,12 @@ export interface MLCEngineConfig {
   /** wasmllm: where worker.js and wasmllm.wasm are (default: beside wasmllm.js). */
   workerURL?: string | URL;
   wasmURL?: string | URL;
+  /** wasmllm: use the origin's shared engine of each model (EngineOptions.shared); CreateServiceWorkerMLCEngine sets it. */
+  shared?: boolean;
+  /** wasmllm: EngineOptions.sharedIdleMs. */
+  sharedIdleMs?: number;
+  /** WebLLM's older place for CreateServiceWorkerMLCEngine's chatOpts. */
+  chatOpts?: ChatOptions | ChatOptions[];
 }
 
 /** usage, with WebLLM's speeds in extra. */
@@ -298,6 +304,36 @@ export declare class WebWorkerMLCEngine implements MLCEngineInterface {
 
 /** Creates a WebWorkerMLCEngine over worker and loads modelId. */
 export function CreateWebWorkerMLCEngine(worker: Worker, modelId: string | string[], engineConfig?: MLCEngineConfig, chatOpts?: ChatOptions | ChatOptions[]): Promise<WebWorkerMLCEngine>;
+
+/**
+ * WebLLM's service-worker engine: an MLCEngine whose models are the
+ * origin's shared engines (EngineOptions.shared), loaded once for every tab
+ * of the origin. They run in a SharedWorker, not a ServiceWorker (README:
+ * Firefox gives a ServiceWorker no WebGPU, Chromium stops an idle one), so
+ * no service worker needs to be registered; the first argument may be
+ * WebLLM's service worker (not used) or an engine config.
+ */
+export declare class ServiceWorkerMLCEngine extends MLCEngine {
+  constructor(engineConfigOrServiceWorker?: MLCEngineConfig | ServiceWorker, keepAliveMs?: number);
+  /** Accepted for WebLLM's sake; unused. */
+  keepAliveMs: number;
+  /** setAppConfig(appConfig) when given, then reload(modelId, chatOpts). */
+  init(modelId: string | string[], chatOpts?: ChatOptions | ChatOptions[], appConfig?: AppConfig): Promise<void>;
+}
+
+/** Creates a ServiceWorkerMLCEngine and loads modelId (joining another tab's engine of it); chatOpts default to engineConfig.chatOpts. */
+export function CreateServiceWorkerMLCEngine(modelId: string | string[], engineConfig?: MLCEngineConfig, chatOpts?: ChatOptions | ChatOptions[], keepAliveMs?: number): Promise<ServiceWorkerMLCEngine>;
+
+/**
+ * For a service worker written for WebLLM (`new ServiceWorkerMLCEngineHandler()`
+ * in its activate handler): it holds no engine (wasmllm's is in a
+ * SharedWorker). It answers WebLLM's keepAlive messages with a heartbeat,
+ * and any other WebLLM message with a "throw" that says where the engine is.
+ */
+export declare class ServiceWorkerMLCEngineHandler {
+  constructor();
+  onmessage(event: MessageEvent): void;
+}
 
 /**
  * The models shipped beside webllm.js (the bundled stories260K). With no

@@ -16,6 +16,8 @@
 // folder models/<id>/ beside this script. Each loaded model runs in a Web
 // Worker of its own (wasmllm.js's createEngine), so one engine can hold
 // several (reload([a, b]), then request.model picks one).
+// CreateServiceWorkerMLCEngine (or engineConfig.shared) uses the origin's
+// shared engine of each model instead, one for all the origin's tabs.
 //
 // Where WebLLM and OpenAI differ, this follows WebLLM for WebLLM-only
 // matters and OpenAI otherwise; wasmllm.d.ts and webllm.d.ts list the
@@ -178,7 +180,7 @@ export class MLCEngine {
 			onProgress: cb ? (p) => cb(progressReport(p, t0, record.model_id)) : undefined,
 			onNotice: c.onNotice,
 			backend: c.backend, kvCacheDtype: c.kvCacheDtype, workerURL: c.workerURL, wasmURL: c.wasmURL,
-			cache: c.cache,
+			cache: c.cache, shared: !!c.shared, sharedIdleMs: c.sharedIdleMs,
 		});
 		if (signal.aborted) {
 			engine.unload();
@@ -360,6 +362,70 @@ export async function CreateMLCEngine(modelId, engineConfig, chatOpts) {
 	const engine = new MLCEngine(engineConfig);
 	await engine.reload(modelId, chatOpts);
 	return engine;
+}
+
+// ---- One engine per origin: WebLLM's service-worker engine ----
+
+/**
+ * WebLLM's ServiceWorkerMLCEngine: an MLCEngine whose models are the
+ * origin's shared engines (createEngine({shared: true})), loaded once and
+ * used by every tab of the origin that asks for them. They live in a
+ * SharedWorker, not in a ServiceWorker (README, "One engine per origin":
+ * Firefox gives a ServiceWorker no WebGPU, and Chromium stops an idle
+ * one), so nothing needs a registered service worker or keep-alive pings.
+ * The constructor takes WebLLM's arguments (the service worker, which is
+ * not used, or an engine config; keepAliveMs).
+ */
+export class ServiceWorkerMLCEngine extends MLCEngine {
+	constructor(engineConfig = {}, keepAliveMs = 10000) {
+		const cfg = engineConfig && typeof engineConfig.postMessage === "function" ? {} : engineConfig || {};
+		super(Object.assign({}, cfg, { shared: true }));
+		/** Accepted for WebLLM's sake; a SharedWorker needs no keep-alive. */
+		this.keepAliveMs = keepAliveMs;
+	}
+
+	/** WebLLM's init: sets appConfig when given, then reload(modelId, chatOpts). */
+	async init(modelId, chatOpts, appConfig) {
+		if (appConfig) this.setAppConfig(appConfig);
+		await this.reload(modelId, chatOpts);
+	}
+}
+
+/**
+ * Creates a ServiceWorkerMLCEngine and loads modelId: the origin's shared
+ * engine for it, joined when another tab has loaded it. chatOpts default
+ * to engineConfig.chatOpts (WebLLM's older signature).
+ */
+export async function CreateServiceWorkerMLCEngine(modelId, engineConfig, chatOpts, keepAliveMs) {
+	const engine = new ServiceWorkerMLCEngine(engineConfig, keepAliveMs);
+	await engine.reload(modelId, chatOpts !== undefined ? chatOpts : engineConfig && engineConfig.chatOpts);
+	return engine;
+}
+
+/**
+ * WebLLM's ServiceWorkerMLCEngineHandler, for a page's service worker
+ * written for WebLLM (new ServiceWorkerMLCEngineHandler() in its activate
+ * handler). wasmllm's shared engine is not in the service worker (see
+ * ServiceWorkerMLCEngine), so the handler holds no engine: it answers
+ * WebLLM's keep-alive messages with a heartbeat, and any other WebLLM
+ * message with an error that says where the engine is.
+ */
+export class ServiceWorkerMLCEngineHandler {
+	constructor() {
+		if (typeof globalThis.addEventListener === "function") globalThis.addEventListener("message", (ev) => this.onmessage(ev));
+	}
+
+	onmessage(event) {
+		const m = event && event.data;
+		const to = event && event.source;
+		if (!m || typeof m !== "object" || !m.uuid || !to || typeof to.postMessage !== "function") return;
+		if (m.kind === "keepAlive") {
+			to.postMessage({ kind: "heartbeat", uuid: m.uuid, content: "" });
+			return;
+		}
+		to.postMessage({ kind: "throw", uuid: m.uuid,
+			content: "wasmllm's shared engine runs in a SharedWorker, not in the service worker: use CreateServiceWorkerMLCEngine from wasmllm's webllm.js" });
+	}
 }
 
 // ---- Web Worker: the page talks to an MLCEngine inside a worker it made ----

@@ -1,6 +1,7 @@
 // wasmllm engine worker: runs the Go engine (wasmllm.wasm) off the page's
 // thread and relays messages. web/wasmllm.js starts it; nothing else needs
-// to talk to it directly.
+// to talk to it directly. In a SharedWorker (createEngine({shared: true}))
+// shared-worker.js imports it and speaks this protocol for every tab.
 //
 // Protocol. The page posts {id, op, ...}:
 //   {op: "init", wasm: URL}                  start the engine
@@ -43,6 +44,10 @@
 const scriptBase = self.__wasmllmBase || self.location.href;
 importScripts(new URL("wasm_exec.js", scriptBase).href, new URL("loader.js", scriptBase).href);
 
+// post sends a message to the page; in a SharedWorker, shared-worker.js
+// sets __wasmllmSend first and routes it to the tab it is for.
+const post = self.__wasmllmSend || ((m, transfer) => (transfer ? self.postMessage(m, transfer) : self.postMessage(m)));
+
 let handle = null;
 let markReady;
 const ready = new Promise((resolve) => { markReady = resolve; });
@@ -56,7 +61,7 @@ self.__wasmllmReady = (h) => {
 
 // Go posts JSON text; the page receives structured objects.
 self.__wasmllmPost = (id, type, json) => {
-	self.postMessage({ id, type, data: JSON.parse(json) });
+	post({ id, type, data: JSON.parse(json) });
 };
 
 // __wasmllmYield resolves after pending events (such as an abort message)
@@ -93,7 +98,7 @@ self.__wasmllmProcess = (id, output) => new Promise((resolve, reject) => {
 	const buf = s.buf;
 	s.buf = null;
 	s.waiter = { resolve, reject };
-	self.postMessage({ id, type: "process", data: { logits: new Float32Array(buf), output: new Int32Array(output.buffer) } },
+	post({ id, type: "process", data: { logits: new Float32Array(buf), output: new Int32Array(output.buffer) } },
 		[buf, output.buffer]);
 });
 // After an abort the Go side stops waiting: a late answer settles nothing.
@@ -123,7 +128,7 @@ self.__wasmllmLoader = {
 	quota: (id, model, shards, opts) => WasmLLMLoader.quota(model, shards, Object.assign({}, opts, {
 		requestPersist: (need) => new Promise((resolve) => {
 			persistWaiters.set(id, resolve);
-			self.postMessage({ id, type: "persist", data: { need } });
+			post({ id, type: "persist", data: { need } });
 		}),
 	})),
 	commit: (model, text, opts) => WasmLLMLoader.commit(model, text, opts),
@@ -136,14 +141,14 @@ self.__wasmllmLoader = {
 	localFolder: (model, opts) => WasmLLMLoader.localFolder(model, opts),
 	deleteModel: (model) => WasmLLMLoader.deleteModel(model),
 	download: (id, model, shards, onShard, opts) => WasmLLMLoader.download(model, shards, onShard, Object.assign({}, opts, {
-		onProgress: (p) => self.postMessage({ id, type: "progress", data: p }),
-		onNotice: (message) => self.postMessage({ id, type: "notice", data: { message } }),
+		onProgress: (p) => post({ id, type: "progress", data: p }),
+		onNotice: (message) => post({ id, type: "notice", data: { message } }),
 	})),
 };
 
 const fatal = (message) => {
 	handle = null;
-	self.postMessage({ id: 0, type: "fatal", data: { code: "internal", message } });
+	post({ id: 0, type: "fatal", data: { code: "internal", message } });
 };
 
 let rankKeys = 0;
@@ -170,8 +175,8 @@ async function boot(wasmURL) {
 	// workers nested in one that blocks in Atomics.wait.
 	self.__wasmllmRankWorker = (rank, init) => {
 		const key = ++rankKeys;
-		self.postMessage({ id: 0, type: "rank", data: { key, init } });
-		return { terminate: () => self.postMessage({ id: 0, type: "rank_end", data: { key } }) };
+		post({ id: 0, type: "rank", data: { key, init } });
+		return { terminate: () => post({ id: 0, type: "rank_end", data: { key } }) };
 	};
 	go.run(result.instance).then(
 		() => fatal("the engine exited"),
@@ -179,8 +184,10 @@ async function boot(wasmURL) {
 	await ready;
 }
 
-self.onmessage = async (ev) => {
-	const m = ev.data || {};
+// receive handles one message from the page (or, in a SharedWorker, from
+// shared-worker.js, which routes every tab's messages here).
+const receive = async (data) => {
+	const m = data || {};
 	if (m.op === "processed") {
 		processed(m);
 		return;
@@ -195,20 +202,23 @@ self.onmessage = async (ev) => {
 		try {
 			if (!booting) booting = boot(m.wasm);
 			await booting;
-			self.postMessage({ id: m.id, type: "result", data: {} });
+			post({ id: m.id, type: "result", data: {} });
 		} catch (e) {
-			self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: `starting the engine: ${e && e.message || e}` } });
+			post({ id: m.id, type: "error", data: { code: "internal", message: `starting the engine: ${e && e.message || e}` } });
 		}
 		return;
 	}
 	if (!booting) {
-		self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: "the engine was not started (init first)" } });
+		post({ id: m.id, type: "error", data: { code: "internal", message: "the engine was not started (init first)" } });
 		return;
 	}
 	await ready;
 	if (!handle) {
-		self.postMessage({ id: m.id, type: "error", data: { code: "internal", message: "the engine has stopped" } });
+		post({ id: m.id, type: "error", data: { code: "internal", message: "the engine has stopped" } });
 		return;
 	}
 	handle({ id: m.id || 0, op: m.op, body: m.body || "", processors: m.processors || 0, file: m.file || null });
 };
+
+if (self.__wasmllmSend) self.__wasmllmReceive = receive;
+else self.onmessage = (ev) => receive(ev.data);

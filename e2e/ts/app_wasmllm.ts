@@ -4,7 +4,7 @@
 import { createEngine, deleteCachedModel, cacheNameFor, WasmLLMError } from "wasmllm";
 import type {
   ChatCompletion, ChatCompletionChunk, Completion, EngineInfo, EngineOptions, ErrorCode, Progress, Stream,
-  Timings, LogitsProcessor, ChatMessage, Usage, FinishReason,
+  Timings, LogitsProcessor, ChatMessage, Usage, FinishReason, SharedInfo,
 } from "wasmllm";
 
 const say = (...xs: unknown[]) => console.log(...xs);
@@ -25,6 +25,14 @@ export async function main(): Promise<void> {
   };
   const engine = await createEngine(opts);
   const info: EngineInfo = engine.info;
+  // One engine for every tab of the origin.
+  const shared = await createEngine({ model: "/models/stories260K/", shared: true, sharedIdleMs: 10000 });
+  const how: SharedInfo | undefined = shared.info.shared;
+  if (how) say(how.mode === "per-tab" ? how.reason : `shared by ${how.clients} tabs, reused ${how.reused}`);
+  // @ts-expect-error mode is "shared-worker" or "per-tab"
+  const badMode: SharedInfo["mode"] = "service-worker";
+  say(badMode);
+  await shared.unload();
   say(info.backend, info.context_length, info.kv_cache_dtype, info.model.name, info.model.has_chat_template, info.load.ms);
 
   const messages: ChatMessage[] = [

@@ -94,6 +94,30 @@ export async function inAWorker() {
   console.log(reply.choices.length, reply.usage.extra.prefill_tokens_per_s);
 }
 
+// One engine for the origin's tabs, as WebLLM's service-worker example
+// makes it.
+export async function inEveryTab() {
+  const engine: webllm.ServiceWorkerMLCEngine = await webllm.CreateServiceWorkerMLCEngine(
+    "tiny-qwen3",
+    { initProgressCallback: (report: webllm.InitProgressReport) => setLabel("init-label", report.text) },
+    undefined,
+    10000,
+  );
+  const reply = await engine.chat.completions.create({ messages: [{ role: "user", content: "Hi" }], max_tokens: 16 });
+  console.log(reply.choices[0]?.message.content, engine.engineOf().info.shared?.reused, engine.keepAliveMs);
+  await engine.init("tiny-qwen3");
+}
+
+// The service worker of a WebLLM page (the engine is not there: its
+// handler answers keep-alive messages).
+export function serviceWorkerMain() {
+  let handler: webllm.ServiceWorkerMLCEngineHandler | undefined;
+  self.addEventListener("activate", () => {
+    handler = new webllm.ServiceWorkerMLCEngineHandler();
+  });
+  return () => handler;
+}
+
 // The worker side of inAWorker.
 export function workerMain() {
   const handler = new webllm.WebWorkerMLCEngineHandler();

@@ -107,10 +107,17 @@ func Firefox() string {
 // (firefox.Prefs). Without Firefox it is a testkit.Need.
 func NewFirefox(t testing.TB) *Browser {
 	t.Helper()
+	return NewFirefoxPrefs(t, nil)
+}
+
+// NewFirefoxPrefs is NewFirefox with prefs set after firefox.Prefs: to turn
+// something off, as on a browser that lacks it.
+func NewFirefoxPrefs(t testing.TB, prefs map[string]any) *Browser {
+	t.Helper()
 	_, err := os.Stat(Firefox())
 	testkit.Need(t, err == nil, "no Firefox at %s (set WASMLLM_FIREFOX)", Firefox())
 	b := &Browser{t: t, Timeout: 3 * time.Minute}
-	tab, err := firefox.Start(context.Background(), firefox.Options{Exec: Firefox(), Profile: t.TempDir(),
+	tab, err := firefox.Start(context.Background(), firefox.Options{Exec: Firefox(), Profile: t.TempDir(), Prefs: prefs,
 		OnConsole: func(level, text string) {
 			b.mu.Lock()
 			b.console = append(b.console, fmt.Sprintf("console.%s: %s", level, text))
@@ -131,6 +138,51 @@ func (b *Browser) closeAtCleanup() {
 		}
 		b.tab.Close()
 	})
+}
+
+// NewTab opens another tab of the same browser, as a Browser of its own:
+// the same profile, so the same origins' storage, caches, Web Locks and
+// SharedWorkers (tests of several tabs of one origin). It is closed when
+// the test ends, or earlier by Close. In Firefox its console messages go
+// to the first tab's Console.
+func (b *Browser) NewTab() *Browser {
+	b.t.Helper()
+	nb := &Browser{t: b.t, Timeout: b.Timeout}
+	switch tab := b.tab.(type) {
+	case *chromium.Tab:
+		nt, err := tab.NewTab()
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		nb.tab, nb.ctx = nt, nt.Ctx
+		go func() {
+			for m, err := range chromedp.Console(nb.ctx) {
+				if err != nil {
+					return
+				}
+				nb.mu.Lock()
+				nb.console = append(nb.console, fmt.Sprintf("console.%s: %s", m.Type, m.Text))
+				nb.mu.Unlock()
+			}
+		}()
+	case *firefox.Tab:
+		nt, err := tab.NewTab(time.Minute)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		nb.tab = nt
+	default:
+		b.t.Fatalf("browsertest: NewTab on a %T", b.tab)
+	}
+	nb.closeAtCleanup()
+	return nb
+}
+
+// Close closes a tab from NewTab, as a user closing it would (its page
+// goes away); on the first tab it ends the browser. Closing twice is
+// harmless.
+func (b *Browser) Close() {
+	b.tab.Close()
 }
 
 // Console returns the page's console messages so far.

@@ -159,8 +159,33 @@ func Start(ctx context.Context, o Options) (*Tab, error) {
 	return t, nil
 }
 
-// Close ends the browser.
+// Close ends the browser; on a tab from NewTab, it closes that tab only.
 func (t *Tab) Close() { t.cancel() }
+
+// NewTab opens another tab in the same browser: the same profile, so the
+// same origins' storage, caches, Web Locks and SharedWorkers (what tests of
+// several tabs of one origin need). Its Close closes only it (the page goes
+// away as when a user closes a tab); closing t closes it too.
+func (t *Tab) NewTab() (*Tab, error) {
+	crashed := make(chan struct{})
+	var once sync.Once
+	ctx, cancel := chromedp.NewContext(t.Ctx, chromedp.WithListener(func(ev any) {
+		if _, ok := ev.(*inspector.EventTargetCrashed); ok {
+			once.Do(func() { close(crashed) })
+		}
+	}))
+	nt := &Tab{Ctx: ctx, Tail: t.Tail, Crashed: crashed, cancel: func() {
+		// Cancel waits until the target is closed.
+		if chromedp.Cancel(ctx) != nil {
+			cancel()
+		}
+	}}
+	if _, err := chromedp.Call(ctx, network.Disable, cdp.Empty{}); err != nil {
+		cancel()
+		return nil, t.WithTail(fmt.Errorf("opening a tab: %w", err))
+	}
+	return nt, nil
+}
 
 // Open navigates to url and waits (up to timeout) until the page sets
 // window.pageReady.

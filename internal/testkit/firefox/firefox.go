@@ -102,6 +102,7 @@ type Tab struct {
 	bidi    *bidi
 	context string // the tab's browsing context id
 	tmp     string // a temporary profile to remove, or ""
+	opened  bool   // a tab of NewTab: Close closes only it
 }
 
 var listening = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
@@ -294,8 +295,33 @@ func (t *Tab) connect(ctx context.Context, ws string, o Options) error {
 	return nil
 }
 
-// Close ends the browser and removes a temporary profile.
+// NewTab opens another tab in the same browser (BiDi browsingContext.create):
+// the same profile, so the same origins' storage, caches, Web Locks and
+// SharedWorkers. Its Close closes only it (the page goes away as when a
+// user closes a tab); its console goes to the first tab's OnConsole.
+func (t *Tab) NewTab(timeout time.Duration) (*Tab, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := t.callOrCrash(ctx, "browsingContext.create", map[string]any{"type": "tab"})
+	if err != nil {
+		return nil, t.WithTail(fmt.Errorf("opening a tab: %w", err))
+	}
+	id, _ := res["context"].(string)
+	if id == "" {
+		return nil, fmt.Errorf("browsingContext.create: no context in %v", res)
+	}
+	return &Tab{Tail: t.Tail, Crashed: t.Crashed, bidi: t.bidi, context: id, opened: true}, nil
+}
+
+// Close ends the browser and removes a temporary profile; on a tab from
+// NewTab, it closes that tab only.
 func (t *Tab) Close() {
+	if t.opened {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.callOrCrash(ctx, "browsingContext.close", map[string]any{"context": t.context})
+		cancel()
+		return
+	}
 	if t.bidi != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		t.bidi.call(ctx, "browser.close", map[string]any{})
