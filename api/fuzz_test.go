@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"wasmllm/internal/testkit"
 )
 
 // FuzzRequest takes a request body as an app sends it, chat or
@@ -29,7 +31,7 @@ func FuzzRequest(f *testing.F) {
 		f.Add([]byte(s), s[2] != 'p')
 	}
 	f.Fuzz(func(t *testing.T, body []byte, chat bool) {
-		start := time.Now()
+		work := testkit.StartWork()
 		parse := ParseCompletion
 		if chat {
 			parse = ParseChat
@@ -46,7 +48,7 @@ func FuzzRequest(f *testing.F) {
 		if _, err := eng.PromptIDs(&r.Engine); err != nil {
 			wantCoded(t, "PromptIDs", Classify(err))
 		}
-		if d := time.Since(start); d > 2*time.Second {
+		if d := work(); d > 2*time.Second {
 			t.Fatalf("took %v", d)
 		}
 	})

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wasmllm/internal/testkit"
 )
 
 // Fuzz targets for the three front ends a request reaches with text of
@@ -51,7 +53,7 @@ func FuzzJSONSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"},{"type":"boolean"}],"minItems":2}`), []byte(`[1, "a", true]`))
 	f.Add([]byte(`{"type":"number","maximum":1e1000000}`), []byte(`1`))
 	f.Fuzz(func(t *testing.T, schema, text []byte) {
-		start := time.Now()
+		work := testkit.StartWork()
 		src, err := JSONSchemaGBNF(schema)
 		if err != nil {
 			var se *SchemaError
@@ -65,7 +67,7 @@ func FuzzJSONSchema(f *testing.F) {
 			t.Fatalf("the grammar of an accepted schema does not compile: %v\n%s", err, src)
 		}
 		fuzzMatch(t, g, text)
-		if d := time.Since(start); d > fuzzSlow {
+		if d := work(); d > fuzzSlow {
 			t.Fatalf("took %v", d)
 		}
 	})
@@ -79,7 +81,7 @@ func FuzzRegex(f *testing.F) {
 		f.Add(p, []byte(strings.Repeat("a", 64)))
 	}
 	f.Fuzz(func(t *testing.T, pattern string, text []byte) {
-		start := time.Now()
+		work := testkit.StartWork()
 		src, err := RegexGBNF(pattern)
 		if err != nil {
 			var re *RegexError
@@ -93,7 +95,7 @@ func FuzzRegex(f *testing.F) {
 			t.Fatalf("the grammar of an accepted pattern %q does not compile: %v", pattern, err)
 		}
 		fuzzMatch(t, g, text)
-		if d := time.Since(start); d > fuzzSlow {
+		if d := work(); d > fuzzSlow {
 			t.Fatalf("took %v", d)
 		}
 	})
@@ -117,7 +119,7 @@ func FuzzGBNF(f *testing.F) {
 		f.Add(s, []byte(strings.Repeat("a", 64)))
 	}
 	f.Fuzz(func(t *testing.T, src string, text []byte) {
-		start := time.Now()
+		work := testkit.StartWork()
 		g, err := Compile(src)
 		if err != nil {
 			var se *SyntaxError
@@ -127,7 +129,7 @@ func FuzzGBNF(f *testing.F) {
 			return
 		}
 		fuzzMatch(t, g, text)
-		if d := time.Since(start); d > fuzzSlow {
+		if d := work(); d > fuzzSlow {
 			t.Fatalf("took %v", d)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/loader"
 )
 
@@ -132,11 +133,11 @@ func TestGGUFConfigBounds(t *testing.T) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		start := time.Now()
+		work := testkit.StartWork()
 		_, err = FromGGUF(g)
 		runtime.ReadMemStats(&after)
 		wantConfigField(t, c.key, err, "hostile.gguf", "metadata "+c.key)
-		if d, a := time.Since(start), after.TotalAlloc-before.TotalAlloc; d > time.Second || a > 64<<20 {
+		if d, a := work(), after.TotalAlloc-before.TotalAlloc; d > time.Second || a > 64<<20 {
 			t.Errorf("%s: took %v and %d MB", c.key, d, a>>20)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wasmllm/internal/testkit"
 	"wasmllm/loader"
 )
 
@@ -77,11 +78,11 @@ func TestHostileTemplates(t *testing.T) {
 	for _, c := range hostileTemplates {
 		t.Run(c.name, func(t *testing.T) {
 			var err error
-			start := time.Now()
+			work := testkit.StartWork()
 			peak, total := peakHeap(func() {
 				_, err = RenderChat(c.tmpl, []Message{{Role: "user", Content: "hi"}}, ChatOptions{})
 			})
-			elapsed := time.Since(start)
+			elapsed := work()
 			t.Logf("%v, heap +%d MiB at most, %d MiB allocated: %v", elapsed.Round(time.Millisecond), peak>>20, total>>20, err)
 			var te *TemplateError
 			if !errors.As(err, &te) {

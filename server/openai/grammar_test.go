@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"wasmllm/internal/testkit"
 )
 
 // TestGrammarRepros (issue 39 #1 to #3): the requests that grew the server
@@ -34,10 +36,10 @@ func TestGrammarRepros(t *testing.T) {
 			for k, v := range c.body {
 				body[k] = v
 			}
-			start := time.Now()
+			work := testkit.StartWork()
 			var eb ErrorBody
 			decode(t, te.post(t, "/v1/completions", body), http.StatusBadRequest, &eb)
-			if d := time.Since(start); d > 3*time.Second {
+			if d := work(); d > 3*time.Second {
 				t.Errorf("answered after %v", d)
 			}
 			if eb.Error.Param == nil || *eb.Error.Param != c.param || len(eb.Error.Message) > 400 {
@@ -92,7 +94,7 @@ func TestGrammarBoundAtRuntime(t *testing.T) {
 			}
 		}
 	}()
-	start := time.Now()
+	work := testkit.StartWork()
 	body := mustJSON(map[string]any{"model": textModel, "prompt": "Once", "max_tokens": 2000, "stream": true,
 		"guided_grammar": `root ::= ("a"{1,100}){0,100}`})
 	resp, err := http.Post(te.srv.URL+"/v1/completions", "application/json", bytes.NewReader([]byte(body)))
@@ -108,7 +110,7 @@ func TestGrammarBoundAtRuntime(t *testing.T) {
 	} else {
 		decode(t, resp, http.StatusBadRequest, &eb)
 	}
-	d := time.Since(start)
+	d := work()
 	close(stop)
 	<-sampled
 	t.Logf("stopped after %v: %s; heap in use at most %d MiB", d, eb.Error.Message, peak.Load()>>20)
