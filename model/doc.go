@@ -22,6 +22,17 @@
 // canonical tensors a layer holds follows from its spec (canonical.go), so
 // Check, the mapper and the converter read one statement of it.
 //
+// Qwen3.5's Hugging Face checkpoints (Qwen3_5ForCausalLM,
+// Qwen3_5MoeForCausalLM, and the ForConditionalGeneration forms whose text
+// model's keys are under text_config and its tensors under
+// model.language_model.) are mapped as llama.cpp's converter maps them
+// (conversion/qwen.py): norm weights stored as 1 + w except the Gated
+// DeltaNet's, A_log as -exp(A_log), the conv squeezed, the value heads
+// reordered from the grouped order to the tiled one, the experts stacked
+// (per expert, or transformers 5's fused gate_up_proj and down_proj), the
+// MTP block's mtp.* tensors under the GGUF's names (merge_qwen35_hf.go,
+// source_hf_qwen35*.go).
+//
 // RoPE layouts are not unified: GGUF llama's Q/K rows are permuted for
 // adjacent pairs, Hugging Face keeps the half-split order, and Qwen3 uses
 // half-split everywhere. Config.RopeNeoX records which; both rotations
