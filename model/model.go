@@ -21,8 +21,8 @@ type Model struct {
 
 	b        Backend
 	identity Tensor // (D, D) f32, uploaded on first use (mtp.go)
-	scratch map[scratchKey]*scratch
-	pass    pass // what the layers of the Forward under way share, kept so a step allocates nothing
+	scratch  map[scratchKey]*scratch
+	pass     pass // what the layers of the Forward under way share, kept so a step allocates nothing
 }
 
 // Build uploads w to b and assembles the model, each layer as its spec says.
