@@ -65,7 +65,11 @@
 // Config.SlidingWindow, passed to Attend: a token attends to the last W
 // keys only (the cache still holds every position; the GPU kernels skip the
 // chunks and tiles before the window); a window as long as the context is
-// none. Adding a family is a row of Families, plus, where it needs new math,
+// none. A Qwen3.5 source's NextN/MTP block loads only when asked
+// (LoadOptions.MTP; Config.MTPLayers, its tensors at layer index Layers):
+// Model.MTP, a draft model over the trunk's final hidden rows
+// (Model.ForwardHidden), for the engine's speculative decoding (mtp.go).
+// Adding a family is a row of Families, plus, where it needs new math,
 // a new kind with its plain-loop reference in package cpu (ref.go), its CPU
 // op and its WGSL kernel, and backendtest cases.
 //

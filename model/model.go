@@ -273,11 +273,12 @@ func (m *Model) ForwardFrom(cache KVCache, idT Tensor, pos int) (Tensor, error) 
 	return m.forward(cache, nil, idT, pos, false, false)
 }
 
-// ForwardHidden is Forward with the logits of every token and the final
-// hidden rows (T, D): RMSNorm(x)·output_norm, the LM head's input, which
-// the NextN/MTP block reads (mtp.go). The logits are the LM head applied to
-// those rows. Both tensors are valid until the next Forward of T tokens.
-func (m *Model) ForwardHidden(cache KVCache, ids []int32, pos int) (logits, hidden Tensor, err error) {
+// ForwardHidden is Forward that also returns the final hidden rows
+// (T, D): RMSNorm(x)·output_norm, the LM head's input, which the NextN/MTP
+// block reads (mtp.go). The logits (of every token with all, else of the
+// last) are the LM head applied to those rows. Both tensors are valid
+// until the next Forward of T tokens.
+func (m *Model) ForwardHidden(cache KVCache, ids []int32, pos int, all bool) (logits, hidden Tensor, err error) {
 	if _, err := m.identityMatrix(); err != nil {
 		return nil, nil, err
 	}
@@ -296,11 +297,11 @@ func (m *Model) ForwardHidden(cache KVCache, ids []int32, pos int) (logits, hidd
 	if err := checkState(cache, pos); err != nil {
 		return nil, nil, err
 	}
-	logits, err = m.forward(cache, ids, nil, pos, true, true)
+	logits, err = m.forward(cache, ids, nil, pos, all, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	return logits, m.scratchFor(T, true).hidden, nil
+	return logits, m.scratchFor(T, all).hidden, nil
 }
 
 // forward is Forward's body: the ids come from the host (ids) or, for one
@@ -351,7 +352,12 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 			s.tensors = append(s.tensors, s.hidden)
 		}
 		b.MatMul(s.hidden, s.res, m.identity, final)
-		b.MatMul(s.logits, s.hidden, m.LMHead, MatMulFusion{})
+		if all || T == 1 {
+			b.MatMul(s.logits, s.hidden, m.LMHead, MatMulFusion{})
+		} else {
+			b.CopyRows(s.last, s.hidden, T-1)
+			b.MatMul(s.logits, s.last, m.LMHead, MatMulFusion{})
+		}
 		return s.logits, nil
 	}
 	if all || T == 1 {

@@ -73,7 +73,7 @@ func checkMTPGolden(t *testing.T, m *model.Model, g *golden.MTPFile) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logitsT, hiddenT, err := m.ForwardHidden(cache, g.Tokens, 0)
+	logitsT, hiddenT, err := m.ForwardHidden(cache, g.Tokens, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
