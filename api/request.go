@@ -59,8 +59,8 @@ var chatRoles = map[string]bool{"system": true, "developer": true, "user": true,
 
 // Keys handled here rather than by sampler.ParseParams.
 var (
-	chatKeys       = append([]string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens", "tool_choice", "parallel_tool_calls"}, constraintKeys...)
-	completionKeys = append([]string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix", "parse_special"}, constraintKeys...)
+	chatKeys       = append([]string{"messages", "stream", "logprobs", "top_logprobs", "chat_template_kwargs", "tools", "context_overflow", "model", "user", "n", "stream_options", "max_completion_tokens", "tool_choice", "parallel_tool_calls", "speculative"}, constraintKeys...)
+	completionKeys = append([]string{"prompt", "stream", "logprobs", "echo", "context_overflow", "model", "user", "n", "stream_options", "suffix", "parse_special", "speculative"}, constraintKeys...)
 )
 
 // ParseChat parses a chat.completions.create request body.
@@ -400,6 +400,13 @@ func common(r *Request, raw map[string]json.RawMessage, params []byte) error {
 		if err := decode(v, "fit_max_tokens", &r.Engine.FitGrammar); err != nil {
 			return err
 		}
+	}
+	if v, ok := raw["speculative"]; ok && !isNull(v) {
+		var sp engine.Speculative
+		if err := decode(v, "speculative", &sp); err != nil {
+			return err
+		}
+		r.Engine.Speculative = &sp
 	}
 	r.Engine.Overflow = engine.OverflowError
 	if v, ok := raw["context_overflow"]; ok && !isNull(v) {

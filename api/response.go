@@ -24,6 +24,10 @@ type Usage struct {
 	CompletionTokens    int                 `json:"completion_tokens"`
 	TotalTokens         int                 `json:"total_tokens"`
 	PromptTokensDetails PromptTokensDetails `json:"prompt_tokens_details"`
+	// DraftedTokens and AcceptedTokens are a speculative request's drafts
+	// and those accepted (a wasmllm extension; absent without speculation).
+	DraftedTokens  int `json:"drafted_tokens,omitempty"`
+	AcceptedTokens int `json:"accepted_tokens,omitempty"`
 }
 
 // PromptTokensDetails is usage.prompt_tokens_details.
@@ -160,6 +164,8 @@ func UsageOf(u engine.Usage) *Usage {
 		CompletionTokens:    u.CompletionTokens,
 		TotalTokens:         u.TotalTokens,
 		PromptTokensDetails: PromptTokensDetails{CachedTokens: u.CachedTokens},
+		DraftedTokens:       u.DraftedTokens,
+		AcceptedTokens:      u.AcceptedTokens,
 	}
 }
 

@@ -168,6 +168,8 @@ func combine(results []*engine.Result) (*Usage, *Timings) {
 			sum.Usage.PromptTokens, sum.Usage.CachedTokens = res.Usage.PromptTokens, res.Usage.CachedTokens
 		}
 		sum.Usage.CompletionTokens += res.Usage.CompletionTokens
+		sum.Usage.DraftedTokens += res.Usage.DraftedTokens
+		sum.Usage.AcceptedTokens += res.Usage.AcceptedTokens
 		sum.PrefillTime += res.PrefillTime
 		sum.DecodeTime += res.DecodeTime
 		sum.StepsAhead += res.StepsAhead

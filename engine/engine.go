@@ -16,6 +16,12 @@
 // can continue (or whose tokens the other processors all removed) ends it
 // with finish reason grammar_dead_end.
 //
+// A request may ask for speculative decoding with the model's own
+// NextN/MTP block (Request.Speculative, speculative.go): drafts verified by
+// one forward, the recurrent state rolled back to the accepted tokens;
+// greedy and seeded sampled output are what they are without it, and the
+// usage counts the drafted and accepted tokens.
+//
 // A chat model's thinking block stays outside the constraint
 // (grammar.WithReasoning, when the template has one and the prompt did not
 // close it); package api splits the reply's thinking from its answer.
@@ -75,6 +81,13 @@ type Engine struct {
 
 	ckpt *checkpoint // a recurrent model's state at the last prompt's last token (recurrent.go)
 
+	spec   *specRun      // the speculative request under way (speculative.go)
+	mcache model.KVCache // the NextN/MTP block's KV cache, made on first use
+	// draftsFor, when set (by tests), replaces the block's drafts after
+	// the tokens seq: an oracle whose drafts the model accepts as often as
+	// a test needs (a random block's almost never are).
+	draftsFor func(seq, drafts []int32) []int32
+
 	// Stats counts the engine's host-side traffic since New.
 	Stats Stats
 }
@@ -89,6 +102,10 @@ type Stats struct {
 	// steps submitted before the previous step's token was read back
 	// (pipelined decode, pipeline.go).
 	DecodeSteps, StepsAhead int64
+	// DraftedTokens and AcceptedTokens count speculative decoding's drafts
+	// and those accepted; SpecRerunTokens the tokens run again to roll a
+	// recurrent state back to the accepted ones (speculative.go).
+	DraftedTokens, AcceptedTokens, SpecRerunTokens int64
 }
 
 // New returns an Engine for m. tok may be nil for raw-id requests only.
@@ -181,6 +198,9 @@ type Request struct {
 	FitGrammar bool
 	// Overflow is OverflowError (default) or OverflowTruncate.
 	Overflow string
+	// Speculative, when set, drafts tokens with the model's own draft
+	// block and verifies them in one forward (speculative.go).
+	Speculative *Speculative
 	// SpecialAsText reads special tokens written in Prompt ("<s>") as
 	// plain text, as SentencePiece does; by default they are the special
 	// tokens, as in Hugging Face and llama.cpp (parse_special). Chat
@@ -205,6 +225,10 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
 	CachedTokens     int `json:"cached_tokens"`
+	// DraftedTokens and AcceptedTokens count a speculative request's
+	// drafts and those the model accepted (speculative.go).
+	DraftedTokens  int `json:"drafted_tokens,omitempty"`
+	AcceptedTokens int `json:"accepted_tokens,omitempty"`
 }
 
 // Result is the outcome of a request.
@@ -248,6 +272,9 @@ var ErrNoTokenizer = errors.New("engine: the model has no tokenizer; pass token 
 func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) error) (*Result, error) {
 	p := req.Params
 	if err := e.CheckParams(&p); err != nil {
+		return nil, err
+	}
+	if err := e.CheckSpeculative(req.Speculative, &p, req.Grammar != nil); err != nil {
 		return nil, err
 	}
 	prompt, text, err := e.promptIDs(req)
@@ -306,6 +333,12 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		res.Usage.CompletionTokens = len(res.Tokens)
 		res.Usage.TotalTokens = res.Usage.PromptTokens + res.Usage.CompletionTokens
 	}()
+	if req.Speculative != nil {
+		if e.spec, err = e.newSpecRun(req.Speculative); err != nil {
+			return res, err
+		}
+		defer func() { e.spec.free(e.Model.Backend()); e.spec = nil }()
+	}
 	logits, reused, err := e.prefill(ctx, prompt)
 	res.Usage.CachedTokens = reused
 	if err != nil {
@@ -314,6 +347,10 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 	var dec *tokenizer.Decoder
 	if e.Tok != nil {
 		dec = e.Tok.NewDecoder(tokenizer.DecodeOptions{SkipSpecial: true})
+	}
+	o := &output{e: e, res: res, stop: stop, dec: dec, emit: emit, p: &p, c: c}
+	if e.spec != nil {
+		return res, e.speculate(ctx, s, o, logits, &decodeStart, start)
 	}
 	for {
 		var hostMask []uint32
@@ -341,39 +378,8 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		} else if err != nil {
 			return res, err
 		}
-		res.Tokens = append(res.Tokens, r.ID)
-		piece := ""
-		if dec != nil {
-			piece = dec.Add(r.ID)
-		}
-		show, fin := stop.Step(r.ID, piece)
-		if fin.Reason == "" && c != nil {
-			var err error
-			if fin, err = e.finishConstraint(c); err != nil {
-				return res, err
-			}
-			if fin.Reason != "" {
-				show += stop.Flush()
-			}
-		}
-		if fin.Reason == "" && len(e.cached)+1 >= e.opts.Context {
-			fin = sampler.Finish{Reason: sampler.FinishLength, StopToken: -1}
-			show += stop.Flush()
-		}
-		if fin.Reason != "" && dec != nil && fin.StopString == "" && fin.StopToken < 0 {
-			show += dec.Flush()
-		}
-		res.Text += show
-		tok := Token{ID: r.ID, Text: show}
-		if p.Logprobs != nil {
-			tok.HasLogprobs, tok.Logprob, tok.Rank, tok.TopLogprobs = true, r.Logprob, r.Rank, r.Top
-		}
-		if err := emit(tok); err != nil {
+		if done, err := o.add(r, len(e.cached)); done || err != nil {
 			return res, err
-		}
-		if fin.Reason != "" {
-			res.Finish = fin
-			return res, nil
 		}
 		if err := ctx.Err(); err != nil {
 			// Cancelled after this token: nothing stays held back (a
@@ -391,6 +397,59 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 			return res, err
 		}
 	}
+}
+
+// output is a request's per-token output: its result, stop conditions,
+// text decoder and stream.
+type output struct {
+	e    *Engine
+	res  *Result
+	stop *sampler.StopChecker
+	dec  *tokenizer.Decoder
+	emit func(Token) error
+	p    *sampler.Params
+	c    *constraint
+}
+
+// add records and streams token r, which follows cached tokens in the
+// cache: done when it ends the request (res.Finish is set).
+func (o *output) add(r sampler.Result, cached int) (done bool, err error) {
+	e, res, stop, dec, c := o.e, o.res, o.stop, o.dec, o.c
+	res.Tokens = append(res.Tokens, r.ID)
+	piece := ""
+	if dec != nil {
+		piece = dec.Add(r.ID)
+	}
+	show, fin := stop.Step(r.ID, piece)
+	if fin.Reason == "" && c != nil {
+		var err error
+		if fin, err = e.finishConstraint(c); err != nil {
+			return true, err
+		}
+		if fin.Reason != "" {
+			show += stop.Flush()
+		}
+	}
+	if fin.Reason == "" && cached+1 >= e.opts.Context {
+		fin = sampler.Finish{Reason: sampler.FinishLength, StopToken: -1}
+		show += stop.Flush()
+	}
+	if fin.Reason != "" && dec != nil && fin.StopString == "" && fin.StopToken < 0 {
+		show += dec.Flush()
+	}
+	res.Text += show
+	tok := Token{ID: r.ID, Text: show}
+	if o.p.Logprobs != nil {
+		tok.HasLogprobs, tok.Logprob, tok.Rank, tok.TopLogprobs = true, r.Logprob, r.Rank, r.Top
+	}
+	if err := o.emit(tok); err != nil {
+		return true, err
+	}
+	if fin.Reason != "" {
+		res.Finish = fin
+		return true, nil
+	}
+	return false, nil
 }
 
 // flushHeld sends the text still held back (a stop string's possible

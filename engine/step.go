@@ -42,6 +42,11 @@ func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int
 		if logits, err = e.forward(prompt[pos : pos+n]); err != nil {
 			return nil, common, err
 		}
+		if e.spec != nil {
+			if err := e.prefillChunk(prompt, pos, pos+n, e.spec.last); err != nil {
+				return nil, common, err
+			}
+		}
 		pos += n
 	}
 	return logits, common, nil
@@ -50,7 +55,14 @@ func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int
 // forward runs ids after the cached tokens and returns the last token's logits.
 func (e *Engine) forward(ids []int32) (model.Tensor, error) {
 	e.next = nil // a step submitted ahead is superseded
-	logits, err := e.Model.Forward(e.cache, ids, len(e.cached), false)
+	var logits model.Tensor
+	var err error
+	if e.spec != nil {
+		// The draft block reads the final hidden rows (speculative.go).
+		logits, e.spec.last, err = e.Model.ForwardHidden(e.cache, ids, len(e.cached), false)
+	} else {
+		logits, err = e.Model.Forward(e.cache, ids, len(e.cached), false)
+	}
 	if err != nil {
 		return nil, err
 	}

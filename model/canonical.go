@@ -157,13 +157,35 @@ func (c *Config) tensors() iter.Seq2[string, []int] {
 				}
 			}
 		}
+		for l, sp := range c.mtpLayers() {
+			for _, set := range [][]layerTensor{layerTensors, mtpTensors} {
+				for i := range set {
+					if t := &set[i]; t.in(&sp) && !yield(fmt.Sprintf(t.name, l), t.shape(c, &sp)) {
+						return
+					}
+				}
+			}
+		}
 		each(tailTensors)
+	}
+}
+
+// mtpLayers yields the index and spec of each NextN/MTP block the
+// weights hold: layers Layers, Layers+1, ...
+func (c *Config) mtpLayers() iter.Seq2[int, LayerSpec] {
+	return func(yield func(int, LayerSpec) bool) {
+		for i := range c.MTPLayers {
+			if !yield(c.Layers+i, c.MTPSpec()) {
+				return
+			}
+		}
 	}
 }
 
 // TensorNames lists every canonical tensor name a model of config c may
 // hold, in forward-pass order: the embedding, rope_freqs, each layer's
-// tensors, the final norm and the output head. rope_freqs is optional, and
+// tensors (the NextN/MTP blocks' after the trunk's), the final norm and
+// the output head. rope_freqs is optional, and
 // output.weight is listed only when the embeddings are untied.
 func (c *Config) TensorNames() []string {
 	var names []string

@@ -77,6 +77,15 @@ type Config struct {
 	// SharedExpertFFN, when > 0, is the MoE's shared expert's intermediate
 	// size (a gated MLP scaled by a sigmoid gate, added to the experts').
 	SharedExpertFFN int `json:"shared_expert_intermediate_size,omitempty"`
+	// MTPLayers is how many NextN/MTP blocks the weights hold after the
+	// trunk's Layers (Qwen3.5's multi-token prediction head, the draft
+	// model of speculative decoding, mtp.go): 0 unless the source was
+	// loaded with LoadOptions.MTP.
+	MTPLayers int `json:"mtp_num_hidden_layers,omitempty"`
+
+	// mtpAvailable is how many NextN/MTP blocks the source holds, loaded
+	// or not.
+	mtpAvailable int
 }
 
 // LinearLayer reports whether layer l is a Gated DeltaNet layer.
@@ -214,6 +223,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.checkFamily(); err != nil {
+		return err
+	}
+	if err := c.validateMTP(); err != nil {
 		return err
 	}
 	if n, ok := c.params(); !ok || n > MaxParams {

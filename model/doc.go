@@ -22,6 +22,17 @@
 // canonical tensors a layer holds follows from its spec (canonical.go), so
 // Check, the mapper and the converter read one statement of it.
 //
+// Qwen3.5's Hugging Face checkpoints (Qwen3_5ForCausalLM,
+// Qwen3_5MoeForCausalLM, and the ForConditionalGeneration forms whose text
+// model's keys are under text_config and its tensors under
+// model.language_model.) are mapped as llama.cpp's converter maps them
+// (conversion/qwen.py): norm weights stored as 1 + w except the Gated
+// DeltaNet's, A_log as -exp(A_log), the conv squeezed, the value heads
+// reordered from the grouped order to the tiled one, the experts stacked
+// (per expert, or transformers 5's fused gate_up_proj and down_proj), the
+// MTP block's mtp.* tensors under the GGUF's names (merge_qwen35_hf.go,
+// source_hf_qwen35*.go).
+//
 // RoPE layouts are not unified: GGUF llama's Q/K rows are permuted for
 // adjacent pairs, Hugging Face keeps the half-split order, and Qwen3 uses
 // half-split everywhere. Config.RopeNeoX records which; both rotations
@@ -54,7 +65,11 @@
 // Config.SlidingWindow, passed to Attend: a token attends to the last W
 // keys only (the cache still holds every position; the GPU kernels skip the
 // chunks and tiles before the window); a window as long as the context is
-// none. Adding a family is a row of Families, plus, where it needs new math,
+// none. A Qwen3.5 source's NextN/MTP block loads only when asked
+// (LoadOptions.MTP; Config.MTPLayers, its tensors at layer index Layers):
+// Model.MTP, a draft model over the trunk's final hidden rows
+// (Model.ForwardHidden), for the engine's speculative decoding (mtp.go).
+// Adding a family is a row of Families, plus, where it needs new math,
 // a new kind with its plain-loop reference in package cpu (ref.go), its CPU
 // op and its WGSL kernel, and backendtest cases.
 //

@@ -35,6 +35,9 @@ type tensorRow struct {
 	experts bool
 	// optional: the source may lack the tensor, and then the weights do.
 	optional bool
+	// or, when set, is the row used instead when the source lacks this
+	// row's first tensor (another layout of the same tensor).
+	or *tensorRow
 }
 
 // one is a tensor stored whole under name.
@@ -71,6 +74,12 @@ func withConfig(merge func(c *Config, name string, parts []*loader.Tensor) (*loa
 	return tensorRow{src: names, mergeC: merge}
 }
 
+// either is row a, or b where the source lacks a's first tensor.
+func either(a, b tensorRow) tensorRow {
+	a.or = &b
+	return a
+}
+
 // perExpert is an (E, N, K) tensor stacked from one (N, K) matrix per
 // expert, itself merged from names' rows when there are several.
 func perExpert(names ...string) tensorRow { return tensorRow{src: names, experts: true} }
@@ -96,13 +105,27 @@ func mapTensors(file string, c Config, src tensorSource, table tensorTable, conf
 			return nil, err
 		}
 	}
-	for l, sp := range w.Config.Specs() {
-		for _, ct := range layerTensors {
+	layer := func(l int, sp LayerSpec, set []layerTensor) error {
+		for _, ct := range set {
 			if row, ok := table[ct.name]; ok && ct.in(&sp) {
 				if err := w.mapTensor(src, fmt.Sprintf(ct.name, l), row, l); err != nil {
-					return nil, err
+					return err
 				}
 			}
+		}
+		return nil
+	}
+	for l, sp := range w.Config.Specs() {
+		if err := layer(l, sp, layerTensors); err != nil {
+			return nil, err
+		}
+	}
+	for l, sp := range w.Config.mtpLayers() {
+		if err := layer(l, sp, layerTensors); err != nil {
+			return nil, err
+		}
+		if err := layer(l, sp, mtpTensors); err != nil {
+			return nil, err
 		}
 	}
 	if err := w.Check(); err != nil {
@@ -114,6 +137,9 @@ func mapTensors(file string, c Config, src tensorSource, table tensorTable, conf
 // mapTensor reads row's parts from src, their names formatted with index
 // (the layer's, for a per-layer tensor), and stores their merge as name.
 func (w *Weights) mapTensor(src tensorSource, name string, row tensorRow, index ...any) error {
+	if row.or != nil && !src.Has(fmt.Sprintf(row.src[0], index...)) {
+		return w.mapTensor(src, name, *row.or, index...)
+	}
 	if row.optional && !src.Has(fmt.Sprintf(row.src[0], index...)) {
 		return nil
 	}

@@ -15,10 +15,14 @@ type Model struct {
 	Norm   Tensor // (D)
 	LMHead Tensor // (V, D); Embed when tied
 	Layers []Layer
+	// MTP is the NextN/MTP block, the draft model of speculative decoding
+	// (mtp.go); nil unless the weights hold one (LoadOptions.MTP).
+	MTP *MTP
 
-	b       Backend
-	scratch map[scratchKey]*scratch
-	pass    pass // what the layers of the Forward under way share, kept so a step allocates nothing
+	b        Backend
+	identity Tensor // (D, D) f32, uploaded on first use (mtp.go)
+	scratch  map[scratchKey]*scratch
+	pass     pass // what the layers of the Forward under way share, kept so a step allocates nothing
 }
 
 // Build uploads w to b and assembles the model, each layer as its spec says.
@@ -60,6 +64,22 @@ func Build(b Backend, w *Weights) (*Model, error) {
 	specs := c.Specs()
 	m.Layers = make([]Layer, len(specs))
 	kvLayers, slots := 0, 0
+	newAttention := func(sp LayerSpec, f func(string) string) *Attention {
+		rope, ok := ropes[sp.Attention.Rope]
+		if !ok {
+			rope = newRoPE(sp.Attention.Rope, factors)
+			ropes[sp.Attention.Rope] = rope
+		}
+		a := &Attention{Rope: rope, Spec: sp.Attention, KVLayer: kvLayers,
+			Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
+		if sp.Attention.Bias {
+			a.Bias = up(f(NameQKVBias))
+		}
+		if sp.Attention.QKNorm {
+			a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
+		}
+		return a
+	}
 	for l, sp := range specs {
 		f := func(s string) string { return fmt.Sprintf(s, l) }
 		if sp.IsDeltaNet() {
@@ -68,38 +88,39 @@ func Build(b Backend, w *Weights) (*Model, error) {
 				GNorm: up(f(NameSSMNorm)), Out: up(f(NameSSMOut))}
 			slots++
 		} else {
-			rope, ok := ropes[sp.Attention.Rope]
-			if !ok {
-				rope = newRoPE(sp.Attention.Rope, factors)
-				ropes[sp.Attention.Rope] = rope
-			}
-			a := &Attention{Rope: rope, Spec: sp.Attention, KVLayer: kvLayers,
-				Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
+			m.Layers[l].Mixer = newAttention(sp, f)
 			kvLayers++
-			if sp.Attention.Bias {
-				a.Bias = up(f(NameQKVBias))
-			}
-			if sp.Attention.QKNorm {
-				a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
-			}
-			m.Layers[l].Mixer = a
 		}
-		switch sp.Channel.Kind {
-		case ChannelMoE:
-			moe := &MoE{Spec: sp.Channel, Norm: up(f(NameFFNNorm)),
-				Router: up(f(NameRouter)), GateUp: up(f(NameGateUpExps)), Down: up(f(NameDownExps))}
-			if sp.Channel.SharedFFN > 0 {
-				moe.Shared = SharedExpert{GateUp: up(f(NameGateUpShexp)), Down: up(f(NameDownShexp)), Gate: up(f(NameGateShexp))}
-			}
-			m.Layers[l].Channel = moe
-		default:
-			m.Layers[l].Channel = &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown))}
-		}
+		m.Layers[l].Channel = channel(sp, f, up)
 		if err != nil {
 			return nil, err
 		}
 	}
+	if c.MTPLayers > 0 {
+		mt, merr := buildMTP(m, w, c.Layers, up, newAttention)
+		if err != nil {
+			return nil, err
+		}
+		if merr != nil {
+			return nil, merr
+		}
+		m.MTP = mt
+	}
 	return m, nil
+}
+
+// channel is the channel mixer of a layer of spec sp, its tensors named by
+// f and uploaded by up.
+func channel(sp LayerSpec, f func(string) string, up func(string) Tensor) ChannelMixer {
+	if sp.Channel.Kind == ChannelMoE {
+		moe := &MoE{Spec: sp.Channel, Norm: up(f(NameFFNNorm)),
+			Router: up(f(NameRouter)), GateUp: up(f(NameGateUpExps)), Down: up(f(NameDownExps))}
+		if sp.Channel.SharedFFN > 0 {
+			moe.Shared = SharedExpert{GateUp: up(f(NameGateUpShexp)), Down: up(f(NameDownShexp)), Gate: up(f(NameGateShexp))}
+		}
+		return moe
+	}
+	return &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown))}
 }
 
 // newRoPE is the rotation r with its frequencies, each base frequency
@@ -225,7 +246,7 @@ func (m *Model) Forward(cache KVCache, ids []int32, pos int, all bool) (Tensor, 
 	if err := checkState(cache, pos); err != nil {
 		return nil, err
 	}
-	return m.forward(cache, ids, nil, pos, all)
+	return m.forward(cache, ids, nil, pos, all, false)
 }
 
 // checkState refuses a forward at pos on a HybridCache whose states are
@@ -249,12 +270,44 @@ func (m *Model) ForwardFrom(cache KVCache, idT Tensor, pos int) (Tensor, error) 
 	if err := checkState(cache, pos); err != nil {
 		return nil, err
 	}
-	return m.forward(cache, nil, idT, pos, false)
+	return m.forward(cache, nil, idT, pos, false, false)
+}
+
+// ForwardHidden is Forward that also returns the final hidden rows
+// (T, D): RMSNorm(x)·output_norm, the LM head's input, which the NextN/MTP
+// block reads (mtp.go). The logits (of every token with all, else of the
+// last) are the LM head applied to those rows. Both tensors are valid
+// until the next Forward of T tokens.
+func (m *Model) ForwardHidden(cache KVCache, ids []int32, pos int, all bool) (logits, hidden Tensor, err error) {
+	if _, err := m.identityMatrix(); err != nil {
+		return nil, nil, err
+	}
+	T := len(ids)
+	if T == 0 {
+		return nil, nil, errors.New("model: empty batch")
+	}
+	if pos < 0 || pos+T > cache.Capacity() {
+		return nil, nil, &ContextError{Pos: pos, Tokens: T, Capacity: cache.Capacity()}
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= m.Config.Vocab {
+			return nil, nil, fmt.Errorf("model: token id %d outside the vocabulary of %d", id, m.Config.Vocab)
+		}
+	}
+	if err := checkState(cache, pos); err != nil {
+		return nil, nil, err
+	}
+	logits, err = m.forward(cache, ids, nil, pos, all, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return logits, m.scratchFor(T, all).hidden, nil
 }
 
 // forward is Forward's body: the ids come from the host (ids) or, for one
-// token, from a backend tensor (idT).
-func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all bool) (Tensor, error) {
+// token, from a backend tensor (idT); with hidden, the final hidden rows
+// are kept in the scratch's hidden and the logits computed from them.
+func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hidden bool) (Tensor, error) {
 	c := &m.Config
 	T := len(ids)
 	if idT != nil {
@@ -293,6 +346,20 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all boo
 		marker.MarkLayer(-1)
 	}
 	final := MatMulFusion{Norm: m.Norm, Eps: f.eps}
+	if hidden {
+		if s.hidden == nil {
+			s.hidden = b.NewF32(T, c.Hidden)
+			s.tensors = append(s.tensors, s.hidden)
+		}
+		b.MatMul(s.hidden, s.res, m.identity, final)
+		if all || T == 1 {
+			b.MatMul(s.logits, s.hidden, m.LMHead, MatMulFusion{})
+		} else {
+			b.CopyRows(s.last, s.hidden, T-1)
+			b.MatMul(s.logits, s.last, m.LMHead, MatMulFusion{})
+		}
+		return s.logits, nil
+	}
 	if all || T == 1 {
 		b.MatMul(s.logits, s.res, m.LMHead, final)
 		return s.logits, nil
@@ -317,6 +384,7 @@ type scratch struct {
 	proj, dn Tensor // (T, ProjWidth), (T, n_v·S); nil without Gated DeltaNet layers
 	act      Tensor // (T, F); nil without a gated MLP layer
 	last     Tensor // (1, D); nil with logits for every row
+	hidden   Tensor // (T, D) the final hidden rows; allocated by ForwardHidden
 	logits   Tensor // (T or 1, V)
 	tensors  []Tensor
 }

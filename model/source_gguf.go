@@ -10,10 +10,14 @@ import (
 // FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3,
 // qwen3moe, qwen35 or qwen35moe onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
-func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g) }
+func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g, LoadOptions{}) }
+
+// FromGGUFOptions is FromGGUF reading what o asks for beyond the trunk
+// (a qwen35 file's NextN/MTP block).
+func FromGGUFOptions(g *loader.GGUF, o LoadOptions) (*Weights, error) { return fromGGUF(g, g, o) }
 
 // fromGGUF reads the Config from g's metadata and the tensors from src.
-func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
+func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error) {
 	arch, ok := g.String("general.architecture")
 	if !ok {
 		return nil, &loader.FormatError{File: g.File, Field: "metadata general.architecture", Offset: -1, Err: loader.ErrNotFound}
@@ -92,6 +96,9 @@ func fromGGUF(g *loader.GGUF, src tensorSource) (*Weights, error) {
 		if err := ggufHybrid(g, arch, &c); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.applyLoadOptions(g.File, "metadata "+arch+".nextn_predict_layers", o); err != nil {
+		return nil, err
 	}
 	if arch == ArchQwen3MoE || arch == ArchQwen35MoE {
 		if c.Experts, err = req("expert_count"); err != nil {

@@ -42,6 +42,7 @@ func ggufHybrid(g *loader.GGUF, arch string, c *Config) error {
 		return bad("nextn_predict_layers", nextn, fmt.Sprintf("leaves no trunk layer of block_count %d", c.Layers))
 	}
 	c.Layers -= nextn
+	c.mtpAvailable = nextn
 	if v, ok := g.Int(arch + ".attention.value_length"); ok && int(v) != c.HeadDim {
 		return bad("attention.value_length", v, fmt.Sprintf("differs from attention.key_length %d", c.HeadDim))
 	}
@@ -197,6 +198,10 @@ var ggufQwen35Tensors = func() tensorTable {
 	t[NameGateUpShexp] = rows("blk.%d.ffn_gate_shexp.weight", "blk.%d.ffn_up_shexp.weight")
 	t[NameDownShexp] = one("blk.%d.ffn_down_shexp.weight")
 	t[NameGateShexp] = withConfig(vector, "blk.%d.ffn_gate_inp_shexp.weight")
+	t[NameMTPEHProj] = one(NameMTPEHProj)
+	t[NameMTPENorm] = one(NameMTPENorm)
+	t[NameMTPHNorm] = one(NameMTPHNorm)
+	t[NameMTPHeadNorm] = one(NameMTPHeadNorm)
 	return t
 }()
 

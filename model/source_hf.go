@@ -35,6 +35,7 @@ type hfConfig struct {
 	SlidingWindow         *int            `json:"sliding_window"`
 	UseSlidingWindow      *bool           `json:"use_sliding_window"`
 	HiddenAct             string          `json:"hidden_act"`
+	hfHybridConfig
 }
 
 // hfKey is config.json's key for a canonical Config field.
@@ -56,6 +57,10 @@ func hfKey(field string) string {
 func ParseHFConfig(file string, data []byte) (*Config, error) {
 	ferr := func(field string, err error) error {
 		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: err}
+	}
+	data, err := flattenTextConfig(data)
+	if err != nil {
+		return nil, ferr("text_config", fmt.Errorf("%w: %v", loader.ErrCorrupt, err))
 	}
 	var h hfConfig
 	if err := json.Unmarshal(data, &h); err != nil {
@@ -96,6 +101,10 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 		c.FFN = 0
 		if len(h.MLPOnlyLayers) > 0 || h.DecoderSparseStep > 1 {
 			return nil, ferr("mlp_only_layers", fmt.Errorf("%w: dense layers inside a MoE model", loader.ErrUnsupported))
+		}
+	case "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration":
+		if err := h.qwen35(c, arch, ferr); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, ferr("architectures", fmt.Errorf("%w: %q", loader.ErrUnsupported, arch))
@@ -140,24 +149,30 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 			c.RopeScaling = &s
 		}
 	}
-	if err := c.validateIn(file, hfKey); err != nil {
+	if err := c.validateIn(file, hfQwen35Key); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // FromHF maps a Hugging Face folder's config and tensors onto canonical weights.
-func FromHF(dir string) (*Weights, error) {
-	c, st, err := openHF(dir)
+func FromHF(dir string) (*Weights, error) { return FromHFOptions(dir, LoadOptions{}) }
+
+// FromHFOptions is FromHF reading what o asks for beyond the trunk (a
+// Qwen3.5 checkpoint's MTP block).
+func FromHFOptions(dir string, o LoadOptions) (*Weights, error) {
+	c, st, err := openHF(dir, o)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	return mapTensors(dir, *c, st, hfTensors, nil)
+	table, src := hfSource(c, st)
+	return mapTensors(dir, *c, src, table, nil)
 }
 
-// openHF reads dir's config.json and opens its safetensors files.
-func openHF(dir string) (*Config, *loader.Safetensors, error) {
+// openHF reads dir's config.json, as o asks, and opens its safetensors
+// files.
+func openHF(dir string, o LoadOptions) (*Config, *loader.Safetensors, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	data, err := os.ReadFile(cfgPath)
 	if err != nil {
@@ -165,6 +180,9 @@ func openHF(dir string) (*Config, *loader.Safetensors, error) {
 	}
 	c, err := ParseHFConfig(cfgPath, data)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.applyLoadOptions(cfgPath, "mtp_num_hidden_layers", o); err != nil {
 		return nil, nil, err
 	}
 	st, err := loader.OpenSafetensors(dir)

@@ -20,7 +20,7 @@ func openGGUF(s *Source, lazy bool) error {
 		if s.GGUF, err = loader.ReadGGUF(s.Path); err != nil {
 			return err
 		}
-		s.Weights, err = model.FromGGUF(s.GGUF)
+		s.Weights, err = model.FromGGUFOptions(s.GGUF, s.load)
 		return err
 	}
 	if !lazy { // a split GGUF: every part read now, then closed
@@ -28,14 +28,14 @@ func openGGUF(s *Source, lazy bool) error {
 			return err
 		}
 		defer s.GGUF.Close()
-		s.Weights, err = model.FromGGUF(s.GGUF)
+		s.Weights, err = model.FromGGUFOptions(s.GGUF, s.load)
 		return err
 	}
 	if s.GGUF, err = loader.OpenGGUF(s.Path); err != nil {
 		return err
 	}
 	s.close = s.GGUF.Close
-	s.Weights, err = model.FromGGUFLazy(s.GGUF)
+	s.Weights, err = model.FromGGUFLazyOptions(s.GGUF, s.load)
 	return err
 }
 

@@ -11,10 +11,10 @@ func isHF(path string, _ []byte) bool { return exists(path, "config.json") }
 func openHF(s *Source, lazy bool) error {
 	var err error
 	if !lazy {
-		s.Weights, err = model.FromHF(s.Path)
+		s.Weights, err = model.FromHFOptions(s.Path, s.load)
 		return err
 	}
-	s.Weights, s.close, err = model.FromHFLazy(s.Path)
+	s.Weights, s.close, err = model.FromHFLazyOptions(s.Path, s.load)
 	return err
 }
 

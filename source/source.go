@@ -112,6 +112,10 @@ type Options struct {
 	// time (cmd/convert). Close releases the files. Other formats are read
 	// whole.
 	Lazy bool
+	// MTP loads a Qwen3.5 GGUF's or Hugging Face folder's NextN/MTP block
+	// (model.LoadOptions.MTP: the draft model of speculative decoding);
+	// other loads skip it.
+	MTP bool
 }
 
 // Source is an opened model source.
@@ -123,6 +127,8 @@ type Source struct {
 	// names) with its files; nil when it has none, and NoTokenizer says why.
 	Tokenizer   *Tokenizer
 	NoTokenizer *NoTokenizerError
+	// load is what the weights are read with beyond the trunk.
+	load model.LoadOptions
 	// GGUF is a GGUF source's file: its metadata, and with Options.Lazy the
 	// reader of its tensors until Close.
 	GGUF *loader.GGUF
@@ -169,7 +175,7 @@ func Open(path string, o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{Path: path, Format: f.name}
+	s := &Source{Path: path, Format: f.name, load: model.LoadOptions{MTP: o.MTP}}
 	if err := f.open(s, o.Lazy); err != nil {
 		s.Close()
 		return nil, err

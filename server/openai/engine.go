@@ -418,6 +418,10 @@ func precheck(ctx context.Context, eng *engine.Engine, req *api.Request) *Error 
 	if err := eng.CheckParams(&req.Engine.Params); err != nil {
 		return fromAPI(err)
 	}
+	var se *engine.SpeculativeError
+	if err := eng.CheckSpeculative(req.Engine.Speculative, &req.Engine.Params, req.Engine.Grammar != nil); errors.As(err, &se) {
+		return errorf(http.StatusBadRequest, se.Field, "%v", err)
+	}
 	ids, err := eng.PromptIDs(&req.Engine)
 	if err != nil {
 		return fromAPI(err)

@@ -231,3 +231,33 @@ func TestMatchesSharedJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestMTPFile decodes the vendored MTP golden, refuses it with a byte of
+// its rows changed, and (with the shared data) matches its JSON bit for
+// bit.
+func TestMTPFile(t *testing.T) {
+	const p = "../../../testdata/qwen35/golden/tiny-qwen35-mtp-f32.mtpgolden"
+	f := ReadMTP(t, p)
+	if len(f.Main.Logits) != 12 || len(f.MTP.Hidden) != 12 || len(f.Draft.Steps) != 4 || len(f.Draft.Steps[3].Logits) != 512 || f.Draft.IDLast != 397 {
+		t.Fatalf("%d main rows, %d MTP hidden rows, %d steps, id_last %d", len(f.Main.Logits), len(f.MTP.Hidden), len(f.Draft.Steps), f.Draft.IDLast)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(b)
+	bad[len(bad)-100] ^= 1
+	if _, err := DecodeMTP(bad); err == nil {
+		t.Error("a corrupt row byte decoded")
+	}
+	if _, err := DecodeMTP(bytes.Replace(b, []byte(mtpFormat), []byte("wasmllm-mtp-golden/9"), 1)); err == nil {
+		t.Error("an unknown format decoded")
+	}
+	js, err := os.ReadFile(filepath.Join(shareddata.Dir(t, "testdata-qwen35"), "golden", "tiny-qwen35-mtp-f32.mtp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyMTP(js, b); err != nil {
+		t.Error(err)
+	}
+}

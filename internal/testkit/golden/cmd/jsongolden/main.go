@@ -7,6 +7,9 @@
 // -every N thins the prompt rows (golden.Encode): the long goldens of the
 // quantised models keep every 8th position's logits.
 //
+// An MTP golden (NAME.mtp.json: trunk and MTP rows and a draft chain)
+// becomes DIR/NAME.mtpgolden in its own compact form (golden.EncodeMTP).
+//
 // NAME.json becomes DIR/NAME.golden. Each file is read back from disk with
 // the package's reader and compared with the JSON as golden.Read decoded
 // it: every header field, every float32 bit pattern. Any error stops it with
@@ -55,7 +58,11 @@ func convert(path, dir string, every int) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	enc, err := golden.Encode(js, every)
+	encode, verify := func(b []byte) ([]byte, error) { return golden.Encode(b, every) }, golden.Verify
+	if strings.HasSuffix(path, ".mtp.json") {
+		encode, verify = golden.EncodeMTP, golden.VerifyMTP
+	}
+	enc, err := encode(js)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -63,6 +70,9 @@ func convert(path, dir string, every int) (int, int, error) {
 		dir = filepath.Dir(path)
 	}
 	dst := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".json")+".golden")
+	if strings.HasSuffix(path, ".mtp.json") {
+		dst = filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".mtp.json")+".mtpgolden")
+	}
 	if err := os.WriteFile(dst, enc, 0o644); err != nil {
 		return 0, 0, err
 	}
@@ -70,7 +80,7 @@ func convert(path, dir string, every int) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := golden.Verify(js, back); err != nil {
+	if err := verify(js, back); err != nil {
 		return 0, 0, fmt.Errorf("%s does not match: %v", dst, err)
 	}
 	fmt.Printf("%s -> %s: %d -> %d bytes, identical\n", path, dst, len(js), len(back))
