@@ -135,9 +135,20 @@ func (c *kvCache) destroy() {
 	c.k, c.v, c.old, c.part = nil, nil, nil, nil
 }
 
-// FreeKVCache releases a cache made by this backend; programs and bind
-// groups that use it are dropped with it.
+// FreeKVCache releases a cache made by this backend (a model's
+// *model.HybridCache too: its KV cache and its recurrent states);
+// programs and bind groups that use it are dropped with it.
 func (b *Backend) FreeKVCache(cache model.KVCache) {
+	if h, ok := cache.(*model.HybridCache); ok {
+		if h.KV != nil {
+			b.FreeKVCache(h.KV)
+		}
+		for i := range h.Conv {
+			b.Free(h.Conv[i])
+			b.Free(h.State[i])
+		}
+		return
+	}
 	c, ok := cache.(*kvCache)
 	if !ok || c.b != b || c.freed {
 		return

@@ -17,16 +17,6 @@ type deltaState struct {
 	scratch *webgpu.Buffer
 }
 
-// deltaScratchFloats is the scratch of a batch of tb tokens (tp padded to
-// whole chunks): deltanet_chunk.wgsl's layout, act (tb, ConvDim), G
-// (n_v, tp), U, W, Q, K (n_v, tp, S), A and Aq (n_v, tp, C). A decode
-// step uses its act only.
-func deltaScratchFloats(sp model.DeltaNetSpec, tb int) int {
-	tp := (tb + deltaChunkT - 1) / deltaChunkT * deltaChunkT
-	nv, S := sp.ValueHeads, sp.HeadDim
-	return tb*sp.ConvDim() + nv*tp + 4*nv*tp*S + 2*nv*tp*deltaChunkT
-}
-
 // DeltaNet implements model.Backend. deltanet_conv runs the causal conv
 // and its SiLU and moves the conv state, a thread per channel; then one
 // token (decode) takes deltanet_step, a workgroup per value head that
