@@ -155,7 +155,7 @@ type (
 		NK, NV, S, W, CD, T0, TB, TP uint32
 		Eps                          float32
 	}
-	prefillParams      struct {
+	prefillParams struct {
 		Row4, Heads, Group, Cap, Rows uint32
 		Scale                         float32
 		Window, Gate4                 uint32
@@ -183,8 +183,8 @@ var (
 
 	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
 
-	deltaChunkT = shaderConst("deltanet_chunk.wgsl", "C")   // tokens per chunk of a DeltaNet prefill
-	deltaMaxS   = shaderConst("deltanet_step.wgsl", "WG")   // a DeltaNet head's dims at most: a thread per column
+	deltaChunkT = shaderConst("deltanet_chunk.wgsl", "C")  // tokens per chunk of a DeltaNet prefill
+	deltaMaxS   = shaderConst("deltanet_step.wgsl", "WG")  // a DeltaNet head's dims at most: a thread per column
 	deltaStateM = shaderConst("deltanet_chunk.wgsl", "MS") // state entry: S·BB at most
 
 	kquantMaxTB = shaderConst("matmul_kquant.wgsl", "MAXTB") // tokens per K-quant GEMV workgroup
