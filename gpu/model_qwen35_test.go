@@ -140,7 +140,8 @@ func TestQwen35ChunkedEqualsDecode(t *testing.T) {
 // is within the 7 of a dense attention layer (in-proj, conv, the
 // recurrence, out-proj, gate_up, down: 6); with the MoE and its shared
 // expert (router, route, the routed gate_up and down, the shared gate_up
-// and down: 6) a DeltaNet layer is 10 and an attention layer 11.
+// and down: 6) a DeltaNet layer is 10 and an attention layer 11. Later
+// decode steps replay the recorded program.
 func TestQwen35DecodeDispatches(t *testing.T) {
 	b := modelBackend(t)
 	for _, c := range []struct {
@@ -161,8 +162,8 @@ func TestQwen35DecodeDispatches(t *testing.T) {
 			}
 			defer b.FreeKVCache(cache)
 			logits := make([]float32, m.Config.Vocab)
-			for _, step := range [][]int32{g.Tokens, {g.Greedy[0]}} {
-				out, err := m.Forward(cache, step, cache.(*model.HybridCache).Len(), false)
+			step := func(ids []int32) {
+				out, err := m.Forward(cache, ids, cache.(*model.HybridCache).Len(), false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -170,7 +171,18 @@ func TestQwen35DecodeDispatches(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			step(g.Tokens)
+			step(g.Greedy[:1])
 			per := b.LayerDispatches()
+			// later steps replay the recorded program: one submit each, no
+			// program recorded
+			builds, stats := b.Stats().ProgramBuilds, b.Device().Stats()
+			for _, id := range g.Greedy[1:4] {
+				step([]int32{id})
+			}
+			if n, s := b.Stats().ProgramBuilds-builds, b.Device().Stats().Sub(stats); n != 0 || s.Submits != 3 {
+				t.Errorf("3 decode steps: %d programs recorded, %d submits; want 0 and 3", n, s.Submits)
+			}
 			if len(per) != len(m.Layers) {
 				t.Fatalf("LayerDispatches %v for %d layers", per, len(m.Layers))
 			}
