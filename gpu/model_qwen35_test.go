@@ -155,8 +155,7 @@ func TestQwen35DecodeDispatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer freeModel(b, m)
-			T := len(g.Tokens)
-			cache, err := m.NewCache(T + 2)
+			cache, err := m.NewCache(len(g.Tokens) + 4)
 			if err != nil {
 				t.Fatal(err)
 			}
