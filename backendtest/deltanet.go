@@ -21,6 +21,8 @@ func testDeltaNet(t *testing.T, b model.Backend, o Options) {
 		{KeyHeads: 2, ValueHeads: 6, HeadDim: 8, ConvKernel: 3},
 		{KeyHeads: 4, ValueHeads: 8, HeadDim: 64, ConvKernel: 4},
 		{KeyHeads: 1, ValueHeads: 2, HeadDim: 128, ConvKernel: 2},
+		{KeyHeads: 1, ValueHeads: 1, HeadDim: 256, ConvKernel: 4}, // the widest head WebGPU takes
+		{KeyHeads: 1, ValueHeads: 2, HeadDim: 48, ConvKernel: 4},  // not a power of two
 	}
 	batches := []int{1, 5, 2, 64, 1, 130, 1}
 	if o.Short {

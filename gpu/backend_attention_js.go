@@ -135,9 +135,20 @@ func (c *kvCache) destroy() {
 	c.k, c.v, c.old, c.part = nil, nil, nil, nil
 }
 
-// FreeKVCache releases a cache made by this backend; programs and bind
-// groups that use it are dropped with it.
+// FreeKVCache releases a cache made by this backend (a model's
+// *model.HybridCache too: its KV cache and its recurrent states);
+// programs and bind groups that use it are dropped with it.
 func (b *Backend) FreeKVCache(cache model.KVCache) {
+	if h, ok := cache.(*model.HybridCache); ok {
+		if h.KV != nil {
+			b.FreeKVCache(h.KV)
+		}
+		for i := range h.Conv {
+			b.Free(h.Conv[i])
+			b.Free(h.State[i])
+		}
+		return
+	}
 	c, ok := cache.(*kvCache)
 	if !ok || c.b != b || c.freed {
 		return
@@ -175,12 +186,10 @@ func (b *Backend) cacheOf(name string, cache model.KVCache, layer int) *kvCache 
 }
 
 // Attend implements model.Backend: flash-decoding for decode batches
-// (partial, then reduce), the tiled prefill kernel otherwise.
+// (partial, then reduce), the tiled prefill kernel otherwise. The output
+// gate (gated) is applied where the output is written (the reduce, the
+// prefill kernel's store): no pass of its own.
 func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer, window int, gated bool) {
-	if gated {
-		b.opErr("Attend", "the attention output gate is not supported on WebGPU yet")
-		return
-	}
 	c := b.cacheOf("Attend", cache, layer)
 	if c == nil {
 		return
@@ -193,6 +202,15 @@ func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer,
 	}
 	T, C := q.rows(), q.cols()
 	H := C/Dh - 2*Hk
+	gate4 := uint32(0) // the gate's first vec4 in a row
+	if gated {
+		H = (C/Dh - 2*Hk) / 2
+		gate4 = uint32((H + 2*Hk) * Dh / 4)
+		if (H+2*Hk)*Dh+H*Dh != C {
+			b.opErr("Attend", "gated qkv width %d is not (2H+2Hk)*Dh with Hk=%d, Dh=%d", C, Hk, Dh)
+			return
+		}
+	}
 	if H <= 0 || H%Hk != 0 {
 		b.opErr("Attend", "qkv width %d holds %d query heads, not a positive multiple of Hk=%d (Dh=%d)", C, H, Hk, Dh)
 		return
@@ -213,10 +231,10 @@ func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer,
 	if window >= c.capacity {
 		win = 0
 	}
-	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H, win) {
+	if T <= decodeMaxT && b.attnDecode(c, o, q, p, layer, T, C, H, win, gate4) {
 		return
 	}
-	b.attnPrefill(c, o, q, p, layer, T, C, H, win)
+	b.attnPrefill(c, o, q, p, layer, T, C, H, win, gate4)
 }
 
 func (c *kvCache) f16() float64 {
@@ -256,7 +274,7 @@ func decodeSlices(Dh int, f16 bool) int {
 
 // attnDecode records flash-decoding (partial, then reduce) and reports
 // whether it could: its partials must fit one binding.
-func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) bool {
+func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, window, gate4 uint32) bool {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	qb := decodeBatch(G, Dh, c.lanes)
@@ -295,8 +313,12 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 	stats := uint32(rows * uint64(Dh/4))
 	kp.dispatch(b, decodeParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), NS: uint32(ns), Scale: scale, Stats: stats, NQB: uint32(G / qb), Slices: uint32(S), Window: window},
 		ns, Hk*(G/qb), T, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, bind{buf: c.part})
-	kr.dispatch(b, decodeReduceParams{Heads: uint32(H), Cap: uint32(c.capacity), NS: uint32(ns), Stats: stats, Slices: uint32(S)},
-		H, T, 1, bind{buf: c.part}, p.whole(), o.whole())
+	gq := bind{buf: b.dummy}
+	if gate4 > 0 {
+		gq = q.whole()
+	}
+	kr.dispatch(b, decodeReduceParams{Heads: uint32(H), Cap: uint32(c.capacity), NS: uint32(ns), Stats: stats, Slices: uint32(S), Row4: uint32(C / 4), Gate4: gate4},
+		H, T, 1, bind{buf: c.part}, p.whole(), o.whole(), gq)
 	return true
 }
 
@@ -308,7 +330,7 @@ func prefillTiles(Dh int) (bq, bk int) {
 	return bq, bq
 }
 
-func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int, window uint32) {
+func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int, window, gate4 uint32) {
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	bq, bk := prefillTiles(Dh)
@@ -319,6 +341,6 @@ func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int, w
 	}
 	rows := T * G
 	scale := float32(1 / math.Sqrt(float64(Dh)))
-	k.dispatch(b, prefillParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), Rows: uint32(rows), Scale: scale, Window: window},
+	k.dispatch(b, prefillParams{Row4: uint32(C / 4), Heads: uint32(H), Group: uint32(G), Cap: uint32(c.capacity), Rows: uint32(rows), Scale: scale, Window: window, Gate4: gate4},
 		(rows+bq-1)/bq, Hk, 1, q.whole(), p.whole(), bind{buf: c.k[layer]}, bind{buf: c.v[layer]}, o.whole())
 }

@@ -108,8 +108,12 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 	}
 	xt, pt := tt(qkv), tt(pos)
 	Dh := c.headDim
-	if r.Dim != Dh || Dh > maxHeadDim || xt.buf == nil || xt.dtype != loader.F32 || xt.cols() != (heads+kvHeads)*Dh || kvHeads != c.kvHeads || heads <= kvHeads {
-		b.opErr("RoPEKV", "qkv %v with %d rotated heads and %d kv heads of %d (rope dim %d); the cache has %d heads of %d", xt.shape, heads, kvHeads, Dh, r.Dim, c.kvHeads, Dh)
+	// a row is [q | k | v], or [q | k | v | gate] with an output gate
+	plain, gated := (heads+kvHeads)*Dh, 2*heads*Dh // (H+2Hk)*Dh, (2H+2Hk)*Dh
+	if r.Dim < 2 || r.Dim > Dh || r.Dim%2 != 0 || len(r.InvFreq) != r.Dim/2 || Dh > maxHeadDim || xt.buf == nil || xt.dtype != loader.F32 ||
+		(xt.cols() != plain && xt.cols() != gated) || kvHeads != c.kvHeads || heads <= kvHeads {
+		b.opErr("RoPEKV", "qkv %v with %d rotated heads and %d kv heads of %d (rope dim %d, %d frequencies); the cache has %d heads of %d",
+			xt.shape, heads, kvHeads, Dh, r.Dim, len(r.InvFreq), c.kvHeads, Dh)
 		return
 	}
 	if pt.buf == nil || pt.dtype != loader.I32 || pt.numel() != xt.rows() {
@@ -125,7 +129,7 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 		b.fail(err)
 		return
 	}
-	prm := ropeKVParams{Row: uint32(xt.cols()), Heads: uint32(heads), KVHeads: uint32(kvHeads), Half: uint32(Dh / 2), Eps: eps, Cap: uint32(c.capacity)}
+	prm := ropeKVParams{Row: uint32(xt.cols()), Heads: uint32(heads), KVHeads: uint32(kvHeads), Half: uint32(Dh / 2), Eps: eps, Cap: uint32(c.capacity), Rot: uint32(r.Dim / 2)}
 	if r.NeoX {
 		prm.NeoX = 1
 	}

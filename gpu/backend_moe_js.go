@@ -22,6 +22,7 @@ const (
 type moeState struct {
 	logits, ids, wts, act, y, order, tiles, counts *webgpu.Buffer
 	xn, dummyW                                     *webgpu.Buffer // MoE's normalised rows; a writable dummy
+	shIDs, shWts, shAct                            *webgpu.Buffer // the shared expert's: zeros, sigmoid(x·gate), its activations
 
 	// decodeMaxT and chunkT, when nonzero, replace tuning.moeDecodeMax
 	// and moeChunkT; a negative decodeMaxT sends every chunk down the tiled
@@ -41,21 +42,64 @@ type moeState struct {
 //
 // The RMSNorm is folded into the router's GEMV (which also writes the
 // normalised rows the experts read) and the experts' sums are added to res.
+//
+// A shared expert (Qwen3.5-MoE) runs as one more MoE of a single expert
+// that every token takes, with the weight sigmoid(x·gate), which the
+// routing kernel computes beside the routed weights: at decode its
+// gate_up and down GEMVs are two more dispatches (6 in all), in prefill
+// chunks its tiles.
 func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, shared model.SharedExpert) {
-	if shared.GateUp != nil {
-		b.opErr("MoE", "the shared expert is not supported on WebGPU yet")
-		return
-	}
 	nt := tt(norm)
 	if len(nt.parts) == 0 || nt.dtype != loader.F32 || nt.numel() != tt(res).cols() {
 		b.opErr("MoE", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())
 		return
 	}
-	b.moe("MoE", tt(res), tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps)
+	var se *moeShared
+	if shared.GateUp != nil {
+		var err error
+		if se, err = sharedExpert(shared, tt(res).cols()); err != nil {
+			b.opErr("MoE", "%v", err)
+			return
+		}
+	}
+	b.moe("MoE", tt(res), tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps, se)
 }
 
-// moe is MoE: out += MoE(RMSNorm(x) * nw).
-func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm bool, nw *tensor, eps float32) {
+// moeShared is a checked shared expert: gate_up (2Fs, D), down (D, Fs)
+// and the gate (D) f32, each in one part.
+type moeShared struct {
+	gu, dn, gate *tensor
+	F            int
+}
+
+// sharedExpert checks s against the hidden size D.
+func sharedExpert(s model.SharedExpert, D int) (*moeShared, error) {
+	if s.Down == nil || s.Gate == nil {
+		return nil, fmt.Errorf("a shared expert needs gate_up, down and gate")
+	}
+	gu, dn, g := tt(s.GateUp), tt(s.Down), tt(s.Gate)
+	if len(gu.shape) != 2 || len(dn.shape) != 2 || gu.shape[0]%2 != 0 || gu.shape[1] != D || dn.shape[0] != D || dn.shape[1] != gu.shape[0]/2 {
+		return nil, fmt.Errorf("shared expert gate_up %v, down %v: want (2Fs, %d), (%d, Fs)", gu.shape, dn.shape, D, D)
+	}
+	if g.dtype != loader.F32 || g.numel() != D || len(g.parts) != 1 {
+		return nil, fmt.Errorf("shared expert gate %v %v: want (%d) f32", g.dtype, g.shape, D)
+	}
+	if len(gu.parts) != 1 || len(dn.parts) != 1 {
+		return nil, fmt.Errorf("the shared expert's gate_up (%d parts) and down (%d parts) must each fit one binding", len(gu.parts), len(dn.parts))
+	}
+	if gu.dtype != dn.dtype && !(kquantWeight(gu.dtype) && kquantWeight(dn.dtype)) {
+		return nil, fmt.Errorf("shared expert gate_up is %s, down is %s: want one dtype (or two K-quants)", gu.dtype, dn.dtype)
+	}
+	F := gu.shape[0] / 2
+	if c := moeChunk(gu.dtype); D%c != 0 || F%c != 0 || (kquantWeight(gu.dtype) && (D%256 != 0 || F%256 != 0)) {
+		return nil, fmt.Errorf("shared expert of %s: D %d and Fs %d must be multiples of %d (256 for K-quants)", gu.dtype, D, F, c)
+	}
+	return &moeShared{gu: gu, dn: dn, gate: g, F: F}, nil
+}
+
+// moe is MoE: out += MoE(RMSNorm(x) * nw), plus the shared expert se
+// when not nil.
+func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm bool, nw *tensor, eps float32, se *moeShared) {
 	sh, err := moeShape(o, xt, rt, gt, dt, topK)
 	if err != nil {
 		b.opErr(name, "%v", err)
@@ -66,13 +110,17 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 		b.opErr(name, "%s experts: D %d and F %d must be multiples of 256", gt.dtype, D, F)
 		return
 	}
+	Fs := 0
+	if se != nil {
+		Fs = se.F
+	}
 	m := &b.ops.moe
 	chunk := m.chunkT
 	if chunk <= 0 {
 		chunk = moeChunkT
 	}
 	limit := b.d.Limits.MaxStorageBufferBindingSize
-	if fit := int(limit / uint64(4*A*max(D, F))); fit < chunk {
+	if fit := int(limit / uint64(4*A*max(D, F, Fs))); fit < chunk {
 		chunk = fit
 	}
 	if chunk < 1 {
@@ -106,6 +154,18 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 	if xe == nil {
 		return
 	}
+	// the shared expert's: ids (zeros: its one expert), weights, activations
+	var shIDs, shWts, shAct *webgpu.Buffer
+	gateB, shWB := bind{buf: b.dummy}, dw
+	if se != nil {
+		shIDs = b.scratch(&m.shIDs, "moe shared ids", uint64(4*chunk))
+		shWts = b.scratch(&m.shWts, "moe shared weights", uint64(4*chunk))
+		shAct = b.scratch(&m.shAct, "moe shared act", uint64(4*chunk*Fs))
+		if shIDs == nil || shWts == nil || shAct == nil {
+			return
+		}
+		gateB, shWB = bind{buf: se.gate.parts[0].data}, bind{buf: shWts}
+	}
 	nwb, xnb := bind{buf: nw.parts[0].data}, bind{buf: xe}
 	dense, dr := b.moeGemvKernel(kMoeDense, rt.dtype, D)
 	route, err := use(b, kMoeRoute)
@@ -113,7 +173,6 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 		b.fail(err)
 		return
 	}
-	ew := wtype(gt.dtype)
 	normU := uint32(0)
 	if norm {
 		normU = 1
@@ -126,15 +185,30 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), nwb, bind{buf: b.dummy}, bind{buf: logits}, xnb)
 		}
 		ex := moeIn{buf: xe, acc: true, dummyW: dw}
-		route.dispatch(b, moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}, nt, 1, 1,
-			bind{buf: logits}, bind{buf: ids}, bind{buf: wts})
-		if nt <= decodeMax && kquantWeight(gt.dtype) { // ggml's blocks: their own kernels (backend_kquant_js.go)
-			b.moeKQuant(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
-		} else if nt <= decodeMax {
-			b.moeDecode(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
-		} else {
-			b.moeTiled(sh, t0, nt, ew, o, ex, gt, dt, ids, wts, act, y, order, tiles, counts)
+		prm := moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}
+		xr := bind{buf: b.dummy}
+		if se != nil {
+			prm.D, xr = uint32(D), xnb
 		}
+		route.dispatch(b, prm, nt, 1, 1, bind{buf: logits}, bind{buf: ids}, bind{buf: wts}, xr, gateB, shWB)
+		b.moeExperts(sh, t0, nt, decodeMax, o, ex, gt, dt, ids, wts, act, y, order, tiles, counts)
+		if se != nil { // one expert, always chosen, weighted by sigmoid(x·gate)
+			one := moeDims{T: sh.T, D: D, E: 1, F: Fs, A: 1}
+			b.moeExperts(one, t0, nt, decodeMax, o, ex, se.gu, se.dn, shIDs, shWts, shAct, y, order, tiles, counts)
+		}
+	}
+}
+
+// moeExperts runs one chunk's experts by the path its size takes: token
+// by token (K-quants: their own kernels), or tiled.
+func (b *Backend) moeExperts(sh moeDims, t0, nt, decodeMax int, o *tensor, ex moeIn, gt, dt *tensor, ids, wts, act, y, order, tiles, counts *webgpu.Buffer) {
+	switch {
+	case nt <= decodeMax && kquantWeight(gt.dtype): // ggml's blocks: their own kernels (backend_kquant_js.go)
+		b.moeKQuant(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
+	case nt <= decodeMax:
+		b.moeDecode(sh, t0, nt, o, ex, gt, dt, ids, wts, act)
+	default:
+		b.moeTiled(sh, t0, nt, wtype(gt.dtype), o, ex, gt, dt, ids, wts, act, y, order, tiles, counts)
 	}
 }
 

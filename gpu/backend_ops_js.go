@@ -17,6 +17,7 @@ type opKernels struct {
 	moe       moeState    // backend_moe_js.go
 	sel       selectState // backend_select_js.go
 	fused     fusedState  // backend_fused_js.go
+	delta     deltaState  // backend_deltanet_js.go
 }
 
 // wtype is the WTYPE code of a weight dtype (see shaders/common.wgsl).

@@ -48,3 +48,12 @@ func TestBackendConformanceNoSubgroups(t *testing.T) {
 	}
 	backendtest.Run(t, b, backendtest.Options{Short: true, Only: only})
 }
+
+// TestBackendConformanceDeltaNet runs the Gated DeltaNet op's full set of
+// shapes (the conformance run above takes the short one): heads of up to
+// 128 dims as Qwen3.5 has them, 256 (the state kernel's narrower column
+// blocks) and 48, batches across chunk boundaries.
+func TestBackendConformanceDeltaNet(t *testing.T) {
+	b := newTestBackend(t, webgpu.Options{})
+	backendtest.Run(t, b, backendtest.Options{Only: "DeltaNet"})
+}

@@ -59,7 +59,24 @@
 // in (a workgroup owns gate rows and the same up rows); res += down GEMV.
 // For MoE the router GEMV folds the norm and writes the normalised row for
 // the experts, then the route, the experts' gate_up, and the down that
-// adds into res. The final norm is folded into the lm_head. Where a GEMV
+// adds into res; Qwen3.5-MoE's shared expert is two more (its gate_up and
+// down, run as a one-expert MoE whose weight, sigmoid(x·gate), the route
+// kernel computes beside the routed ones). The final norm is folded into
+// the lm_head. Qwen3.5's attention layers are the same 5 + FFN: the
+// output gate is applied where attention stores its output (the decode
+// reduce, the prefill kernel), partial rotary is RoPEKV's rotation of the
+// first rope-dim values. A Gated DeltaNet layer is 6 with a dense FFN:
+// in-proj GEMV (norm folded), deltanet_conv (the causal conv and SiLU,
+// a thread per channel, which also moves the conv state), deltanet_step
+// (a workgroup per value head: q/k L2 norms, the gates, the state's decay,
+// delta-rule update and read-out, the gated RMSNorm), out-proj GEMV (+=),
+// and the FFN's 2 (TestQwen35DecodeDispatches). A DeltaNet prefill is
+// the chunked WY form (deltanet_chunk.wgsl, shaders' doc): the conv, every
+// 64-token chunk's intra-chunk products at once, the state carried
+// through the chunks a block of value columns per workgroup, the gated
+// norm; a batch whose scratch would not fit one binding runs in parts of
+// whole chunks. The states stay f32 (model.HybridCache), whatever the KV
+// cache stores. Where a GEMV
 // cannot fuse (prefill batches on the GEMM, K-quant weights, a gate_up
 // split into parts) MatMul runs its kernels in turn: rms_norm into a
 // scratch, the product, silu_mul.

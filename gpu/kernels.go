@@ -89,6 +89,14 @@ var (
 	kDecodePartial = spec[decodeParams]("attention_decode.wgsl", "partial")
 	kDecodeReduce  = spec[decodeReduceParams]("attention_decode.wgsl", "reduce")
 	kPrefill       = spec[prefillParams]("attention_prefill.wgsl", "main")
+
+	// Gated DeltaNet (backend_deltanet_js.go): the conv, then one token's
+	// recurrence, or a prefill's chunks
+	kDeltaConv  = spec[deltaConvParams]("deltanet_conv.wgsl", "main")
+	kDeltaStep  = spec[deltaStepParams]("deltanet_step.wgsl", "main")
+	kDeltaIntra = spec[deltaChunkParams]("deltanet_chunk.wgsl", "intra")
+	kDeltaState = spec[deltaChunkParams]("deltanet_chunk.wgsl", "state")
+	kDeltaNorm  = spec[deltaChunkParams]("deltanet_chunk.wgsl", "norm")
 )
 
 // The uniform structs, named as in the WGSL (case and underscores aside);
@@ -121,7 +129,7 @@ type (
 		K, N, E0, NE, A, T0, F, Acc, LDO, Norm uint32
 		Eps                                    float32
 	}
-	moeRouteParams   struct{ E, A, Norm, NT uint32 }
+	moeRouteParams   struct{ E, A, Norm, NT, D uint32 }
 	moeGroupParams   struct{ E, N, TT uint32 }
 	moeGemmParams    struct{ K, N, E0, NE, A, T0, F uint32 }
 	moeCombineParams struct{ D, A, T0, N, Acc uint32 }
@@ -129,18 +137,28 @@ type (
 	ropeKVParams struct {
 		Row, Heads, KVHeads, Half, NeoX, Bias, Norm uint32
 		Eps                                         float32
-		Cap                                         uint32
+		Cap, Rot                                    uint32
 	}
 	decodeParams struct {
 		Row4, Heads, Group, Cap, NS uint32
 		Scale                       float32
 		Stats, NQB, Slices, Window  uint32
 	}
-	decodeReduceParams struct{ Heads, Cap, NS, Stats, Slices uint32 }
-	prefillParams      struct {
+	decodeReduceParams struct{ Heads, Cap, NS, Stats, Slices, Row4, Gate4 uint32 }
+
+	deltaConvParams struct{ CD, W, T0, T, K uint32 }
+	deltaStepParams struct {
+		NK, NV, S, W, CD uint32
+		Eps              float32
+	}
+	deltaChunkParams struct {
+		NK, NV, S, W, CD, T0, TB, TP uint32
+		Eps                          float32
+	}
+	prefillParams struct {
 		Row4, Heads, Group, Cap, Rows uint32
 		Scale                         float32
-		Window                        uint32
+		Window, Gate4                 uint32
 	}
 )
 
@@ -164,6 +182,10 @@ var (
 	moeTileT       = shaderConst("moe_gemm.wgsl", "TT") // entries per tile
 
 	decodeChunk = shaderConst("attention_decode.wgsl", "CH") // keys per chunk
+
+	deltaChunkT = shaderConst("deltanet_chunk.wgsl", "C")  // tokens per chunk of a DeltaNet prefill
+	deltaMaxS   = shaderConst("deltanet_step.wgsl", "WG")  // a DeltaNet head's dims at most: a thread per column
+	deltaStateM = shaderConst("deltanet_chunk.wgsl", "MS") // state entry: S·BB at most
 
 	kquantMaxTB = shaderConst("matmul_kquant.wgsl", "MAXTB") // tokens per K-quant GEMV workgroup
 	kquantR     = shaderConst("matmul_kquant.wgsl", "R")     // rows per K-quant GEMV workgroup

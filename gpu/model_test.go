@@ -99,13 +99,17 @@ func freeModel(b model.Backend, m *model.Model) {
 	}
 	free(m.Embed, m.Norm, m.LMHead)
 	for _, l := range m.Layers {
-		a := l.Mixer.(*model.Attention)
-		free(a.Norm, a.QKV, a.Bias, a.QNorm, a.KNorm, a.Out)
+		switch a := l.Mixer.(type) {
+		case *model.Attention:
+			free(a.Norm, a.QKV, a.Bias, a.QNorm, a.KNorm, a.Out)
+		case *model.DeltaNet:
+			free(a.Norm, a.In, a.Conv, a.A, a.DtBias, a.GNorm, a.Out)
+		}
 		switch mlp := l.Channel.(type) {
 		case *model.GatedMLP:
 			free(mlp.Norm, mlp.GateUp, mlp.Down)
 		case *model.MoE:
-			free(mlp.Norm, mlp.Router, mlp.GateUp, mlp.Down)
+			free(mlp.Norm, mlp.Router, mlp.GateUp, mlp.Down, mlp.Shared.GateUp, mlp.Shared.Down, mlp.Shared.Gate)
 		}
 	}
 }
@@ -167,6 +171,9 @@ func (r *goldenRun) forwardChunks(ids []int32, chunk int) [][]float32 {
 // keys and values in f16 or its backend's prefill GEMM multiplies in f16
 // (testdata/README.md).
 func kvTolerance(tol float64, c model.KVCache) float64 {
+	if h, ok := c.(*model.HybridCache); ok && h.KV != nil {
+		c = h.KV
+	}
 	if kv, ok := c.(interface{ DType() loader.DType }); ok && kv.DType() == loader.F16 {
 		return 10 * tol
 	}

@@ -78,6 +78,18 @@ type moeCase struct {
 	norm               bool
 	nw, router, gu, dn model.Tensor
 	nv, rf, guf, dnf   []float32
+	shared             model.SharedExpert // none unless withShared
+	sharedf            *cpu.Shared
+}
+
+// withShared gives the layer a shared expert of Fs rows (Qwen3.5-MoE).
+func (c *moeCase) withShared(t testing.TB, b *Backend, r *rand.Rand, dt loader.DType, Fs int) *moeCase {
+	gw, gf := moeWeight(t, r, dt, 2*Fs, c.D)
+	dw, df := moeWeight(t, r, dt, c.D, Fs)
+	sw, sf := moeWeight(t, r, loader.F32, c.D)
+	c.shared = model.SharedExpert{GateUp: mustUpload(t, b, gw), Down: mustUpload(t, b, dw), Gate: mustUpload(t, b, sw)}
+	c.sharedf = &cpu.Shared{GateUp: gf, Down: df, Gate: sf, F: Fs}
+	return c
 }
 
 func newMoECase(t testing.TB, b *Backend, r *rand.Rand, dt loader.DType, D, E, F, A int, norm bool) *moeCase {
@@ -98,13 +110,13 @@ func (c *moeCase) step(t testing.TB, b *Backend, res model.Tensor, xv []float32)
 	t.Helper()
 	T := len(xv) / c.D
 	b.WriteF32(res, xv)
-	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, model.SharedExpert{})
+	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, c.shared)
 	got = make([]float32, T*c.D)
 	if err := b.ReadF32(res, got); err != nil {
 		t.Fatal(err)
 	}
 	want = append([]float32(nil), xv...)
-	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, nil)
+	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, c.sharedf)
 	return minus(got, xv), minus(want, xv)
 }
 
@@ -167,6 +179,25 @@ func TestMoEPaths(t *testing.T) {
 	for _, p := range moePaths {
 		b.ops.moe.decodeMaxT, b.ops.moe.chunkT = p.decodeMaxT, p.chunkT
 		c.run(t, b, "Q4 D=256 E=16 F=96 A=4 T=9 "+p.name, randVec(r, 9*c.D, 1))
+	}
+	b.ops.moe.decodeMaxT, b.ops.moe.chunkT = 0, 0
+}
+
+// TestMoESharedPaths runs Qwen3.5-MoE's shared expert on every MoE path
+// (per token, tiled, in chunks) against cpu.MoE: on a CPU adapter the
+// conformance suite reaches the per-token path only.
+func TestMoESharedPaths(t *testing.T) {
+	b := newTestBackend(t, webgpu.Options{})
+	r := rand.New(rand.NewPCG(24, 1))
+	for _, dt := range []loader.DType{loader.F32, loader.Q4} {
+		c := newMoECase(t, b, r, dt, 128, 8, 32, 2, true).withShared(t, b, r, dt, 64)
+		for _, T := range []int{1, 5, 33} {
+			xv := randVec(r, T*c.D, 1)
+			for _, p := range moePaths {
+				b.ops.moe.decodeMaxT, b.ops.moe.chunkT = p.decodeMaxT, p.chunkT
+				c.run(t, b, fmt.Sprintf("%s shared T=%d %s", dt, T, p.name), xv)
+			}
+		}
 	}
 	b.ops.moe.decodeMaxT, b.ops.moe.chunkT = 0, 0
 }

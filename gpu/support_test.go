@@ -7,20 +7,23 @@ import (
 	"wasmllm/model"
 )
 
-// TestCheckConfig: Qwen3.5's configs are refused with a typed error naming
-// the architecture; the other families pass.
+// TestCheckConfig: Qwen3.5's configs pass (hybrid layers, the output
+// gate, the shared expert); a Gated DeltaNet head wider than the kernels
+// take is refused with a typed error naming the architecture.
 func TestCheckConfig(t *testing.T) {
-	hybrid := &model.Config{Arch: model.ArchQwen35, Layers: 2, LayerTypes: []string{model.LayerLinearAttention, model.LayerFullAttention}}
+	L, F := model.LayerLinearAttention, model.LayerFullAttention
+	hybrid := &model.Config{Arch: model.ArchQwen35, Layers: 2, LayerTypes: []string{L, F}, LinearHeadDim: 128}
 	gate := &model.Config{Arch: model.ArchQwen35, Layers: 1, AttnOutputGate: true}
 	shared := &model.Config{Arch: model.ArchQwen35MoE, Layers: 1, SharedExpertFFN: 64}
-	for _, c := range []*model.Config{hybrid, gate, shared} {
-		err := CheckConfig(c)
-		var ue *model.UnsupportedError
-		if !errors.As(err, &ue) || ue.Arch != c.Arch || ue.Backend != "webgpu" || !errors.Is(err, errors.ErrUnsupported) {
-			t.Errorf("%+v: got %v, want a *model.UnsupportedError for %s", c, err, c.Arch)
+	for _, c := range []*model.Config{hybrid, gate, shared, {Arch: model.ArchQwen3, Layers: 2, HeadDim: 64}} {
+		if err := CheckConfig(c); err != nil {
+			t.Errorf("%+v: %v", c, err)
 		}
 	}
-	if err := CheckConfig(&model.Config{Arch: model.ArchQwen3, Layers: 2, HeadDim: 64}); err != nil {
-		t.Errorf("qwen3: %v", err)
+	wide := &model.Config{Arch: model.ArchQwen35, Layers: 2, LayerTypes: []string{L, F}, LinearHeadDim: 512}
+	err := CheckConfig(wide)
+	var ue *model.UnsupportedError
+	if !errors.As(err, &ue) || ue.Arch != wide.Arch || ue.Backend != "webgpu" || !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("heads of 512: got %v, want a *model.UnsupportedError for %s", err, wide.Arch)
 	}
 }

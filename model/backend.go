@@ -228,7 +228,7 @@ func KVDTypeOf(cache KVCache) loader.DType {
 
 // RoPE describes the rotary embedding of one model.
 type RoPE struct {
-	Dim  int  // rotated dims per head (Dh for every model here)
+	Dim  int  // rotated dims per head: Dh, or fewer (partial rotary, Qwen3.5)
 	NeoX bool // rotate halves (x[i], x[i+Dim/2]); false: adjacent pairs (x[2i], x[2i+1])
 	// InvFreq holds the Dim/2 inverse frequencies, with any llama3 scaling
 	// or GGUF rope_freqs factors already applied.

@@ -11,7 +11,8 @@
 // softmax: rescaled by exp(m_old - m_new) as each chunk arrives), then
 // writes one (m, l, acc) partial per slice of its value threads (below).
 // Entry reduce: one workgroup per (query head, token) rescales and sums the
-// partials of the splits that held keys.
+// partials of the splits that held keys, and multiplies by sigmoid of the
+// output gate when the rows carry one (Qwen3.5).
 //
 // Every K and V value of a chunk is loaded once for all QB query heads of
 // the GQA group: for the scores a thread takes one key (LANES = 1), or
@@ -372,11 +373,14 @@ struct ReduceParams {
     ns: u32,     // NS
     stats: u32,  // index of the first (m, l) entry in part_in
     slices: u32, // partials per split
+    row4: u32,   // C/4: row width of gq in vec4
+    gate4: u32,  // the output gate's first vec4 in a row of gq, (H+2Hk)*Dh/4; 0: no gate
 }
 
 @group(0) @binding(0) var<storage, read> part_in: array<vec4<f32>>;   // as part
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>; // (T, H*Dh/4) f32
-@group(0) @binding(3) var<uniform> rp: ReduceParams;
+@group(0) @binding(3) var<storage, read> gq: array<vec4<f32>>;        // (T, C/4) f32: qkv, whose gate (H*Dh) follows v; a dummy unless rp.gate4 > 0
+@group(0) @binding(4) var<uniform> rp: ReduceParams;
 
 var<workgroup> rsum: array<f32, 64>;        // reduce: per-thread max, then sum
 var<workgroup> racc: array<vec4<f32>, 64>;  // reduce: per-thread output slices
@@ -442,6 +446,10 @@ fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) li
         for (var k = 1u; k < slices; k++) {
             o += racc[k * DH4 + tid];
         }
-        out[(t * rp.heads + h) * DH4 + tid] = o / l;
+        var g = vec4<f32>(1.0);
+        if (rp.gate4 > 0u) { // Qwen3.5's output gate: o * sigmoid(gate)
+            g = 1.0 / (1.0 + exp(-gq[t * rp.row4 + rp.gate4 + h * DH4 + tid]));
+        }
+        out[(t * rp.heads + h) * DH4 + tid] = o / l * g;
     }
 }

@@ -6,7 +6,9 @@
 // memory, scored, folded into each row's running max and sum (online
 // softmax), and the V tile, loaded over the K tile, is accumulated. Row R
 // attends to keys [0, pos[t]], or with a sliding window to the last
-// p.window of them; the tiles before every row's window are skipped.
+// p.window of them; the tiles before every row's window are skipped. With
+// an output gate (Qwen3.5) each output is multiplied by sigmoid of its
+// gate value, read from qkv's row after v.
 //
 // The Q tile sits in workgroup memory with the K/V tile, and both products
 // are register-blocked: for the scores a thread takes 2 rows by 2 keys (4
@@ -27,6 +29,7 @@ struct Params {
     rows: u32,  // T*G: query rows per kv head
     scale: f32, // 1/sqrt(Dh)
     window: u32, // sliding window: keys a row attends to at most; 0 for all
+    gate4: u32, // the output gate's first vec4 in a row of qkv, (H+2Hk)*Dh/4; 0: no gate
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;       // (T, C/4) f32
@@ -215,6 +218,10 @@ fn put(R: u32, kh: u32, u: u32, v: vec4<f32>) {
     if (R < p.rows) {
         let t = R / p.group;
         let h = kh * p.group + R % p.group;
-        out[(t * p.heads + h) * DH4 + u] = v;
+        var g = vec4<f32>(1.0);
+        if (p.gate4 > 0u) { // Qwen3.5's output gate: o * sigmoid(gate)
+            g = 1.0 / (1.0 + exp(-qkv[t * p.row4 + p.gate4 + h * DH4 + u]));
+        }
+        out[(t * p.heads + h) * DH4 + u] = v * g;
     }
 }

@@ -28,6 +28,31 @@
 // keeps a Q tile beside the K/V tile in workgroup memory and gives each
 // thread 2×2 blocks of scores and of outputs.
 //
+// # Gated DeltaNet
+//
+// Qwen3.5's linear-attention layers (model.Backend's DeltaNet) take three
+// files. deltanet_conv.wgsl: the causal conv and its SiLU, a thread per
+// channel looping over the batch, so it reads its channel's kept rows
+// before it overwrites them. deltanet_step.wgsl (one token): a workgroup
+// per value head, 256 threads as S value columns × 256/S slices of the
+// keys; each column of the head's S×S state evolves on its own, so the
+// slices' partial sums meet in workgroup memory twice (for Mᵀk, then for
+// the updated Mᵀq) and once more for the gated RMSNorm; a row of the
+// state is read by consecutive threads. deltanet_chunk.wgsl (a prefill):
+// flash-linear-attention's chunked WY form, chunks of 64 tokens. intra
+// runs every chunk of every value head at once (nothing in it depends on
+// the state): the gates and norms, A = beta (k·k) e^(ΔG) and the masked
+// (q·k) e^(ΔG) from k and q tiles of 16 dims in workgroup memory, the
+// right-hand sides, and the forward substitution (I + A)⁻¹ a column per
+// thread, since a column's substitution reads only that column. state
+// walks the chunks in order, a workgroup per (value head, 16 value
+// columns), the state's block (S × 16) in workgroup memory: v_new, the
+// output and the next block are products of the chunk's scratch with the
+// block alone. norm applies the gated RMSNorm in place. Everything
+// between the kernels lives in one scratch buffer (its layout in
+// deltanet_chunk.wgsl), which keeps every entry within 5 bindings and the
+// 16 KiB of workgroup memory WebGPU guarantees.
+//
 // # The prefill GEMM
 //
 // One tile, common.wgsl's GEMM_TILE, used by matmul_gemm and matmul_kquant:

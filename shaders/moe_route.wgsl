@@ -4,24 +4,32 @@
 // its experts against all E (rank = experts ordered before it), reading the
 // token's logits from the buffer (every thread reads the same ones), so the
 // selection needs one barrier; thread 0 computes the softmax sum.
+// With a shared expert (Qwen3.5-MoE, p.d > 0) the workgroup also computes
+// the token's shared-expert weight, sigmoid(xn · gate), from the
+// normalised row the router's GEMV wrote: no dispatch of its own.
 
 struct Params {
     e: u32,    // E
     a: u32,    // A, at most MAX_A and E
     norm: u32, // 1: renormalise the A weights
     nt: u32,   // tokens in this chunk
+    d: u32,    // D with a shared expert (its gate's length); 0 without
 }
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;      // (nt, E) f32
 @group(0) @binding(1) var<storage, read_write> ids: array<u32>;   // (nt, A) chosen experts, best first
 @group(0) @binding(2) var<storage, read_write> wts: array<f32>;   // (nt, A) their weights
-@group(0) @binding(3) var<uniform> p: Params;
+@group(0) @binding(3) var<storage, read> xn: array<f32>;          // (nt, D) f32 the normalised rows; a dummy unless p.d > 0
+@group(0) @binding(4) var<storage, read> gate: array<f32>;        // (D) f32 the shared expert's gate; a dummy unless p.d > 0
+@group(0) @binding(5) var<storage, read_write> shw: array<f32>;   // (nt) f32 the shared expert's weights; a dummy unless p.d > 0
+@group(0) @binding(6) var<uniform> p: Params;
 
 const WG: u32 = 64u;
 const MAX_A: u32 = 64u;
 
 var<workgroup> sid: array<u32, MAX_A>;
 var<workgroup> sv: array<f32, MAX_A>;
+var<workgroup> gsum: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -47,9 +55,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             sv[rank] = v;
         }
     }
+    if (p.d > 0u) {
+        var g = 0.0;
+        for (var i = lid; i < p.d; i += WG) {
+            g += xn[t * p.d + i] * gate[i];
+        }
+        gsum[lid] = g;
+    }
     workgroupBarrier();
     if (lid != 0u) {
         return;
+    }
+    if (p.d > 0u) {
+        var g = 0.0;
+        for (var i = 0u; i < WG; i++) {
+            g += gsum[i];
+        }
+        shw[t] = 1.0 / (1.0 + exp(-g));
     }
     let m = sv[0];
     var sum = 0.0;

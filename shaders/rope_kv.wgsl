@@ -6,23 +6,28 @@
 // result goes back to x, and the key and value heads into the cache,
 // head-major (Hk, S, Dh) as kv_write.wgsl writes it: f32 bits, or f16 pairs
 // when KV_F16. Positions outside [0, S) are not stored. The rotation is
-// rope.wgsl's (turns with extra precision, cos_sin_turns).
+// rope.wgsl's (turns with extra precision, cos_sin_turns). Only the first
+// 2*rot values of a head rotate (partial rotary, Qwen3.5: rot < Dh/2),
+// the rest pass through; a zero frequency leaves its pair as it is (cos 1,
+// sin 0 exactly). A row may hold more columns after v (Qwen3.5's output
+// gate, p.row > (H+2Hk)*Dh): they are not touched.
 
 struct Params {
     row: u32,      // C: row width of x
     heads: u32,    // H+Hk: heads rotated per row
     kv_heads: u32, // Hk
     half: u32,     // Dh/2
-    neox: u32,     // 1: pairs (i, i+Dh/2); 0: pairs (2i, 2i+1)
+    neox: u32,     // 1: pairs (i, i+rot); 0: pairs (2i, 2i+1)
     bias: u32,     // 1: add bias (C) first
     norm: u32,     // 1: QKNorm the query and key heads first
     eps: f32,
     cap: u32,      // S
+    rot: u32,      // rotated pairs per head: rope dim / 2, at most Dh/2
 }
 
 @group(0) @binding(0) var<storage, read_write> x: array<f32>;     // (T, C) f32
 @group(0) @binding(1) var<storage, read> pos: array<i32>;         // (T) i32
-@group(0) @binding(2) var<storage, read> freq: array<vec4<f32>>;  // (Dh/2, 2) m_0..m_3 hi, then lo
+@group(0) @binding(2) var<storage, read> freq: array<vec4<f32>>;  // (rot, 2) m_0..m_3 hi, then lo
 @group(0) @binding(3) var<storage, read> bias: array<f32>;        // (C) f32, a dummy unless p.bias
 @group(0) @binding(4) var<storage, read> qw: array<f32>;          // (Dh) f32, a dummy unless p.norm
 @group(0) @binding(5) var<storage, read> kw: array<f32>;          // (Dh) f32, a dummy unless p.norm
@@ -90,12 +95,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (rotated) {
         let ps = u32(pos[t]);
         let pv = vec4<f32>(f32(ps & 63u), f32((ps >> 6u) & 63u), f32((ps >> 12u) & 63u), f32(ps >> 18u));
-        for (var k = lid; k < p.half; k += WG) {
+        for (var k = lid; k < p.rot; k += WG) {
             var i0 = 2u * k;
             var i1 = i0 + 1u;
             if (p.neox == 1u) {
                 i0 = k;
-                i1 = k + p.half;
+                i1 = k + p.rot;
             }
             let whole = fract(pv * freq[2u * k]);
             let turns = (whole.x + whole.y) + (whole.z + whole.w) + dot(pv, freq[2u * k + 1u]);

@@ -197,6 +197,25 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 	}
 	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
+	if gpu && c.Hybrid() {
+		// each layer's state is one buffer, and so is a prefill chunk's
+		// scratch (wgpu.DeltaNetBindings)
+		for _, sp := range c.Specs() {
+			if !sp.IsDeltaNet() {
+				continue
+			}
+			state, scratch := wgpu.DeltaNetBindings(sp.DeltaNet)
+			for _, b := range []struct {
+				what string
+				need int64
+			}{{"a Gated DeltaNet layer's recurrent state", state}, {"a Gated DeltaNet prefill chunk's scratch", scratch}} {
+				if uint64(b.need) > buf {
+					return nil, &TooLargeError{What: b.what, Limit: "the device's " + bufName, Need: b.need, Have: int64(buf)}
+				}
+			}
+			break // every linear layer has the same spec
+		}
+	}
 	if gpu {
 		if fit := int64(buf) / row; int64(ctx) > fit {
 			if asked || fit < 1 {

@@ -293,3 +293,29 @@ func TestCheckHostileConfig(t *testing.T) {
 		t.Errorf("a context of 2^40: %v, want bad_request", err)
 	}
 }
+
+// TestCheckDeltaNet: on WebGPU a Qwen3.5 plan counts the Gated DeltaNet
+// layers' f32 states beside the attention layers' KV cache, and refuses a
+// device whose binding cannot hold one layer's recurrent state.
+func TestCheckDeltaNet(t *testing.T) {
+	L, F := model.LayerLinearAttention, model.LayerFullAttention
+	c := model.Config{Arch: model.ArchQwen35, Vocab: 1000, Hidden: 64, Layers: 4, Heads: 2, KVHeads: 1, HeadDim: 64, FFN: 128,
+		RMSEps: 1e-6, RopeTheta: 1e7, RopeDim: 16, MaxContext: 4096, AttnOutputGate: true, QKNorm: true,
+		LayerTypes: []string{L, L, L, F}, LinearConvKernel: 4, LinearKeyHeads: 2, LinearValueHeads: 4, LinearHeadDim: 32}
+	m := &manifest.Manifest{FormatVersion: 1, Arch: c.Arch, Config: c, Shards: []manifest.Shard{{File: "s-0123456789abcdef.bin", Bytes: 1 << 20}}}
+	lim := loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 27, MaxBufferSize: 1 << 28}
+	p, err := loading.Check(m, lim, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// one attention layer's K and V (100 × 64 × 4 each), three linear
+	// layers' conv (3 × 256) and recurrent (4 × 32 × 32) states
+	if want := int64(2*100*64*4 + 3*4*(3*256+4*32*32)); p.KVBytes != want {
+		t.Errorf("KV and state bytes %d, want %d", p.KVBytes, want)
+	}
+	lim.MaxStorageBufferBindingSize = 4*4*32*32 - 4 // one float short of a layer's state
+	d := tooLarge(t, func() error { _, err := loading.Check(m, lim, 16); return err }())
+	if d["need"] != int64(4*4*32*32) || !strings.Contains(d["what"].(string), "recurrent state") {
+		t.Errorf("details %v", d)
+	}
+}
