@@ -2,14 +2,14 @@ package cpu
 
 import (
 	"fmt"
-	"runtime"
-	"syscall"
-	"time"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"wasmllm/internal/testkit"
 	"wasmllm/loader"
