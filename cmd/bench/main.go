@@ -59,7 +59,7 @@ func main() {
 	flag.IntVar(&o.Repeats, "repeats", 3, "runs per prompt length and engine (medians are reported)")
 	flag.StringVar(&o.Peer, "peer", "auto", "wllama: on, off, or auto (when npm is installed)")
 	flag.IntVar(&o.PeerThreads, "peer-threads", 0, "wllama's threads (0: one per CPU, or 1 when the load average is over the CPUs)")
-	flag.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated: webgpu (with the kernel table), firefox (with its kernel table), wllama, cpu, native; empty for all")
+	flag.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated: webgpu (with the kernel table), firefox (with its kernel table), wllama, cpu, native, llamacpp (llama.cpp natively, on the synthetic model); empty for all")
 	flag.IntVar(&o.CPURanks, "cpu-ranks", 0, "the CPU engine's ranks (0: one per CPU, at most 4, as createEngine's default)")
 	flag.StringVar(&o.Browser, "browser", browsertest.Chromium(), "Chromium binary")
 	flag.StringVar(&o.Firefox, "firefox", browsertest.Firefox(), "Firefox binary for the WebGPU runs in Firefox, or off")
