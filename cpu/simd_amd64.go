@@ -154,7 +154,8 @@ func dequantNative(w *tensor, row, rows, K int, tile []float32) {
 }
 
 // gemmNative is gemmF32 on the AVX2 kernels, four rows at a time (the last
-// rows%4 by dotF32), K a multiple of 4.
+// rows%4 by dotF32), K a multiple of 4: every output computed as gemmF32
+// computes it, in another order of outputs.
 func gemmNative(w, x, out []float32, rows, K, T, ldo int) {
 	if rows == 0 || T == 0 {
 		return
@@ -163,15 +164,19 @@ func gemmNative(w, x, out []float32, rows, K, T, ldo int) {
 	_ = w[rows*K-1]
 	_ = x[T*K-1]
 	_ = out[(T-1)*ldo+rows-1]
-	t := 0
-	if r4 > 0 {
+	// Rows in chunks of about 128 KiB, each against every token, so that a
+	// large f32 weight streams from memory once, not once per four tokens.
+	chunk := max(4, (32<<10)/K&^3)
+	for r0 := 0; r0 < r4; r0 += chunk {
+		r1 := min(r0+chunk, r4)
+		t := 0
 		for ; t+4 <= T; t += 4 {
-			for r := 0; r < r4; r += 4 {
+			for r := r0; r < r1; r += 4 {
 				gemm4x4AVX2(&w[r*K], &x[t*K], &out[t*ldo+r], K, ldo)
 			}
 		}
 		for ; t < T; t++ {
-			for r := 0; r < r4; r += 4 {
+			for r := r0; r < r1; r += 4 {
 				gemm4x1AVX2(&w[r*K], &x[t*K], &out[t*ldo+r], K)
 			}
 		}

@@ -129,7 +129,7 @@ func TestNativeGemm(t *testing.T) {
 	needAVX2(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, K := range []int{4, 12, 96, 2048} {
-		for _, rows := range []int{1, 4, 7, 16} {
+		for _, rows := range []int{1, 4, 7, 16, 43} { // 43 rows of K=2048: chunks of 16, 16 and 8, and 3 by dotF32
 			for _, T := range []int{1, 3, 4, 5, 9} {
 				ldo := rows + 3
 				w, x := randVec(rng, rows*K), randVec(rng, T*K)

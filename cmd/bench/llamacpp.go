@@ -41,7 +41,7 @@ func llamaCppAddonPath(dir string) string {
 }
 
 // installLlamaCpp installs the locked packages of cmd/bench/llamacpp with
-// npm ci into a cache folder (the user's cache, kept between runs), unless
+// npm into a cache folder (the user's cache, kept between runs), unless
 // it already holds them, and returns the folder. Only linux/amd64 has the
 // prebuilt binary the lock names.
 func installLlamaCpp(ctx context.Context, root string) (string, error) {
@@ -78,12 +78,15 @@ func installLlamaCpp(ctx context.Context, root string) (string, error) {
 	if err != nil {
 		return "", errNoNpm
 	}
-	// No install scripts (node-llama-cpp's would look for a build), and no
-	// optional packages (the CUDA and Vulkan builds).
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=optional")
+	// npm install with the lock there installs the versions it names,
+	// checked against its sha512s (npm ci refuses this lock: it lacks the
+	// optional builds for other platforms, which the registry may not
+	// hold). No install scripts (node-llama-cpp's would look for a build),
+	// no optional packages (the CUDA and Vulkan builds), the lock kept.
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=optional")
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm ci in %s: %v\n%s", dir, err, b)
+		return "", fmt.Errorf("npm install in %s: %v\n%s", dir, err, b)
 	}
 	return dir, checkAddon(dir)
 }

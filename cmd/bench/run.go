@@ -164,7 +164,7 @@ func (r *benchRun) build() error {
 		}
 	}
 	if r.o.Synthetic && !r.o.Short && r.runs("llamacpp") {
-		logf("installing %s %s, llama.cpp's prebuilt CPU build (npm ci of cmd/bench/llamacpp/ in the user's cache)", llamaCppPackage, llamaCppVersion)
+		logf("installing %s %s, llama.cpp's prebuilt CPU build (cmd/bench/llamacpp/'s lock, into the user's cache)", llamaCppPackage, llamaCppVersion)
 		if r.llamaDir, err = installLlamaCpp(r.ctx, r.root); err != nil {
 			r.llamaDir = ""
 			r.note("no native peer (llama.cpp): %v", firstLine(err.Error()))
