@@ -4,8 +4,8 @@ import "wasmllm/loader"
 
 // simdKernels are the wasm SIMD128 kernels (cpu/internal/wasmsimd), set in js
 // builds once the module is loaded; nil otherwise, and then the plain-Go
-// loops of the same names run. Each computes what those loops compute,
-// bit for bit.
+// loops of the same names run (natively, the AVX2 kernels where nativeSIMD
+// says so). Each computes what those loops compute, bit for bit.
 type simdKernels interface {
 	// gemv sets out[i] = w[row+i] · x for i < rows, for weights of a
 	// type it has (has).

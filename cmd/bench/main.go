@@ -14,6 +14,12 @@
 //     the same GGUF files: prefill tok/s at 16, 128 and 512 prompt tokens,
 //     decode tok/s after each, the decode bandwidth ratio, per-token
 //     dispatches, submits, readback bytes and Go-side encode time;
+//   - the native engine (Go, this process) beside llama.cpp's own CPU
+//     build (node-llama-cpp 3.22.1's prebuilt linux-x64 addon, installed
+//     from cmd/bench/llamacpp/package-lock.json into the user's cache, run
+//     by cmd/bench/llamacpp/run.mjs) on the synthetic model's GGUF, with
+//     the same threads, prompts and decode length: ratios
+//     decode_native_vs_llamacpp and prefill_native_vs_llamacpp;
 //   - createEngine's load time from the network and from Cache Storage,
 //     next to the time to read the same cached bytes alone.
 //
