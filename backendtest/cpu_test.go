@@ -18,3 +18,14 @@ func TestCPURanks(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUPlainGo runs the suite with the native SIMD kernels off (the
+// plain-Go loops they are checked against, as on a CPU without AVX2).
+func TestCPUPlainGo(t *testing.T) {
+	was := cpu.UseSIMD(false)
+	defer cpu.UseSIMD(was)
+	if cpu.SIMD() {
+		t.Fatal("UseSIMD(false), and SIMD() is true")
+	}
+	Run(t, cpu.New(0), Options{})
+}

@@ -239,9 +239,7 @@ func (m *matmulTask) run(worker, lo, hi int) {
 		tile := m.buf[worker][:prefillTile*K]
 		for n := lo; n < hi; n += prefillTile {
 			rows := min(prefillTile, hi-n)
-			for i := range rows {
-				w.row(m.off+n+i, tile[i*K:(i+1)*K])
-			}
+			dequantRows(w, m.off+n, rows, K, tile)
 			gemm(tile[:rows*K], m.x, m.out[n:], rows, K, m.T, m.N)
 		}
 	}

@@ -4,8 +4,8 @@ import "wasmllm/loader"
 
 // simdKernels are the wasm SIMD128 kernels (cpu/internal/wasmsimd), set in js
 // builds once the module is loaded; nil otherwise, and then the plain-Go
-// loops of the same names run. Each computes what those loops compute,
-// bit for bit.
+// loops of the same names run (natively, the AVX2 kernels where nativeSIMD
+// says so). Each computes what those loops compute, bit for bit.
 type simdKernels interface {
 	// gemv sets out[i] = w[row+i] · x for i < rows, for weights of a
 	// type it has (has).
@@ -72,11 +72,26 @@ func decodeRows(w *tensor) bool {
 
 // gemm is gemmF32, on the SIMD kernel when there is one.
 func gemm(w, x, out []float32, rows, K, T, ldo int) {
-	if simd != nil && K%4 == 0 {
+	switch {
+	case simd != nil && K%4 == 0:
 		simd.f32(w, x, out, rows, K, T, ldo)
+	case nativeSIMD && K%4 == 0:
+		gemmNative(w, x, out, rows, K, T, ldo)
+	default:
+		gemmF32(w, x, out, rows, K, T, ldo)
+	}
+}
+
+// dequantRows sets tile (rows, K) to rows [row, row+rows) of w, as w.row
+// does, on the native kernel when there is one for w's type.
+func dequantRows(w *tensor, row, rows, K int, tile []float32) {
+	if nativeSIMD && nativeGemv(w.dtype) && K%32 == 0 {
+		dequantNative(w, row, rows, K, tile)
 		return
 	}
-	gemmF32(w, x, out, rows, K, T, ldo)
+	for i := range rows {
+		w.row(row+i, tile[i*K:(i+1)*K])
+	}
 }
 
 // gemvRows sets out[i] = w[row+i] · x for i < len(out): one SIMD call
@@ -89,6 +104,8 @@ func gemvRows(w *tensor, row int, x, out []float32) {
 		gemm(w.f[row*K:(row+len(out))*K], x, out, len(out), K, 1, len(out))
 	case simd != nil && simd.has(w.dtype) && K%32 == 0:
 		simd.gemv(w, row, len(out), x, out)
+	case nativeSIMD && nativeGemv(w.dtype) && K%32 == 0:
+		gemvNative(w, row, len(out), x, out)
 	default:
 		for n := range out {
 			out[n] = w.dot(row+n, x)
@@ -96,6 +113,22 @@ func gemvRows(w *tensor, row int, x, out []float32) {
 	}
 }
 
-// SIMD reports whether the matmuls run on the wasm SIMD128 kernels (js
-// builds whose page handed the memory over) rather than the Go loops.
-func SIMD() bool { return simd != nil }
+// SIMD reports whether the matmuls run on SIMD kernels rather than the Go
+// loops: the wasm SIMD128 module in js builds whose page handed the memory
+// over, the AVX2 kernels (simd_amd64.s) natively.
+func SIMD() bool { return simd != nil || nativeSIMD }
+
+// nativeSIMD: the native AVX2 kernels run (simd_amd64.go): the CPU has
+// AVX2 and F16C, and neither WASMLLM_NOSIMD (set, at start-up) nor
+// UseSIMD(false) turned them off. Always false in js builds.
+var nativeSIMD bool
+
+// UseSIMD turns the native AVX2 kernels on or off (on only where the CPU
+// has them; a no-op in js builds) and reports whether they were on: the
+// tests run the plain-Go loops with it. Call it while no Backend runs an
+// op.
+func UseSIMD(on bool) (was bool) {
+	was = nativeSIMD
+	nativeSIMD = on && nativeCPU()
+	return was
+}

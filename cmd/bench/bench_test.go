@@ -164,6 +164,14 @@ func TestRatios(t *testing.T) {
 	cpu1 := &EngineReport{Engine: engineCPU1, Runs: []result.Run{{Prompt: 128, PrefillMs: 3200, DecodeTokens: 10, DecodeMs: 8000},
 		{Prompt: 16, PrefillMs: 50, DecodeTokens: 10, DecodeMs: 3200}}}
 	cpu1.fill()
+	// natively: decode 2 and 10 tok/s at 16 and 128 against llama.cpp's 4
+	// and 8; prefill 320 and 80 against 160 and 160
+	nat := &EngineReport{Engine: engineNative, Runs: []result.Run{{Prompt: 16, PrefillMs: 50, DecodeTokens: 10, DecodeMs: 5000},
+		{Prompt: 128, PrefillMs: 1600, DecodeTokens: 10, DecodeMs: 1000}}}
+	llc := &EngineReport{Engine: engineLlamaCpp, Runs: []result.Run{{Prompt: 16, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 2500},
+		{Prompt: 128, PrefillMs: 800, DecodeTokens: 10, DecodeMs: 1250}}}
+	nat.fill()
+	llc.fill()
 	one, most := 1.0, 0.9
 	gpu.StepsAhead = &one
 	ff := &EngineReport{Engine: engineFirefox, StepsAhead: &most, Runs: []result.Run{{Prompt: 128, PrefillMs: 100, DecodeTokens: 10, DecodeMs: 1000}}}
@@ -171,7 +179,7 @@ func TestRatios(t *testing.T) {
 	peer.fill()
 	ff.fill()
 	cpu.fill()
-	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer, cpu, cpu1}}}
+	r.Models = []*ModelReport{{Name: "Tiny-Model_q4", Decode: 10, Engines: []*EngineReport{gpu, ff, peer, cpu, cpu1, nat, llc}}}
 	r.computeRatios()
 	want := map[string]float64{
 		// median decode at 128 is 5 tok/s; 1 GB + 1 MB × (128 + 5) a token
@@ -200,6 +208,9 @@ func TestRatios(t *testing.T) {
 		// 2 ranks over 1: the lowest over the prompt lengths
 		"cpu_rank_speedup_2":         1.6,
 		"cpu_rank_speedup_prefill_2": 1,
+		// natively against llama.cpp: the lowest over the prompt lengths
+		"decode_native_vs_llamacpp":  0.5,
+		"prefill_native_vs_llamacpp": 0.5,
 	}
 	if len(r.Ratios) != len(want) {
 		t.Errorf("ratios %v", r.Ratios)
@@ -232,7 +243,7 @@ func TestRatios(t *testing.T) {
 	if err := r.writeChart(&svg); err != nil {
 		t.Fatal(err)
 	}
-	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 5 {
+	if err := xml.Unmarshal([]byte(svg.String()), new(struct{})); err != nil || strings.Count(svg.String(), `height="11" fill=`) != 7 {
 		t.Errorf("chart: %v\n%s", err, svg.String())
 	}
 }

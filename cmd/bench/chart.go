@@ -17,6 +17,7 @@ var chartEngines = []struct{ engine, color, label string }{
 	{engineCPU1, "#98df8a", "wasmllm CPU (wasm, 1 rank)"},
 	{engineNative, "#7f7f7f", "wasmllm CPU (native Go)"},
 	{enginePeer, "#ff7f0e", "wllama " + peerVersion},
+	{engineLlamaCpp, "#d62728", "llama.cpp natively (" + llamaCppPackage + " " + llamaCppVersion + ")"},
 }
 
 // chartLen is the prompt length the chart shows decode at: the headline

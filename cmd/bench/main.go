@@ -14,6 +14,12 @@
 //     the same GGUF files: prefill tok/s at 16, 128 and 512 prompt tokens,
 //     decode tok/s after each, the decode bandwidth ratio, per-token
 //     dispatches, submits, readback bytes and Go-side encode time;
+//   - the native engine (Go, this process) beside llama.cpp's own CPU
+//     build (node-llama-cpp 3.22.1's prebuilt linux-x64 addon, installed
+//     from cmd/bench/llamacpp/package-lock.json into the user's cache, run
+//     by cmd/bench/llamacpp/run.mjs) on the synthetic model's GGUF, with
+//     the same threads, prompts and decode length: ratios
+//     decode_native_vs_llamacpp and prefill_native_vs_llamacpp;
 //   - createEngine's load time from the network and from Cache Storage,
 //     next to the time to read the same cached bytes alone.
 //
@@ -59,7 +65,7 @@ func main() {
 	flag.IntVar(&o.Repeats, "repeats", 3, "runs per prompt length and engine (medians are reported)")
 	flag.StringVar(&o.Peer, "peer", "auto", "wllama: on, off, or auto (when npm is installed)")
 	flag.IntVar(&o.PeerThreads, "peer-threads", 0, "wllama's threads (0: one per CPU, or 1 when the load average is over the CPUs)")
-	flag.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated: webgpu (with the kernel table), firefox (with its kernel table), wllama, cpu, native; empty for all")
+	flag.StringVar(&o.Engines, "engines", "", "only these engines, comma-separated: webgpu (with the kernel table), firefox (with its kernel table), wllama, cpu, native, llamacpp (llama.cpp natively, on the synthetic model); empty for all")
 	flag.IntVar(&o.CPURanks, "cpu-ranks", 0, "the CPU engine's ranks (0: one per CPU, at most 4, as createEngine's default)")
 	flag.StringVar(&o.Browser, "browser", browsertest.Chromium(), "Chromium binary")
 	flag.StringVar(&o.Firefox, "firefox", browsertest.Firefox(), "Firefox binary for the WebGPU runs in Firefox, or off")

@@ -275,6 +275,20 @@ func (r *Report) computeRatios() {
 			r.Ratios = append(r.Ratios, Ratio{"prefill_cpu_vs_wllama_" + ratioName(m.Name), v})
 		}
 	}
+	// The native engine against llama.cpp's own CPU build on the same
+	// GGUF and threads, the lowest over the prompt lengths.
+	for _, m := range r.Models {
+		n, l := m.engine(engineNative), m.engine(engineLlamaCpp)
+		if n == nil || l == nil {
+			continue
+		}
+		if v := lowestRatio(n.Decode, l.Decode); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"decode_native_vs_llamacpp", v})
+		}
+		if v := lowestRatio(n.Prefill, l.Prefill); v > 0 {
+			r.Ratios = append(r.Ratios, Ratio{"prefill_native_vs_llamacpp", v})
+		}
+	}
 	// The CPU engine's ranks over one rank, decode (and prefill) on the
 	// synthetic model, the lowest over the prompt lengths.
 	for _, m := range r.Models {

