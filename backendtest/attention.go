@@ -43,7 +43,7 @@ func (k *kvRef) ropeKV(t *testing.T, r *rand.Rand, pos []int32) (model.Tensor, [
 	xv := randF32(r, n*C, 2)
 	x := input(t, b, xv, n, C)
 	b.RoPEKV(x, ids(t, b, pos), k.bias, k.qw, k.kw, k.H+k.Hk, k.Hk, 1e-6, k.rope, k.cache, 1)
-	cpu.RoPEKV(xv, pos, k.bv, k.qv, k.kv, k.kc, k.vc, n, k.H, k.Hk, k.Dh, 1e-6, k.rope.NeoX, k.rope.InvFreq, k.gated)
+	cpu.RoPEKV(xv, pos, k.bv, k.qv, k.kv, k.kc, k.vc, n, k.H, k.Hk, k.Dh, 1e-6, k.rope.NeoX, k.rope.InvFreq, k.rope.CosSinScale(), k.gated)
 	return x, xv
 }
 

@@ -40,6 +40,7 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"Attend", func(t *testing.T) { testAttend(t, b, o) }},
 		{"MoE", func(t *testing.T) { testMoE(t, b, o) }},
 		{"GatedAttention", func(t *testing.T) { testGatedAttention(t, b, o) }},
+		{"LongRoPE", func(t *testing.T) { testLongRoPE(t, b, o) }},
 		{"MoEShared", func(t *testing.T) { testMoEShared(t, b, o) }},
 		{"DeltaNet", func(t *testing.T) { testDeltaNet(t, b, o) }},
 		{"CopyRows", func(t *testing.T) { testCopyRows(t, b) }},

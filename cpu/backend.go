@@ -149,7 +149,7 @@ func (b *Backend) Embed(out, table, ids model.Tensor) {
 
 // rope is the reference's rope (bit for bit) with each position's angles
 // computed once for all its heads, not once per head.
-func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool, invFreq []float32) {
+func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool, invFreq []float32, scale float32) {
 	half := len(invFreq)
 	if cap(b.ropeCS) < 2*half {
 		b.ropeCS = make([]float32, 2*half)
@@ -164,7 +164,7 @@ func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads, Dh in
 		}
 		for i := range half {
 			a := float64(p) * float64(invFreq[i])
-			cos[i], sin[i] = float32(math.Cos(a)), float32(math.Sin(a))
+			cos[i], sin[i] = float32(math.Cos(a))*scale, float32(math.Sin(a))*scale
 		}
 		for h := 0; h < heads; h++ {
 			v := x[t*C+h*Dh : t*C+(h+1)*Dh]

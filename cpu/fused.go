@@ -64,7 +64,7 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 	if bias != nil {
 		bv = t(bias).f
 	}
-	b.rope(q.f, p.i, bv, q.cols(), heads, c.head, r.NeoX, r.InvFreq)
+	b.rope(q.f, p.i, bv, q.cols(), heads, c.head, r.NeoX, r.InvFreq, r.CosSinScale())
 	b.writeKV(q, p, c, layer, heads-kvHeads)
 }
 

@@ -94,8 +94,9 @@ func qkNorm(qkv, qw, kw []float32, T, H, Hk, Dh, C int, eps float32) {
 // the first n = 2*len(invFreq) values of each of the first heads heads (of
 // Dh values) of each row at positions pos (T); the head's other values
 // pass through (partial rotary). NeoX pairs (i, i+n/2); otherwise adjacent
-// pairs (2i, 2i+1). The angle of pair i is pos*invFreq[i].
-func rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool, invFreq []float32) {
+// pairs (2i, 2i+1). The angle of pair i is pos*invFreq[i]; its cos and sin
+// are multiplied by scale (LongRoPE's attention factor; 1: none).
+func rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool, invFreq []float32, scale float32) {
 	half := len(invFreq)
 	for t, p := range pos {
 		if bias != nil {
@@ -108,7 +109,7 @@ func rope(x []float32, pos []int32, bias []float32, C, heads, Dh int, neox bool,
 			v := x[t*C+h*Dh : t*C+(h+1)*Dh]
 			for i := 0; i < half; i++ {
 				a := float64(p) * float64(invFreq[i])
-				cos, sin := float32(math.Cos(a)), float32(math.Sin(a))
+				cos, sin := float32(math.Cos(a))*scale, float32(math.Sin(a))*scale
 				i0, i1 := 2*i, 2*i+1
 				if neox {
 					i0, i1 = i, i+half
@@ -191,10 +192,10 @@ func Sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(float64(-x)))
 
 // RoPEKV: the q/k norm (when qw is not nil), the bias (when not nil) and
 // the rotation of the H+Hk query and key heads (their first
-// 2*len(invFreq) dims), in place on qkv (T, (H+2Hk)*Dh, + H*Dh of output
-// gate when gated, left as it is), then k and v of each token into kc, vc
-// (S, Hk, Dh) at pos.
-func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk, Dh int, eps float32, neox bool, invFreq []float32, gated bool) {
+// 2*len(invFreq) dims, cos and sin multiplied by scale), in place on qkv
+// (T, (H+2Hk)*Dh, + H*Dh of output gate when gated, left as it is), then k
+// and v of each token into kc, vc (S, Hk, Dh) at pos.
+func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk, Dh int, eps float32, neox bool, invFreq []float32, scale float32, gated bool) {
 	C := (H + 2*Hk) * Dh
 	if gated {
 		C += H * Dh
@@ -202,7 +203,7 @@ func RoPEKV(qkv []float32, pos []int32, bias, qw, kw, kc, vc []float32, T, H, Hk
 	if qw != nil {
 		qkNorm(qkv, qw, kw, T, H, Hk, Dh, C, eps)
 	}
-	rope(qkv, pos, bias, C, H+Hk, Dh, neox, invFreq)
+	rope(qkv, pos, bias, C, H+Hk, Dh, neox, invFreq, scale)
 	kvw := Hk * Dh
 	for t, p := range pos {
 		row := qkv[t*C:]

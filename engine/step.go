@@ -27,6 +27,10 @@ func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int
 	e.cached = e.cached[:common]
 	var logits model.Tensor
 	last := len(prompt) - 1
+	// The chunks are one pass over the prompt (LongRoPE picks its factors
+	// by the pass's end, as Hugging Face's one forward does).
+	e.Model.SetPassEnd(len(prompt))
+	defer e.Model.SetPassEnd(0)
 	for pos := common; pos < len(prompt); {
 		if err := ctx.Err(); err != nil {
 			return nil, common, err

@@ -233,4 +233,15 @@ type RoPE struct {
 	// InvFreq holds the Dim/2 inverse frequencies, with any llama3 scaling
 	// or GGUF rope_freqs factors already applied.
 	InvFreq []float32
+	// Scale multiplies cos and sin (LongRoPE's attention factor, so every
+	// rotated q·k term is scaled by Scale²); 0 reads as 1.
+	Scale float32
+}
+
+// CosSinScale is r.Scale, or 1 when it is 0.
+func (r *RoPE) CosSinScale() float32 {
+	if r.Scale == 0 {
+		return 1
+	}
+	return r.Scale
 }

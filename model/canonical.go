@@ -73,6 +73,8 @@ var (
 	headTensors = []canonicalTensor{
 		{NameEmbed, nil, func(c *Config) []int { return []int{c.Vocab, c.Hidden} }},
 		{NameRopeFreqs, nil, nil},
+		{NameRopeFactorsShort, longRoPE, ropeHalf},
+		{NameRopeFactorsLong, longRoPE, ropeHalf},
 	}
 	layerTensors = []layerTensor{
 		// the token mixer's pre-norm

@@ -115,14 +115,18 @@ func (c *Config) AttentionLayers() int {
 	return n
 }
 
-// RopeScaling is Hugging Face's rope_scaling block; only type "llama3" is
-// supported.
+// RopeScaling is Hugging Face's rope_scaling block: type "llama3", or
+// "longrope" (RopeLongRoPE: Phi-3.5, Phi-4-mini), whose short and long
+// factors are the canonical tensors NameRopeFactorsShort and
+// NameRopeFactorsLong.
 type RopeScaling struct {
 	Type                          string  `json:"rope_type"`
 	Factor                        float64 `json:"factor"`
 	LowFreqFactor                 float64 `json:"low_freq_factor"`
 	HighFreqFactor                float64 `json:"high_freq_factor"`
 	OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
+	// AttentionFactor is LongRoPE's: cos and sin are multiplied by it.
+	AttentionFactor float64 `json:"attention_factor,omitempty"`
 }
 
 // MoE reports whether the model has a sparse MLP.
@@ -207,7 +211,11 @@ func (c *Config) Validate() error {
 	case !finite(c.RopeTheta) || c.RopeTheta <= 1 || c.RopeTheta > 1e12:
 		return &ConfigError{"rope_theta", c.RopeTheta, "want a finite value in (1, 1e12]"}
 	}
-	if s := c.RopeScaling; s != nil {
+	if s := c.RopeScaling; s != nil && s.Type == RopeLongRoPE {
+		if err := c.validateLongRoPE(); err != nil {
+			return err
+		}
+	} else if s != nil {
 		if s.Type != "llama3" {
 			return &ConfigError{"rope_scaling.rope_type", s.Type, "unsupported (only llama3)"}
 		}

@@ -33,6 +33,8 @@ import (
 //	           sections: plain partial RoPE for text)
 //	qwen35moe  as qwen35                                     MoE, renormalised, + a shared expert
 //	                                                         with a sigmoid gate
+//	phi3       attention: GQA, partial NEOX RoPE, LongRoPE   gated MLP (SiLU)
+//	           (short/long factors, attention factor)
 
 // Family is one row of the family table.
 type Family struct {
@@ -57,6 +59,7 @@ type AttentionFeatures struct {
 	SlidingWindow bool // a sliding window may be configured (Mistral, Qwen2)
 	OutputGate    bool // sigmoid(gate) on the output, the gate from the q projection (Qwen3.5)
 	PartialRope   bool // RoPE over the first rope_dim dims, with rope_sections (Qwen3.5)
+	LongRope      bool // LongRoPE's short and long factor sets and attention factor (Phi-3.5, Phi-4-mini)
 }
 
 // ChannelKind names a channel mixer.
@@ -79,6 +82,7 @@ var Families = []Family{
 	{Arch: ArchQwen3MoE, Attention: AttentionFeatures{QKNorm: true}, Channel: ChannelMoE},
 	{Arch: ArchQwen35, Attention: qwen35Attention, Channel: ChannelGatedMLP, DeltaNet: true},
 	{Arch: ArchQwen35MoE, Attention: qwen35Attention, Channel: ChannelMoE, DeltaNet: true, SharedExpert: true},
+	{Arch: ArchPhi3, Attention: phi3Attention, Channel: ChannelGatedMLP},
 }
 
 var qwen35Attention = AttentionFeatures{QKNorm: true, OutputGate: true, PartialRope: true}
@@ -142,7 +146,8 @@ type RopeSpec struct {
 
 // InvFreq returns the Dim/2 inverse frequencies: theta^(-2i/Dim), with
 // llama3 scaling applied when configured (as in Hugging Face's
-// _compute_llama3_parameters).
+// _compute_llama3_parameters). LongRoPE's factors are tensors, applied by
+// Build (newRoPE), not here.
 //
 // With Sections (IMROPE, ggml's rope_multi), pair i of sector
 // s = i mod Σsections takes the first (time), second (height) or third
@@ -163,7 +168,7 @@ func (r RopeSpec) InvFreq() []float32 {
 			}
 		}
 		f := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.Dim))
-		if s := r.Scaling; s != nil {
+		if s := r.Scaling; s != nil && s.Type != RopeLongRoPE {
 			f = llama3Scale(f, s)
 		}
 		out[i] = float32(f)

@@ -28,6 +28,7 @@ type pass struct {
 	cache KVCache      // the attention layers' cache
 	rec   *HybridCache // the recurrent states; nil without Gated DeltaNet layers
 	eps   float32
+	long  bool // LongRoPE's long factors (Attention.LongRope)
 }
 
 // Attention is the attention token mixer: vLLM's LlamaAttention with GQA,
@@ -40,7 +41,11 @@ type Attention struct {
 	KNorm Tensor // (Dh)
 	Out   Tensor // (D, H*Dh)
 	Rope  *RoPE
-	Spec  AttentionSpec
+	// LongRope is LongRoPE's rotation with the long factors (Rope has the
+	// short ones); nil without LongRoPE. Model.LongRoPE says which a pass
+	// uses.
+	LongRope *RoPE
+	Spec     AttentionSpec
 	// KVLayer is the layer's index in the KV cache, which holds the
 	// attention layers only.
 	KVLayer int
@@ -51,7 +56,11 @@ type Attention struct {
 func (a *Attention) mix(f *pass, _ int) {
 	b, s, sp := f.b, f.s, &a.Spec
 	b.MatMul(s.qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps})
-	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, a.Rope, f.cache, a.KVLayer)
+	rope := a.Rope
+	if f.long && a.LongRope != nil {
+		rope = a.LongRope
+	}
+	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, rope, f.cache, a.KVLayer)
 	b.Attend(s.attn, s.qkv, s.pos, f.cache, a.KVLayer, sp.Window, sp.OutputGate)
 	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true})
 }

@@ -18,6 +18,11 @@ type Model struct {
 	// MTP is the NextN/MTP block, the draft model of speculative decoding
 	// (mtp.go); nil unless the weights hold one (LoadOptions.MTP).
 	MTP *MTP
+	// LongRoPE is how a LongRoPE model (Config.LongRoPE) picks its factor
+	// set: per pass as Hugging Face does (the zero value), or per cache as
+	// llama.cpp does.
+	LongRoPE LongRoPEMode
+	passEnd  int // SetPassEnd's: the end of the pass a chunk belongs to; 0: none
 
 	b        Backend
 	identity Tensor // (D, D) f32, uploaded on first use (mtp.go)
@@ -60,17 +65,28 @@ func Build(b Backend, w *Weights) (*Model, error) {
 			return nil, err
 		}
 	}
-	ropes := map[RopeSpec]*RoPE{} // one table per distinct rotation
+	var short, long []float32
+	if c.LongRoPE() {
+		if short, long, err = longRoPEFactors(w); err != nil {
+			return nil, err
+		}
+	}
+	type tables struct{ rope, long *RoPE }
+	ropes := map[RopeSpec]tables{} // one table (two with LongRoPE) per distinct rotation
 	specs := c.Specs()
 	m.Layers = make([]Layer, len(specs))
 	kvLayers, slots := 0, 0
 	newAttention := func(sp LayerSpec, f func(string) string) *Attention {
 		rope, ok := ropes[sp.Attention.Rope]
 		if !ok {
-			rope = newRoPE(sp.Attention.Rope, factors)
+			if c.LongRoPE() {
+				rope.rope, rope.long = longRoPETables(sp.Attention.Rope, c.RopeScaling.AttentionFactor, short, long)
+			} else {
+				rope.rope = newRoPE(sp.Attention.Rope, factors, 1)
+			}
 			ropes[sp.Attention.Rope] = rope
 		}
-		a := &Attention{Rope: rope, Spec: sp.Attention, KVLayer: kvLayers,
+		a := &Attention{Rope: rope.rope, LongRope: rope.long, Spec: sp.Attention, KVLayer: kvLayers,
 			Norm: up(f(NameAttnNorm)), QKV: up(f(NameQKV)), Out: up(f(NameAttnOut))}
 		if sp.Attention.Bias {
 			a.Bias = up(f(NameQKVBias))
@@ -125,9 +141,10 @@ func channel(sp LayerSpec, f func(string) string, up func(string) Tensor) Channe
 
 // newRoPE is the rotation r with its frequencies, each base frequency
 // divided by its GGUF rope_freqs factor when factors are given (as
-// llama.cpp does; llama3's scaling is then in the factors, not in r).
-func newRoPE(r RopeSpec, factors []float32) *RoPE {
-	rp := &RoPE{Dim: r.Dim, NeoX: r.NeoX, InvFreq: r.InvFreq()}
+// llama.cpp does; llama3's scaling is then in the factors, not in r), and
+// cos and sin multiplied by scale (LongRoPE's attention factor; 1: none).
+func newRoPE(r RopeSpec, factors []float32, scale float32) *RoPE {
+	rp := &RoPE{Dim: r.Dim, NeoX: r.NeoX, InvFreq: r.InvFreq(), Scale: scale}
 	if factors != nil {
 		base := RopeSpec{Theta: r.Theta, Dim: r.Dim}.InvFreq()
 		for i := range base {
@@ -328,7 +345,7 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 	}
 	b.Embed(s.res, m.Embed, s.ids)
 	f := &m.pass
-	*f = pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps)}
+	*f = pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps), long: m.useLongRoPE(cache, pos, T)}
 	if h, ok := cache.(*HybridCache); ok {
 		f.cache, f.rec = h.KV, h
 		h.len = pos + T

@@ -8,7 +8,7 @@ import (
 )
 
 // FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3,
-// qwen3moe, qwen35 or qwen35moe onto a Config and canonical tensors. Tensor data is shared with g where no
+// qwen3moe, qwen35, qwen35moe or phi3 onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
 func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g, LoadOptions{}) }
 
@@ -57,6 +57,7 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 		c.QKNorm, c.RopeNeoX = true, true
 	case ArchQwen35, ArchQwen35MoE:
 		c.QKNorm, c.RopeNeoX, c.AttnOutputGate = true, true, true
+	case ArchPhi3:
 	default:
 		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: architecture %q", loader.ErrUnsupported, arch))
 	}
@@ -94,6 +95,11 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 	}
 	if arch == ArchQwen35 || arch == ArchQwen35MoE {
 		if err := ggufHybrid(g, arch, &c); err != nil {
+			return nil, err
+		}
+	}
+	if arch == ArchPhi3 {
+		if err := ggufPhi3(g, src, &c); err != nil {
 			return nil, err
 		}
 	}
