@@ -129,7 +129,7 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 		b.fail(err)
 		return
 	}
-	prm := ropeKVParams{Row: uint32(xt.cols()), Heads: uint32(heads), KVHeads: uint32(kvHeads), Half: uint32(Dh / 2), Eps: eps, Cap: uint32(c.capacity), Rot: uint32(r.Dim / 2)}
+	prm := ropeKVParams{Row: uint32(xt.cols()), Heads: uint32(heads), KVHeads: uint32(kvHeads), Half: uint32(Dh / 2), Eps: eps, Cap: uint32(c.capacity), Rot: uint32(r.Dim / 2), Scale: r.CosSinScale()}
 	if r.NeoX {
 		prm.NeoX = 1
 	}

@@ -138,6 +138,7 @@ type (
 		Row, Heads, KVHeads, Half, NeoX, Bias, Norm uint32
 		Eps                                         float32
 		Cap, Rot                                    uint32
+		Scale                                       float32 // LongRoPE's attention factor; 1: none
 	}
 	decodeParams struct {
 		Row4, Heads, Group, Cap, NS uint32

@@ -42,6 +42,13 @@ const (
 	NameSSMOut    = "blk.%d.ssm_out.weight"    // (D, Inner)
 )
 
+// OnHost reports whether Build reads tensor name on the host rather than
+// uploading it (the frequency divisors: rope_freqs, LongRoPE's factors), so
+// a loader keeps its bytes in memory.
+func OnHost(name string) bool {
+	return name == NameRopeFreqs || name == NameRopeFactorsShort || name == NameRopeFactorsLong
+}
+
 // canonicalTensor is one tensor of the canonical set.
 type canonicalTensor struct {
 	name string // a Name* constant

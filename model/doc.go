@@ -46,7 +46,7 @@
 // then a ChannelMixer (*GatedMLP or *MoE), each reading the residual stream
 // through its own RMSNorm and adding its output back. Build makes them from
 // Config.Specs(), which reads the family's row of Families (family.go:
-// llama, qwen2, qwen3, qwen3moe, qwen35, qwen35moe) and the config's
+// llama, qwen2, qwen3, qwen3moe, qwen35, qwen35moe, phi3) and the config's
 // parameters; a config may ask only for what its family's layers have
 // (Config.Validate).
 //
@@ -69,6 +69,11 @@
 // (LoadOptions.MTP; Config.MTPLayers, its tensors at layer index Layers):
 // Model.MTP, a draft model over the trunk's final hidden rows
 // (Model.ForwardHidden), for the engine's speculative decoding (mtp.go).
+// phi3 (Phi-3.5-mini, Phi-4-mini) rotates with LongRoPE (longrope.go): a
+// short and a long factor set (canonical tensors), each a frequency table,
+// with cos and sin scaled by the attention factor (RoPE.Scale); each pass
+// uses one set, as Model.LongRoPE says (Hugging Face's choice per pass by
+// default, llama.cpp's per cache, or a fixed one).
 // Adding a family is a row of Families, plus, where it needs new math,
 // a new kind with its plain-loop reference in package cpu (ref.go), its CPU
 // op and its WGSL kernel, and backendtest cases.

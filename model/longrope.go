@@ -44,6 +44,11 @@ const (
 	// (get_rope_factors; llama.cpp rounds its context up to a multiple
 	// of 256 first), the same set for every pass over that cache.
 	LongRoPEPerContext
+	// LongRoPEShort and LongRoPELong use that set for every pass, the
+	// choice of a caller that knows it (llama.cpp's for a context it
+	// knows the size of).
+	LongRoPEShort
+	LongRoPELong
 )
 
 // LongRoPE reports whether the model's rotation is LongRoPE.
@@ -129,8 +134,13 @@ func (m *Model) useLongRoPE(cache KVCache, pos, T int) bool {
 		return false
 	}
 	orig := s.OriginalMaxPositionEmbeddings
-	if m.LongRoPE == LongRoPEPerContext {
+	switch m.LongRoPE {
+	case LongRoPEPerContext:
 		return cache.Capacity() > orig
+	case LongRoPEShort:
+		return false
+	case LongRoPELong:
+		return true
 	}
 	return max(pos+T, m.passEnd) > orig
 }

@@ -192,7 +192,8 @@ func TestLongRoPEPerPassShared(t *testing.T) {
 // per-pass mode keeps the short ones until a pass ends past 256, so one
 // pass of 300 ids equals the per-context mode's (long) and one of 256 the
 // per-context mode's in a cache of 256 (short), row for row; a prompt
-// prefilled in chunks with SetPassEnd is the one pass.
+// prefilled in chunks with SetPassEnd is the one pass. LongRoPEShort and
+// LongRoPELong keep their set whatever the cache.
 func TestLongRoPESwitch(t *testing.T) {
 	g := phi3Goldens(t)[0]
 	perContext := buildPhi3(t, cpu.New(0), g)
@@ -208,6 +209,20 @@ func TestLongRoPESwitch(t *testing.T) {
 	}
 	if worst < 0.05 {
 		t.Errorf("long factors: worst row error %.3g against the short golden, want > 0.05", worst)
+	}
+	// The fixed modes: short in that cache gives the golden's rows, long
+	// the per-context mode's.
+	fixed := buildPhi3(t, cpu.New(0), g)
+	fixed.LongRoPE = model.LongRoPEShort
+	rowsShort := phi3Rows(t, fixed, g.Tokens, 512)
+	for r, want := range g.Logits {
+		if e, i := golden.RowError(rowsShort[r*V:(r+1)*V], want); e > g.Tolerance {
+			t.Errorf("LongRoPEShort row %d: error %.3g at %d", r, e, i)
+		}
+	}
+	fixed.LongRoPE = model.LongRoPELong
+	if e, i := golden.RowError(phi3Rows(t, fixed, g.Tokens, 64), rows); e > 1e-6 {
+		t.Errorf("LongRoPELong: error %.3g at %d against the per-context mode's long rows", e, i)
 	}
 
 	ids := make([]int32, 300)

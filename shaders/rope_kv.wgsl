@@ -9,7 +9,8 @@
 // rope.wgsl's (turns with extra precision, cos_sin_turns). Only the first
 // 2*rot values of a head rotate (partial rotary, Qwen3.5: rot < Dh/2),
 // the rest pass through; a zero frequency leaves its pair as it is (cos 1,
-// sin 0 exactly). A row may hold more columns after v (Qwen3.5's output
+// sin 0 exactly). cos and sin are multiplied by p.scale (LongRoPE's
+// attention factor, Phi-3.5/Phi-4-mini). A row may hold more columns after v (Qwen3.5's output
 // gate, p.row > (H+2Hk)*Dh): they are not touched.
 
 struct Params {
@@ -23,6 +24,7 @@ struct Params {
     eps: f32,
     cap: u32,      // S
     rot: u32,      // rotated pairs per head: rope dim / 2, at most Dh/2
+    scale: f32,    // multiplies cos and sin (LongRoPE's attention factor; 1: none)
 }
 
 @group(0) @binding(0) var<storage, read_write> x: array<f32>;     // (T, C) f32
@@ -104,7 +106,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
             let whole = fract(pv * freq[2u * k]);
             let turns = (whole.x + whole.y) + (whole.z + whole.w) + dot(pv, freq[2u * k + 1u]);
-            let cs = cos_sin_turns(fract(turns));
+            let cs = cos_sin_turns(fract(turns)) * p.scale;
             let x0 = hv[i0];
             let x1 = hv[i1];
             hv[i0] = x0 * cs.x - x1 * cs.y;

@@ -69,13 +69,13 @@ func (g MemStager) Drop(name string)        { delete(g, name) }
 
 // ResidentOnGPU reports whether a tensor is uploaded to WebGPU straight from
 // the shard bytes: one in a layout the kernels read as stored (F32, F16,
-// planar q8 and q4, K-quant blocks), except rope_freqs, which the model
-// reads on the host.
+// planar q8 and q4, K-quant blocks), except those the model reads on the
+// host (rope_freqs, LongRoPE's factors: model.OnHost).
 func ResidentOnGPU(ti *manifest.TensorInfo) bool {
 	d, _ := ti.Type()
 	switch d {
 	case loader.F32, loader.F16, loader.Q8, loader.Q4:
-		return ti.Name != model.NameRopeFreqs
+		return !model.OnHost(ti.Name)
 	}
 	return kquantOnGPU(d, ti.Shape) // K-quant matrices, as ggml's blocks
 }

@@ -366,7 +366,7 @@ func weightBytes(w *model.Weights) (all, active int64, err error) {
 		s := int64(size)
 		all += s
 		switch {
-		case name == model.NameRopeFreqs:
+		case model.OnHost(name):
 		case name == model.NameEmbed:
 			active += s / int64(c.Vocab)
 			if c.TiedEmbeddings {
