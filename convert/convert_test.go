@@ -36,6 +36,9 @@ func TestConvertGoldens(t *testing.T) {
 		cases = append(cases, tc{"qwen2/models/tiny-qwen2-" + q + ".gguf", "../qwen2/golden/tiny-qwen2-" + q + ".golden"})
 	}
 	cases = append(cases, tc{"qwen2/hf/tiny-qwen2", "../qwen2/golden/tiny-qwen2-f32.golden"})
+	// Phi-4-mini (phi3: fused qkv and gate_up, LongRoPE's factor tensors,
+	// the o200k split): testdata/phi3.
+	cases = append(cases, tc{"phi3/models/tiny-phi4mini-q4_0.gguf", "../phi3/golden/tiny-phi4mini-q4_0.golden"})
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
 			in := filepath.Join(testdata, c.in)

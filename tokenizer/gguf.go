@@ -37,6 +37,7 @@ var ggufPres = map[string]ggufPre{
 	"deepseek-r1-qwen": {split: kindQwen2, nfc: true},
 	"qwen35":           {split: kindQwen35}, // no NFC: Qwen3.5 keeps decomposed accents
 	"gpt-2":            {split: kindGPT2},
+	"gpt-4o":           {split: kindO200k}, // o200k: GPT-4o, Phi-4-mini
 }
 
 // ggufMeta reads typed tokenizer metadata, remembering the first error.
@@ -170,6 +171,7 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 			added = append(added, addedToken{text: s, id: int32(i)})
 		}
 	}
+	phi3RStrip(g, added)
 	t.added = newAddedMatcher(added)
 
 	addBOSDefault := true

@@ -166,7 +166,10 @@ func (t *Tokenizer) hfPreTokenizer(file, field string, raw json.RawMessage) (boo
 		default:
 			return false, formatErrf(file, field+".pattern", "neither Regex nor String")
 		}
-		if ks, ok := knownPattern(re); ok && c.Behavior == "Isolated" && !c.Invert {
+		// A known pattern matches at every position, so keeping its
+		// matches and removing the gaps (Removed, inverted: o200k's
+		// form) is its Isolated split.
+		if ks, ok := knownPattern(re); ok && (c.Behavior == "Isolated" && !c.Invert || c.Behavior == "Removed" && c.Invert) {
 			t.pre = append(t.pre, ks)
 			return false, nil
 		}

@@ -25,6 +25,7 @@ const (
 	kindQwen2                     // patternQwen2
 	kindGPT2                      // patternGPT2
 	kindQwen35                    // patternQwen35
+	kindO200k                     // patternO200k
 )
 
 // patternSplitter implements one of the known patterns with the Isolated
@@ -42,6 +43,8 @@ func (p patternSplitter) split(s string, emit func(string)) error {
 			j = nextLlama3(s, i, 1)
 		case kindQwen35:
 			j = nextLlama3Of(s, i, 1, classOfMarks)
+		case kindO200k:
+			j = nextO200k(s, i)
 		default:
 			j = nextGPT2(s, i)
 		}
@@ -66,6 +69,8 @@ func knownPattern(pat string) (patternSplitter, bool) {
 		return patternSplitter{kindGPT2}, true
 	case patternQwen35:
 		return patternSplitter{kindQwen35}, true
+	case patternO200k:
+		return patternSplitter{kindO200k}, true
 	}
 	return patternSplitter{}, false
 }
