@@ -22,7 +22,9 @@ import (
 // head, each a tensor in parts over 32 MiB shards) and Qwen3-30B-A3B (two
 // layers: 128 experts of 768, whose merged gate/up experts, 403 MB a
 // layer, exceed the 128 MiB binding that WebGPU grants by default and are
-// split on expert boundaries) with random weights: written as GGUF,
+// split on expert boundaries) and Phi-4-mini (two layers: its tied
+// 200,064-row embedding, the LM head, split under the same binding) with
+// random weights: written as GGUF,
 // converted, served, loaded through the JS API in Chromium (the adapter's
 // own buffer limits for the 70B, the WebGPU default binding for the MoE),
 // and a prefill and one decode step there give the CPU engine's tokens
@@ -36,6 +38,8 @@ func TestBigModels(t *testing.T) {
 	llama70.Layers = 1
 	moe := synth.Qwen3_30BA3B
 	moe.Layers = 2
+	phi4 := synth.Phi4Mini
+	phi4.Layers = 2
 	for _, c := range []struct {
 		name   string
 		shape  synth.Shape
@@ -45,6 +49,9 @@ func TestBigModels(t *testing.T) {
 	}{
 		{"r1-distill-llama-70b-1l", llama70, "testdata/models/tiny-llama3-q4_0.gguf", "{}", "output.weight"},
 		{"qwen3-30b-a3b-2l", moe, "testdata/models/tiny-qwen3moe-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "blk.0.ffn_gate_up_exps.weight"},
+		// Phi-4-mini: its 200,064-row tied embedding (the LM head) is 330
+		// MiB of q4, split under a 128 MiB binding.
+		{"phi-4-mini-2l", phi4, "testdata/phi3/models/tiny-phi4mini-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "token_embd.weight"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			models := t.TempDir()

@@ -1,5 +1,6 @@
 // Package synth writes GGUF models with random weights in the shapes of
-// real ones (Llama-3.2-1B, DeepSeek-R1-Distill-Llama-70B, Qwen3-30B-A3B),
+// real ones (Llama-3.2-1B, DeepSeek-R1-Distill-Llama-70B, Qwen3-30B-A3B,
+// Phi-4-mini),
 // fewer layers where a test or a software adapter needs it: the bench's
 // synthetic model and the big-model loading tests. The tokenizer is a tiny
 // test model's vocabulary padded to the real size with filler tokens no
@@ -8,6 +9,7 @@ package synth
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -21,8 +23,10 @@ import (
 // Shape is a model's architecture and dimensions.
 type Shape struct {
 	Name string // what it has the shape of, for general.name
-	// Arch is "llama" or "qwen3moe" (q/k norms and routed experts, FFN
-	// being one expert's).
+	// Arch is "llama", "qwen3moe" (q/k norms and routed experts, FFN
+	// being one expert's) or "phi3" (fused attn_qkv and gate/up in ffn_up,
+	// partial rotary over RopeDim dims, LongRoPE factors from
+	// OrigContext of Context positions).
 	Arch                                                string
 	Layers, Hidden, Heads, KVHeads, HeadDim, FFN, Vocab int
 	Experts, ExpertsUsed                                int
@@ -31,6 +35,9 @@ type Shape struct {
 	Untied bool
 	// DType is every matrix's type: loader.Q4_0 or loader.Q8_0.
 	DType loader.DType
+	// Context is context_length (0: 8192); phi3's RopeDim (0: HeadDim)
+	// and OrigContext (LongRoPE's original context; 0: none).
+	Context, RopeDim, OrigContext int
 }
 
 // The real models' shapes.
@@ -41,6 +48,11 @@ var (
 		HeadDim: 128, FFN: 28672, Vocab: 128256, Untied: true, DType: loader.Q8_0}
 	Qwen3_30BA3B = Shape{Name: "Qwen3-30B-A3B", Arch: "qwen3moe", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128,
 		FFN: 768, Experts: 128, ExpertsUsed: 8, Vocab: 151936, Untied: true, DType: loader.Q8_0}
+	// Phi4Mini is Phi-4-mini-instruct: 200,064 tokens, tied embeddings,
+	// GQA 24/8 × 128, 96 of 128 dims rotated, LongRoPE from 4096 of 131072
+	// positions.
+	Phi4Mini = Shape{Name: "Phi-4-mini", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 24, KVHeads: 8, HeadDim: 128,
+		FFN: 8192, Vocab: 200064, DType: loader.Q4_0, Context: 131072, RopeDim: 96, OrigContext: 4096}
 )
 
 // Write writes a GGUF model of shape s with random weights (seeded by the
@@ -90,7 +102,7 @@ func archMeta(s Shape) []loader.MetaKV {
 		{Key: "general.file_type", Value: ft},
 		{Key: "general.quantization_version", Value: uint32(2)},
 		{Key: a + ".block_count", Value: u(s.Layers)},
-		{Key: a + ".context_length", Value: uint32(8192)},
+		{Key: a + ".context_length", Value: u(cmp.Or(s.Context, 8192))},
 		{Key: a + ".embedding_length", Value: u(s.Hidden)},
 		{Key: a + ".feed_forward_length", Value: u(s.FFN)},
 		{Key: a + ".attention.head_count", Value: u(s.Heads)},
@@ -101,8 +113,15 @@ func archMeta(s Shape) []loader.MetaKV {
 		{Key: a + ".attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
 		{Key: a + ".vocab_size", Value: u(s.Vocab)},
 	}
-	if a == "llama" {
-		meta = append(meta, loader.MetaKV{Key: a + ".rope.dimension_count", Value: u(s.HeadDim)})
+	if a == "llama" || a == "phi3" {
+		meta = append(meta, loader.MetaKV{Key: a + ".rope.dimension_count", Value: u(cmp.Or(s.RopeDim, s.HeadDim))})
+	}
+	if s.OrigContext > 0 {
+		ctx := float64(cmp.Or(s.Context, 8192))
+		attn := math.Sqrt(1 + math.Log(ctx/float64(s.OrigContext))/math.Log(float64(s.OrigContext)))
+		meta = append(meta,
+			loader.MetaKV{Key: a + ".rope.scaling.original_context_length", Value: u(s.OrigContext)},
+			loader.MetaKV{Key: a + ".rope.scaling.attn_factor", Value: float32(attn)})
 	}
 	if s.Experts > 0 {
 		meta = append(meta,
@@ -123,8 +142,23 @@ func tensors(s Shape) []*loader.Tensor {
 	if s.Untied {
 		out = append(out, mat("output.weight", s.Vocab, D))
 	}
+	if s.OrigContext > 0 {
+		half := cmp.Or(s.RopeDim, s.HeadDim) / 2
+		out = append(out, factors(rng, "rope_factors_short.weight", half, 1, 0.3),
+			factors(rng, "rope_factors_long.weight", half, 1.5, 10))
+	}
 	for l := range s.Layers {
 		n := func(f string) string { return fmt.Sprintf("blk.%d.%s.weight", l, f) }
+		if s.Arch == "phi3" { // fused q/k/v, gate then up in ffn_up
+			out = append(out,
+				ones(n("attn_norm"), D),
+				mat(n("attn_qkv"), Q+2*KV, D),
+				mat(n("attn_output"), D, Q),
+				ones(n("ffn_norm"), D),
+				mat(n("ffn_up"), 2*F, D),
+				mat(n("ffn_down"), D, F))
+			continue
+		}
 		out = append(out,
 			ones(n("attn_norm"), D),
 			mat(n("attn_q"), Q, D),
@@ -178,6 +212,17 @@ func router(rng *rand.Rand, name string, E, D int) *loader.Tensor {
 		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(rng.NormFloat64()*scale)))
 	}
 	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{E, D}, Data: data}
+}
+
+// factors is a LongRoPE factor set of n: from base rising by about span,
+// as the real ones do (F32).
+func factors(rng *rand.Rand, name string, n int, base, span float64) *loader.Tensor {
+	data := make([]byte, 4*n)
+	for i := range n {
+		f := base + span*float64(i)/float64(max(n-1, 1)) + 0.05*span*rng.Float64()
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(f)))
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{n}, Data: data}
 }
 
 func ones(name string, n int) *loader.Tensor {

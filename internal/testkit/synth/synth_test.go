@@ -1,0 +1,84 @@
+package synth
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+	"wasmllm/tokenizer"
+)
+
+// TestPhi3Shape writes a small phi3 model (Phi-4-mini's layout at a
+// fraction of its size) and loads it: the config is Phi-4-mini's kind
+// (partial rotary, LongRoPE with the attention factor of its contexts,
+// tied), the tokenizer is tiny-phi4mini's padded to the vocabulary, and a
+// forward on the CPU gives finite logits with either factor set, which
+// differ.
+func TestPhi3Shape(t *testing.T) {
+	s := Shape{Name: "Phi-4-mini (small)", Arch: "phi3", Layers: 2, Hidden: 256, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 512,
+		Vocab: 1024, DType: loader.Q4_0, Context: 131072, RopeDim: 48, OrigContext: 4096}
+	path := filepath.Join(t.TempDir(), "phi3.gguf")
+	if err := Write(path, "../../../testdata/phi3/models/tiny-phi4mini-q4_0.gguf", s); err != nil {
+		t.Fatal(err)
+	}
+	g, err := loader.ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Config
+	if c.Arch != model.ArchPhi3 || c.RopeDim != 48 || !c.TiedEmbeddings || !c.LongRoPE() || c.Vocab != 1024 ||
+		c.RopeScaling.OriginalMaxPositionEmbeddings != 4096 || math.Abs(c.RopeScaling.AttentionFactor-1.19024) > 1e-5 {
+		t.Fatalf("config %+v, rope scaling %+v", c, c.RopeScaling)
+	}
+	tok, err := tokenizer.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.VocabSize() != 1024 {
+		t.Errorf("tokenizer of %d tokens", tok.VocabSize())
+	}
+	m, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode("Once upon a time, there was a little girl named Lily.", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[model.LongRoPEMode][]float32{}
+	for _, mode := range []model.LongRoPEMode{model.LongRoPEShort, model.LongRoPELong} {
+		m.LongRoPE = mode
+		cache, err := m.NewCache(len(ids))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits, err := m.Forward(cache, ids, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make([]float32, c.Vocab)
+		if err := m.Backend().ReadF32(logits, row); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range row {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("mode %d: logit %d is %v", mode, i, v)
+			}
+		}
+		rows[mode] = row
+	}
+	diff := 0.0
+	for i := range rows[model.LongRoPEShort] {
+		diff = max(diff, math.Abs(float64(rows[model.LongRoPEShort][i]-rows[model.LongRoPELong][i])))
+	}
+	if diff < 1e-3 {
+		t.Errorf("short and long factors give the same logits (max diff %.3g)", diff)
+	}
+}
