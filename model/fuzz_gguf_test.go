@@ -20,6 +20,7 @@ var fuzzBases = []string{
 	"../testdata/models/tiny-llama3-q4_0.gguf",
 	"../testdata/models/tiny-qwen3moe-q4_0.gguf",
 	"../testdata/k/models/k-qwen3-q2_k.gguf",
+	"../testdata/phi3/models/tiny-phi4mini-q4_0.gguf", // phi3: LongRoPE's keys and factor tensors
 }
 
 type fuzzBase struct {
