@@ -86,6 +86,9 @@ type Config struct {
 	// mtpAvailable is how many NextN/MTP blocks the source holds, loaded
 	// or not.
 	mtpAvailable int
+	// longRoPEFactors are a Hugging Face config's LongRoPE short and long
+	// factor lists, the source of the factor tensors (source_hf_phi3.go).
+	longRoPEFactors [2][]float64
 }
 
 // LinearLayer reports whether layer l is a Gated DeltaNet layer.

@@ -36,6 +36,7 @@ type hfConfig struct {
 	UseSlidingWindow      *bool           `json:"use_sliding_window"`
 	HiddenAct             string          `json:"hidden_act"`
 	hfHybridConfig
+	hfPhi3Config
 }
 
 // hfKey is config.json's key for a canonical Config field.
@@ -102,6 +103,8 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 		if len(h.MLPOnlyLayers) > 0 || h.DecoderSparseStep > 1 {
 			return nil, ferr("mlp_only_layers", fmt.Errorf("%w: dense layers inside a MoE model", loader.ErrUnsupported))
 		}
+	case "Phi3ForCausalLM": // Phi-3, Phi-3.5-mini, Phi-4-mini; finished below (phi3)
+		c.Arch = ArchPhi3
 	case "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration":
 		if err := h.qwen35(c, arch, ferr); err != nil {
 			return nil, err
@@ -147,6 +150,11 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 		if rs.RopeScaling.Type != "default" {
 			s := rs.RopeScaling
 			c.RopeScaling = &s
+		}
+	}
+	if c.Arch == ArchPhi3 {
+		if err := h.phi3(c, ferr); err != nil {
+			return nil, err
 		}
 	}
 	if err := c.validateIn(file, hfQwen35Key); err != nil {

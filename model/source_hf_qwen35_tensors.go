@@ -102,8 +102,11 @@ func (s hfQwen35Source) Has(name string) bool { return s.tensorSource.Has(s.reso
 
 // hfSource is the table and the tensor names of config c's checkpoint.
 func hfSource(c *Config, st tensorSource) (tensorTable, tensorSource) {
-	if c.Arch == ArchQwen35 || c.Arch == ArchQwen35MoE {
+	switch c.Arch {
+	case ArchQwen35, ArchQwen35MoE:
 		return hfQwen35Tensors, hfQwen35Source{st, c.Layers}
+	case ArchPhi3:
+		return hfPhi3Tensors, newHFPhi3Source(c, st)
 	}
 	return hfTensors, st
 }
