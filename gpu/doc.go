@@ -65,7 +65,10 @@
 // the lm_head. Qwen3.5's attention layers are the same 5 + FFN: the
 // output gate is applied where attention stores its output (the decode
 // reduce, the prefill kernel), partial rotary is RoPEKV's rotation of the
-// first rope-dim values. A Gated DeltaNet layer is 6 with a dense FFN:
+// first rope-dim values. A phi3 layer (Phi-3.5-mini, Phi-4-mini) is a
+// dense layer's 7: LongRoPE's two factor sets are two frequency tables of
+// the same RoPEKV kernel, its attention factor a uniform that scales cos
+// and sin. A Gated DeltaNet layer is 6 with a dense FFN:
 // in-proj GEMV (norm folded), deltanet_conv (the causal conv and SiLU,
 // a thread per channel, which also moves the conv state), deltanet_step
 // (a workgroup per value head: q/k L2 norms, the gates, the state's decay,
