@@ -40,9 +40,9 @@ const (
 	// they were written with, as in transformers.
 	LongRoPEPerPass LongRoPEMode = iota
 	// LongRoPEPerContext is llama.cpp's choice: the long factors iff the
-	// cache holds more than original_max_position_embeddings positions
-	// (get_rope_factors; llama.cpp rounds its context up to a multiple
-	// of 256 first), the same set for every pass over that cache.
+	// cache's capacity, rounded up to a multiple of 256 as llama.cpp
+	// rounds its context, exceeds original_max_position_embeddings
+	// (get_rope_factors), the same set for every pass over that cache.
 	LongRoPEPerContext
 	// LongRoPEShort and LongRoPELong use that set for every pass, the
 	// choice of a caller that knows it (llama.cpp's for a context it
@@ -136,7 +136,7 @@ func (m *Model) useLongRoPE(cache KVCache, pos, T int) bool {
 	orig := s.OriginalMaxPositionEmbeddings
 	switch m.LongRoPE {
 	case LongRoPEPerContext:
-		return cache.Capacity() > orig
+		return (cache.Capacity()+255)/256*256 > orig
 	case LongRoPEShort:
 		return false
 	case LongRoPELong:

@@ -145,3 +145,45 @@ func putF32(b []byte, v float32) {
 	u := math.Float32bits(v)
 	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
 }
+
+// capacityOnly is a KVCache of a capacity, for useLongRoPE.
+type capacityOnly int
+
+func (c capacityOnly) Capacity() int { return int(c) }
+func (capacityOnly) KVHeads() int    { return 1 }
+func (capacityOnly) HeadDim() int    { return 2 }
+
+// TestUseLongRoPE: which factor set each mode picks. Per context, the
+// capacity is rounded up to a multiple of 256 first, as llama.cpp rounds
+// its context; per pass, the pass's end (or SetPassEnd's) is compared.
+func TestUseLongRoPE(t *testing.T) {
+	m := &Model{Config: Config{RopeScaling: &RopeScaling{Type: RopeLongRoPE}}}
+	for _, c := range []struct {
+		mode           LongRoPEMode
+		orig, capacity int
+		pos, T, end    int
+		want           bool
+	}{
+		{LongRoPEPerContext, 256, 256, 0, 1, 0, false},
+		{LongRoPEPerContext, 256, 257, 0, 1, 0, true},
+		{LongRoPEPerContext, 300, 290, 0, 1, 0, true}, // 290 -> 512
+		{LongRoPEPerContext, 4096, 4000, 0, 1, 0, false},
+		{LongRoPEPerPass, 256, 1000, 0, 256, 0, false},
+		{LongRoPEPerPass, 256, 1000, 0, 257, 0, true},
+		{LongRoPEPerPass, 256, 1000, 256, 1, 0, true},
+		{LongRoPEPerPass, 256, 1000, 0, 128, 300, true}, // a chunk of a longer pass
+		{LongRoPEShort, 256, 1000, 900, 1, 0, false},
+		{LongRoPELong, 256, 16, 0, 1, 0, true},
+	} {
+		m.LongRoPE, m.Config.RopeScaling.OriginalMaxPositionEmbeddings = c.mode, c.orig
+		m.SetPassEnd(c.end)
+		if got := m.useLongRoPE(capacityOnly(c.capacity), c.pos, c.T); got != c.want {
+			t.Errorf("%+v: long %v", c, got)
+		}
+	}
+	m.SetPassEnd(0)
+	m.Config.RopeScaling = nil
+	if m.useLongRoPE(capacityOnly(1<<20), 1<<19, 1) {
+		t.Error("a model without LongRoPE uses long factors")
+	}
+}
