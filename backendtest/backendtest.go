@@ -42,6 +42,8 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"GatedAttention", func(t *testing.T) { testGatedAttention(t, b, o) }},
 		{"MoEShared", func(t *testing.T) { testMoEShared(t, b, o) }},
 		{"DeltaNet", func(t *testing.T) { testDeltaNet(t, b, o) }},
+		{"GemmaMatMul", func(t *testing.T) { testGemmaMatMul(t, b, o) }},
+		{"Scale", func(t *testing.T) { testScale(t, b) }},
 		{"CopyRows", func(t *testing.T) { testCopyRows(t, b) }},
 		{"Argmax", func(t *testing.T) { testArgmax(t, b) }},
 		{"TopK", func(t *testing.T) { testTopK(t, b) }},

@@ -39,11 +39,17 @@ type Fusion struct {
 	Norm    []float32 // (K): x is read as RMSNorm(x) * Norm; nil: x as it is
 	Eps     float32
 	SiluMul bool // w is gate_up (2F, K): out (T, F) = SiluMul of the product
-	Add     bool // out += the result
+	GeluMul bool // w is gate_up (2F, K): out (T, F) = gelu_tanh(gate)·up
+	// PostNorm (N, or F after SiluMul or GeluMul): each row of the result
+	// RMS-normalised with it; nil: none.
+	PostNorm []float32
+	SoftCap  float32 // > 0: each value v of the result is SoftCap·tanh(v/SoftCap)
+	Add      bool    // out += the result
 }
 
 // MatMul: out (T, N) = x (T, K) · w (N, K)ᵀ, w dequantised, with f's
-// prologue and epilogue.
+// prologue and epilogue, in order: the norm, the product, SiluMul or
+// GeluMul, the post-norm, the soft-cap, the add.
 func MatMul(out, x, w []float32, T, N, K int, f Fusion) {
 	xn := x
 	if f.Norm != nil {
@@ -52,11 +58,23 @@ func MatMul(out, x, w []float32, T, N, K int, f Fusion) {
 	}
 	y := make([]float32, T*N)
 	product(y, xn, w, T, N, K)
-	if f.SiluMul {
+	if f.SiluMul || f.GeluMul {
 		F := N / 2
 		act := make([]float32, T*F)
-		siluMulRef(act, y, T, F)
+		if f.SiluMul {
+			siluMulRef(act, y, T, F)
+		} else {
+			geluMulRef(act, y, T, F)
+		}
 		y = act
+	}
+	if f.PostNorm != nil {
+		rmsNorm(y, y, f.PostNorm, f.Eps)
+	}
+	if f.SoftCap > 0 {
+		for i, v := range y {
+			y[i] = SoftCap(v, f.SoftCap)
+		}
 	}
 	for i := range y {
 		if f.Add {

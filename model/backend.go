@@ -104,6 +104,9 @@ type Backend interface {
 	// state is (n_v·S, S). Any grouping of the tokens (the chunked form of
 	// a prefill) must give the token-by-token result to rounding.
 	DeltaNet(out, proj, convW, a, dtBias, norm, convState, state Tensor, sp DeltaNetSpec, eps float32)
+	// Scale multiplies every value of x (an f32 activation) by s, in
+	// place (Gemma's embedding scale sqrt(D)).
+	Scale(x Tensor, s float32)
 	// CopyRows copies rows [row0, row0+R) of src (_, C) into dst (R, C).
 	CopyRows(dst, src Tensor, row0 int)
 	// Argmax writes the index of each row's maximum (lowest index on ties):
@@ -193,7 +196,19 @@ type MatMulFusion struct {
 	// SiluMul reads w (2F, K) as the merged gate_up: out (T, F) =
 	// silu(gate) * up (SiluMul of the product).
 	SiluMul bool
-	// Add adds the product to out (a residual): out += x · wᵀ.
+	// GeluMul reads w (2F, K) as a GeGLU's merged gate_up: out (T, F) =
+	// gelu_tanh(gate) * up, gelu_tanh(x) = 0.5x(1 + tanh(sqrt(2/π)(x +
+	// 0.044715x³))) (Gemma). At most one of SiluMul and GeluMul.
+	GeluMul bool
+	// PostNorm, when not nil, is an RMSNorm weight (N, or F after SiluMul
+	// or GeluMul): each row of the result is read as RMSNorm(row) *
+	// PostNorm, with Eps, before it is stored or added (Gemma's sandwich
+	// norms).
+	PostNorm Tensor
+	// SoftCap, when > 0, caps each value v of the result at SoftCap·
+	// tanh(v/SoftCap), before any add (Gemma's final logit soft-cap).
+	SoftCap float32
+	// Add adds the result to out (a residual): out += x · wᵀ.
 	Add bool
 }
 

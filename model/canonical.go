@@ -17,18 +17,22 @@ const (
 
 // Per-layer canonical names; format with the layer index.
 const (
-	NameAttnNorm   = "blk.%d.attn_norm.weight"        // (D)
-	NameQKV        = "blk.%d.attn_qkv.weight"         // ((H+2Hk)*Dh, D)
-	NameQKVBias    = "blk.%d.attn_qkv.bias"           // ((H+2Hk)*Dh) f32, q, k, v biases as NameQKV's rows; only when Config.QKVBias
-	NameQNorm      = "blk.%d.attn_q_norm.weight"      // (Dh)
-	NameKNorm      = "blk.%d.attn_k_norm.weight"      // (Dh)
-	NameAttnOut    = "blk.%d.attn_output.weight"      // (D, H*Dh)
-	NameFFNNorm    = "blk.%d.ffn_norm.weight"         // (D)
-	NameGateUp     = "blk.%d.ffn_gate_up.weight"      // (2F, D)
-	NameDown       = "blk.%d.ffn_down.weight"         // (D, F)
-	NameRouter     = "blk.%d.ffn_gate_inp.weight"     // (E, D)
-	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight" // (E, 2F, D)
-	NameDownExps   = "blk.%d.ffn_down_exps.weight"    // (E, D, F)
+	NameAttnNorm = "blk.%d.attn_norm.weight"   // (D)
+	NameQKV      = "blk.%d.attn_qkv.weight"    // ((H+2Hk)*Dh, D)
+	NameQKVBias  = "blk.%d.attn_qkv.bias"      // ((H+2Hk)*Dh) f32, q, k, v biases as NameQKV's rows; only when Config.QKVBias
+	NameQNorm    = "blk.%d.attn_q_norm.weight" // (Dh)
+	NameKNorm    = "blk.%d.attn_k_norm.weight" // (Dh)
+	NameAttnOut  = "blk.%d.attn_output.weight" // (D, H*Dh)
+	NameFFNNorm  = "blk.%d.ffn_norm.weight"    // (D)
+	// the sandwich norms (Gemma): each mixer's output RMS-normalised
+	// before its residual add
+	NamePostAttnNorm = "blk.%d.post_attention_norm.weight" // (D)
+	NamePostFFNNorm  = "blk.%d.post_ffw_norm.weight"       // (D)
+	NameGateUp       = "blk.%d.ffn_gate_up.weight"         // (2F, D)
+	NameDown         = "blk.%d.ffn_down.weight"            // (D, F)
+	NameRouter       = "blk.%d.ffn_gate_inp.weight"        // (E, D)
+	NameGateUpExps   = "blk.%d.ffn_gate_up_exps.weight"    // (E, 2F, D)
+	NameDownExps     = "blk.%d.ffn_down_exps.weight"       // (E, D, F)
 	// the MoE's shared expert (qwen35moe)
 	NameGateUpShexp = "blk.%d.ffn_gate_up_shexp.weight"  // (2Fs, D)
 	NameDownShexp   = "blk.%d.ffn_down_shexp.weight"     // (D, Fs)
@@ -85,6 +89,7 @@ var (
 		{NameAttnOut, attention, func(c *Config, sp *LayerSpec) []int {
 			return []int{c.Hidden, sp.Attention.Heads * sp.Attention.HeadDim}
 		}},
+		{NamePostAttnNorm, func(sp *LayerSpec) bool { return !sp.IsDeltaNet() && sp.Attention.PostNorm }, layerHidden},
 		// the Gated DeltaNet token mixer
 		{NameSSMIn, deltaNet, func(c *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ProjWidth(), c.Hidden} }},
 		{NameSSMConv, deltaNet, func(_ *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ConvDim(), sp.DeltaNet.ConvKernel} }},
@@ -102,6 +107,7 @@ var (
 		{NameGateShexp, shared, layerHidden},
 		{NameGateUp, gated, func(c *Config, sp *LayerSpec) []int { return []int{2 * sp.Channel.FFN, c.Hidden} }},
 		{NameDown, gated, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.Channel.FFN} }},
+		{NamePostFFNNorm, func(sp *LayerSpec) bool { return sp.Channel.PostNorm }, layerHidden},
 	}
 	tailTensors = []canonicalTensor{
 		{NameNorm, nil, hiddenVector},
@@ -109,12 +115,14 @@ var (
 	}
 )
 
-func qkNorm(sp *LayerSpec) bool                 { return !sp.IsDeltaNet() && sp.Attention.QKNorm }
-func attention(sp *LayerSpec) bool              { return !sp.IsDeltaNet() }
-func deltaNet(sp *LayerSpec) bool               { return sp.IsDeltaNet() }
-func shared(sp *LayerSpec) bool                 { return sp.Channel.Kind == ChannelMoE && sp.Channel.SharedFFN > 0 }
-func moe(sp *LayerSpec) bool                    { return sp.Channel.Kind == ChannelMoE }
-func gated(sp *LayerSpec) bool                  { return sp.Channel.Kind == ChannelGatedMLP }
+func qkNorm(sp *LayerSpec) bool    { return !sp.IsDeltaNet() && sp.Attention.QKNorm }
+func attention(sp *LayerSpec) bool { return !sp.IsDeltaNet() }
+func deltaNet(sp *LayerSpec) bool  { return sp.IsDeltaNet() }
+func shared(sp *LayerSpec) bool    { return sp.Channel.Kind == ChannelMoE && sp.Channel.SharedFFN > 0 }
+func moe(sp *LayerSpec) bool       { return sp.Channel.Kind == ChannelMoE }
+func gated(sp *LayerSpec) bool {
+	return sp.Channel.Kind == ChannelGatedMLP || sp.Channel.Kind == ChannelGeGLU
+}
 func hiddenVector(c *Config) []int              { return []int{c.Hidden} }
 func layerHidden(c *Config, _ *LayerSpec) []int { return []int{c.Hidden} }
 func headVector(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.HeadDim} }

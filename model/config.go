@@ -18,12 +18,19 @@ const (
 	// layers (qwen35: a gated MLP; qwen35moe: MoE with a shared expert).
 	ArchQwen35    = "qwen35"
 	ArchQwen35MoE = "qwen35moe"
+	// Gemma 3 (270M to 27B, text): local and global attention layers,
+	// GeGLU, sandwich norms (family_gemma.go).
+	ArchGemma3 = "gemma3"
 )
 
 // Layer types of Config.LayerTypes (Hugging Face's layer_types values).
 const (
 	LayerFullAttention   = "full_attention"
 	LayerLinearAttention = "linear_attention" // a Gated DeltaNet layer
+	// LayerSlidingAttention is a local layer of a family with local and
+	// global attention (Gemma): attention over the last SlidingWindow
+	// positions, with the local RoPE base.
+	LayerSlidingAttention = "sliding_attention"
 )
 
 // Config is one model's hyperparameters, whatever file it came from.
@@ -83,6 +90,16 @@ type Config struct {
 	// loaded with LoadOptions.MTP.
 	MTPLayers int `json:"mtp_num_hidden_layers,omitempty"`
 
+	// Gemma (family_gemma.go); zero for the others.
+
+	// RopeLocalTheta is the RoPE base of the local (sliding-window)
+	// layers, Hugging Face's rope_local_base_freq; RopeTheta and
+	// RopeScaling are the global layers'. 0: RopeTheta.
+	RopeLocalTheta float64 `json:"rope_local_base_freq,omitempty"`
+	// FinalLogitSoftcap, when > 0, is c of the logits' soft-cap
+	// c·tanh(logits/c).
+	FinalLogitSoftcap float64 `json:"final_logit_softcapping,omitempty"`
+
 	// mtpAvailable is how many NextN/MTP blocks the source holds, loaded
 	// or not.
 	mtpAvailable int
@@ -115,8 +132,8 @@ func (c *Config) AttentionLayers() int {
 	return n
 }
 
-// RopeScaling is Hugging Face's rope_scaling block; only type "llama3" is
-// supported.
+// RopeScaling is Hugging Face's rope_scaling block: type "llama3", or
+// "linear" (every frequency divided by Factor; Gemma 3's global layers).
 type RopeScaling struct {
 	Type                          string  `json:"rope_type"`
 	Factor                        float64 `json:"factor"`
@@ -208,12 +225,13 @@ func (c *Config) Validate() error {
 		return &ConfigError{"rope_theta", c.RopeTheta, "want a finite value in (1, 1e12]"}
 	}
 	if s := c.RopeScaling; s != nil {
-		if s.Type != "llama3" {
-			return &ConfigError{"rope_scaling.rope_type", s.Type, "unsupported (only llama3)"}
+		if s.Type != "llama3" && s.Type != RopeLinear {
+			return &ConfigError{"rope_scaling.rope_type", s.Type, "unsupported (llama3 or linear)"}
 		}
 		switch {
 		case !finite(s.Factor) || s.Factor < 1 || s.Factor > 1e4:
 			return &ConfigError{"rope_scaling.factor", s.Factor, "want a finite value in [1, 1e4]"}
+		case s.Type == RopeLinear:
 		case !finite(s.LowFreqFactor) || s.LowFreqFactor <= 0:
 			return &ConfigError{"rope_scaling.low_freq_factor", s.LowFreqFactor, "want a finite value > 0"}
 		case !finite(s.HighFreqFactor) || s.HighFreqFactor <= s.LowFreqFactor || s.HighFreqFactor > 1e6:
@@ -319,6 +337,18 @@ func (c *Config) ropeSpec() RopeSpec {
 		r.Sections = [4]int(c.RopeSections)
 	}
 	return r
+}
+
+// RopeLinear is RopeScaling.Type's linear scaling (Hugging Face's
+// "linear", llama.cpp's freq_scale = 1/factor).
+const RopeLinear = "linear"
+
+// scale is the frequency f under s.
+func (s *RopeScaling) scale(f float64) float64 {
+	if s.Type == RopeLinear {
+		return f / s.Factor
+	}
+	return llama3Scale(f, s)
 }
 
 func llama3Scale(f float64, s *RopeScaling) float64 {

@@ -39,8 +39,11 @@ type Attention struct {
 	QNorm Tensor // (Dh); nil unless Spec.QKNorm
 	KNorm Tensor // (Dh)
 	Out   Tensor // (D, H*Dh)
-	Rope  *RoPE
-	Spec  AttentionSpec
+	// PostNorm (D) RMS-normalises the output projection's result before
+	// the residual add (Spec.PostNorm, Gemma's sandwich norm); nil: none.
+	PostNorm Tensor
+	Rope     *RoPE
+	Spec     AttentionSpec
 	// KVLayer is the layer's index in the KV cache, which holds the
 	// attention layers only.
 	KVLayer int
@@ -53,7 +56,7 @@ func (a *Attention) mix(f *pass, _ int) {
 	b.MatMul(s.qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps})
 	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, a.Rope, f.cache, a.KVLayer)
 	b.Attend(s.attn, s.qkv, s.pos, f.cache, a.KVLayer, sp.Window, sp.OutputGate)
-	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true})
+	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true, PostNorm: a.PostNorm, Eps: f.eps})
 }
 
 // DeltaNet is the Gated DeltaNet token mixer (Qwen3.5's linear
@@ -82,18 +85,21 @@ func (d *DeltaNet) mix(f *pass, _ int) {
 }
 
 // GatedMLP is the gated MLP channel mixer: vLLM's LlamaMLP (merged gate_up,
-// SiluAndMul, down).
+// SiluAndMul, down), or with GeGLU Gemma's (GELU-tanh instead of SiLU),
+// with a post-norm before the add when PostNorm is set.
 type GatedMLP struct {
-	Norm   Tensor // (D) the pre-norm
-	GateUp Tensor // (2F, D)
-	Down   Tensor // (D, F)
+	Norm     Tensor // (D) the pre-norm
+	GateUp   Tensor // (2F, D)
+	Down     Tensor // (D, F)
+	GeGLU    bool   // gelu_tanh(gate)·up (ChannelGeGLU), not silu(gate)·up
+	PostNorm Tensor // (D) the down projection's post-norm; nil: none
 }
 
 // mix: res += down(SiluAndMul(gate_up(RMSNorm(res)))), two ops.
 func (m *GatedMLP) mix(f *pass) {
 	b, s := f.b, f.s
-	b.MatMul(s.act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: true})
-	b.MatMul(s.res, s.act, m.Down, MatMulFusion{Add: true})
+	b.MatMul(s.act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: !m.GeGLU, GeluMul: m.GeGLU})
+	b.MatMul(s.res, s.act, m.Down, MatMulFusion{Add: true, PostNorm: m.PostNorm, Eps: f.eps})
 }
 
 // MoE is the sparse channel mixer: Qwen3-MoE's router, the top-A of E

@@ -78,6 +78,9 @@ func Build(b Backend, w *Weights) (*Model, error) {
 		if sp.Attention.QKNorm {
 			a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
 		}
+		if sp.Attention.PostNorm {
+			a.PostNorm = up(f(NamePostAttnNorm))
+		}
 		return a
 	}
 	for l, sp := range specs {
@@ -120,7 +123,11 @@ func channel(sp LayerSpec, f func(string) string, up func(string) Tensor) Channe
 		}
 		return moe
 	}
-	return &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown))}
+	m := &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown)), GeGLU: sp.Channel.Kind == ChannelGeGLU}
+	if sp.Channel.PostNorm {
+		m.PostNorm = up(f(NamePostFFNNorm))
+	}
+	return m
 }
 
 // newRoPE is the rotation r with its frequencies, each base frequency
@@ -327,6 +334,9 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 		b.WriteI32(s.ids, ids)
 	}
 	b.Embed(s.res, m.Embed, s.ids)
+	if scale := c.EmbedScale(); scale != 0 {
+		b.Scale(s.res, scale)
+	}
 	f := &m.pass
 	*f = pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps)}
 	if h, ok := cache.(*HybridCache); ok {
@@ -345,18 +355,19 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 	if marker != nil {
 		marker.MarkLayer(-1)
 	}
-	final := MatMulFusion{Norm: m.Norm, Eps: f.eps}
+	final := MatMulFusion{Norm: m.Norm, Eps: f.eps, SoftCap: float32(c.FinalLogitSoftcap)}
 	if hidden {
 		if s.hidden == nil {
 			s.hidden = b.NewF32(T, c.Hidden)
 			s.tensors = append(s.tensors, s.hidden)
 		}
-		b.MatMul(s.hidden, s.res, m.identity, final)
+		b.MatMul(s.hidden, s.res, m.identity, MatMulFusion{Norm: m.Norm, Eps: f.eps})
+		head := MatMulFusion{SoftCap: final.SoftCap}
 		if all || T == 1 {
-			b.MatMul(s.logits, s.hidden, m.LMHead, MatMulFusion{})
+			b.MatMul(s.logits, s.hidden, m.LMHead, head)
 		} else {
 			b.CopyRows(s.last, s.hidden, T-1)
-			b.MatMul(s.logits, s.last, m.LMHead, MatMulFusion{})
+			b.MatMul(s.logits, s.last, m.LMHead, head)
 		}
 		return s.logits, nil
 	}
@@ -440,7 +451,7 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 			qkv = max(qkv, a.qkvWidth())
 			attn = max(attn, a.Heads*a.HeadDim)
 		}
-		if sp.Channel.Kind == ChannelGatedMLP {
+		if gated(&sp) {
 			ffn = max(ffn, sp.Channel.FFN)
 		}
 	}
@@ -490,7 +501,7 @@ func ScratchBytes(c *Config, T int, all bool) (total, largest int64) {
 	product := 0
 	for _, sp := range c.Specs() {
 		switch sp.Channel.Kind {
-		case ChannelGatedMLP:
+		case ChannelGatedMLP, ChannelGeGLU:
 			product = max(product, 2*sp.Channel.FFN)
 		case ChannelMoE:
 			product = max(product, c.Hidden)

@@ -8,7 +8,7 @@ import (
 )
 
 // FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3,
-// qwen3moe, qwen35 or qwen35moe onto a Config and canonical tensors. Tensor data is shared with g where no
+// qwen3moe, qwen35, qwen35moe or gemma3 onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
 func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g, LoadOptions{}) }
 
@@ -57,6 +57,7 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 		c.QKNorm, c.RopeNeoX = true, true
 	case ArchQwen35, ArchQwen35MoE:
 		c.QKNorm, c.RopeNeoX, c.AttnOutputGate = true, true, true
+	case ArchGemma3:
 	default:
 		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: architecture %q", loader.ErrUnsupported, arch))
 	}
@@ -97,6 +98,11 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 			return nil, err
 		}
 	}
+	if arch == ArchGemma3 {
+		if err := ggufGemma3(g, arch, &c); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.applyLoadOptions(g.File, "metadata "+arch+".nextn_predict_layers", o); err != nil {
 		return nil, err
 	}
@@ -119,7 +125,7 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 	} else if c.FFN, err = req("feed_forward_length"); err != nil {
 		return nil, err
 	}
-	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
+	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" && arch != ArchGemma3 {
 		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
 	}
 	return fromGGUFTensors(g.File, c, src, func(field string) string {
@@ -127,6 +133,9 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 			return "metadata " + arch + "." + k
 		}
 		if k, ok := ggufHybridKeys[field]; ok {
+			return "metadata " + arch + "." + k
+		}
+		if k, ok := ggufGemmaKeys[field]; ok {
 			return "metadata " + arch + "." + k
 		}
 		return field

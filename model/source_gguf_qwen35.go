@@ -207,8 +207,11 @@ var ggufQwen35Tensors = func() tensorTable {
 
 // ggufTable is arch's table of GGUF names.
 func ggufTable(arch string) tensorTable {
-	if arch == ArchQwen35 || arch == ArchQwen35MoE {
+	switch arch {
+	case ArchQwen35, ArchQwen35MoE:
 		return ggufQwen35Tensors
+	case ArchGemma3:
+		return ggufGemma3Tensors
 	}
 	return ggufTensors
 }

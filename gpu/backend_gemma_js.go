@@ -1,0 +1,88 @@
+//go:build js
+
+package gpu
+
+import (
+	"wasmllm/gpu/webgpu"
+	"wasmllm/loader"
+	"wasmllm/model"
+)
+
+// gemmaState holds the scratch of MatMul's Gemma epilogues: the product
+// before its post-norm or soft-cap, and gate_up before GeluMul.
+type gemmaState struct{ y, gu *webgpu.Buffer }
+
+// matmulEpilogue is MatMul with GeluMul, PostNorm or SoftCap (Gemma): the
+// product (with the pre-norm, and SiluMul when asked) by MatMul's own
+// paths into a scratch, gelu_mul after it for GeluMul, then one post_norm
+// dispatch for the post-norm, the soft-cap and the store or add. With
+// GeluMul alone and no add, gelu_mul writes out directly.
+func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusion) {
+	cols := N
+	if f.SiluMul || f.GeluMul {
+		cols = N / 2
+	}
+	var pw *tensor
+	if f.PostNorm != nil {
+		pw = tt(f.PostNorm)
+		if len(pw.parts) == 0 || pw.dtype != loader.F32 || pw.numel() != cols {
+			b.opErr("MatMul", "post-norm weight %v %v: want (%d) f32", pw.dtype, pw.shape, cols)
+			return
+		}
+	}
+	direct := pw == nil && f.SoftCap <= 0 && !f.Add
+	y := o
+	if !direct {
+		if y = b.scratchAct(&b.ops.gemma.y, "matmul epilogue", T, cols); y == nil {
+			return
+		}
+	}
+	inner := model.MatMulFusion{Norm: f.Norm, Eps: f.Eps, SiluMul: f.SiluMul}
+	if f.GeluMul {
+		gu := b.scratchAct(&b.ops.gemma.gu, "gelu gate_up", T, N)
+		if gu == nil {
+			return
+		}
+		b.MatMul(gu, xt, wt, inner)
+		b.geluMul(y, gu)
+	} else {
+		b.MatMul(y, xt, wt, inner)
+	}
+	if direct {
+		return
+	}
+	prm := postNormParams{N: uint32(cols), Rows: uint32(T), Eps: f.Eps, Cap: max(f.SoftCap, 0)}
+	wb := bind{buf: b.dummy}
+	if pw != nil {
+		prm.Norm, wb = 1, bind{buf: pw.parts[0].data}
+	}
+	if f.Add {
+		prm.Acc = 1
+	}
+	gx, gy := b.groups2D(T)
+	op(b, kPostNorm).dispatch(b, prm, gx, gy, 1, y.whole(), wb, o.whole())
+}
+
+// geluMul sets out (T, F) = gelu_tanh(gateUp[:, :F]) * gateUp[:, F:]:
+// MatMul's GeluMul.
+func (b *Backend) geluMul(out, gateUp model.Tensor) {
+	o := tt(out)
+	n := o.numel()
+	gx, gy := b.groups2D((n + 63) / 64)
+	op(b, kGeluMul).dispatch(b, siluMulParams{F: uint32(o.cols()), N: uint32(n)}, gx, gy, 1, tt(gateUp).whole(), o.whole())
+}
+
+// Scale implements model.Backend: one scale dispatch.
+func (b *Backend) Scale(x model.Tensor, s float32) {
+	xt := tt(x)
+	if xt.buf == nil || xt.dtype != loader.F32 {
+		b.opErr("Scale", "want an f32 activation, not %v %v", xt.dtype, xt.shape)
+		return
+	}
+	n := xt.numel()
+	if n == 0 {
+		return
+	}
+	gx, gy := b.groups2D((n + 63) / 64)
+	op(b, kScale).dispatch(b, scaleParams{N: uint32(n), S: s}, gx, gy, 1, xt.whole())
+}
