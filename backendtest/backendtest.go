@@ -44,6 +44,8 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"DeltaNet", func(t *testing.T) { testDeltaNet(t, b, o) }},
 		{"GemmaMatMul", func(t *testing.T) { testGemmaMatMul(t, b, o) }},
 		{"Scale", func(t *testing.T) { testScale(t, b) }},
+		{"GeluGate", func(t *testing.T) { testGeluGate(t, b) }},
+		{"SharedKV", func(t *testing.T) { testSharedKV(t, b, o) }},
 		{"CopyRows", func(t *testing.T) { testCopyRows(t, b) }},
 		{"Argmax", func(t *testing.T) { testArgmax(t, b) }},
 		{"TopK", func(t *testing.T) { testTopK(t, b) }},

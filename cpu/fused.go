@@ -35,7 +35,7 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		in = xn.f
 	}
 	gated := f.SiluMul || f.GeluMul
-	epilogue := f.PostNorm != nil || f.SoftCap > 0
+	epilogue := f.PostNorm != nil || f.SoftCap > 0 || f.Scale != 0
 	if !gated && !f.Add && !epilogue {
 		b.matmul(o.f, in, wt, T, N, K)
 		return
@@ -57,8 +57,11 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		}
 		y = dst
 	}
+	if f.Scale != 0 {
+		Scale(y.f, f.Scale)
+	}
 	if f.PostNorm != nil {
-		rmsNorm(y.f, y.f, t(f.PostNorm).f, f.Eps)
+		postNorm(y.f, t(f.PostNorm).f, f.PostNormGroup, f.Eps)
 	}
 	if c := f.SoftCap; c > 0 {
 		for i, v := range y.f {
@@ -72,6 +75,13 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	for i, v := range y.f {
 		o.f[i] += v
 	}
+}
+
+// GeluGate implements model.Backend.
+func (b *Backend) GeluGate(out, gate, src model.Tensor, col0 int) {
+	o, g, sr := t(out), t(gate), t(src)
+	P := o.cols()
+	GeluGate(o.f, g.f, sr.f, o.numel()/P, P, sr.cols(), col0)
 }
 
 // Scale implements model.Backend.
@@ -92,7 +102,9 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 		bv = t(bias).f
 	}
 	b.rope(q.f, p.i, bv, q.cols(), heads, c.head, r.NeoX, r.InvFreq)
-	b.writeKV(q, p, c, layer, heads-kvHeads)
+	if kvHeads > 0 {
+		b.writeKV(q, p, c, layer, heads-kvHeads)
+	}
 }
 
 // writeKV stores the keys and values of qkv (whose first H heads are the

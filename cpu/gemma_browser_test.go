@@ -10,12 +10,19 @@ import (
 	"wasmllm/model"
 )
 
-// TestGemma3GoldenInBrowser runs the vendored tiny-gemma3-q4_0 golden on
-// the CPU engine in the browser (its SIMD128 matmuls and attention, Go's
-// GeGLU): the prompt in one batch against every row, then the greedy ids
+// TestGemmaGoldenInBrowser runs the vendored tiny-gemma3-q4_0 and
+// tiny-gemma4-q4_0 goldens on the CPU engine in the browser (its SIMD128
+// matmuls and attention, Go's GeGLU; a Gemma 4 layer sharing KV attends
+// in Go): the prompt in one batch against every row, then the greedy ids
 // one token at a time against greedy_logits.
-func TestGemma3GoldenInBrowser(t *testing.T) {
-	g := golden.Read(t, "../testdata/gemma/golden/tiny-gemma3-q4_0.golden")
+func TestGemmaGoldenInBrowser(t *testing.T) {
+	for _, name := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0"} {
+		t.Run(name, func(t *testing.T) { gemmaGoldenInBrowser(t, "../testdata/gemma/golden/"+name+".golden") })
+	}
+}
+
+func gemmaGoldenInBrowser(t *testing.T, path string) {
+	g := golden.Read(t, path)
 	f, err := loader.ReadGGUF(g.ModelPath())
 	if err != nil {
 		t.Fatal(err)

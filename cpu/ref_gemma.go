@@ -32,3 +32,35 @@ func Scale(x []float32, s float32) {
 		x[i] *= s
 	}
 }
+
+// postNorm RMS-normalises y (rows of len(w)) in place: each group of G
+// values (G > 0; else the whole row) on its own, times w's column.
+func postNorm(y, w []float32, G int, eps float32) {
+	N := len(w)
+	if G <= 0 {
+		G = N
+	}
+	for r := 0; r+N <= len(y); r += N {
+		for g := 0; g < N; g += G {
+			seg := y[r+g : r+g+G]
+			var sum float64
+			for _, v := range seg {
+				sum += float64(v) * float64(v)
+			}
+			scale := float32(1 / math.Sqrt(sum/float64(G)+float64(eps)))
+			for i, v := range seg {
+				seg[i] = v * scale * w[g+i]
+			}
+		}
+	}
+}
+
+// GeluGate: out (T, P) = gelu_tanh(gate (T, P)) * src[:, col0:col0+P],
+// src (T, C).
+func GeluGate(out, gate, src []float32, T, P, C, col0 int) {
+	for t := 0; t < T; t++ {
+		for i := 0; i < P; i++ {
+			out[t*P+i] = GeluTanh(gate[t*P+i]) * src[t*C+col0+i]
+		}
+	}
+}

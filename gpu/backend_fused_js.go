@@ -67,7 +67,7 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	if T == 0 || N == 0 {
 		return
 	}
-	if f.GeluMul || f.PostNorm != nil || f.SoftCap > 0 {
+	if f.GeluMul || f.PostNorm != nil || f.SoftCap > 0 || f.Scale != 0 {
 		b.matmulEpilogue(o, xt, wt, T, N, f)
 		return
 	}
@@ -118,7 +118,7 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 	// a row is [q | k | v], or [q | k | v | gate] with an output gate
 	plain, gated := (heads+kvHeads)*Dh, 2*heads*Dh // (H+2Hk)*Dh, (2H+2Hk)*Dh
 	if r.Dim < 2 || r.Dim > Dh || r.Dim%2 != 0 || len(r.InvFreq) != r.Dim/2 || Dh > maxHeadDim || xt.buf == nil || xt.dtype != loader.F32 ||
-		(xt.cols() != plain && xt.cols() != gated) || kvHeads != c.kvHeads || heads <= kvHeads {
+		(xt.cols() != plain && xt.cols() != gated) || (kvHeads != c.kvHeads && kvHeads != 0) || heads <= kvHeads {
 		b.opErr("RoPEKV", "qkv %v with %d rotated heads and %d kv heads of %d (rope dim %d, %d frequencies); the cache has %d heads of %d",
 			xt.shape, heads, kvHeads, Dh, r.Dim, len(r.InvFreq), c.kvHeads, Dh)
 		return

@@ -18,19 +18,27 @@ type gemmaState struct{ y, gu *webgpu.Buffer }
 // dispatch for the post-norm, the soft-cap and the store or add. With
 // GeluMul alone and no add, gelu_mul writes out directly.
 func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusion) {
+	// The direct GeluMul store aside, the product goes through post_norm.
 	cols := N
 	if f.SiluMul || f.GeluMul {
 		cols = N / 2
 	}
 	var pw *tensor
+	G := cols
 	if f.PostNorm != nil {
 		pw = tt(f.PostNorm)
 		if len(pw.parts) == 0 || pw.dtype != loader.F32 || pw.numel() != cols {
 			b.opErr("MatMul", "post-norm weight %v %v: want (%d) f32", pw.dtype, pw.shape, cols)
 			return
 		}
+		if f.PostNormGroup > 0 {
+			if G = f.PostNormGroup; cols%G != 0 {
+				b.opErr("MatMul", "post-norm groups of %d in rows of %d", G, cols)
+				return
+			}
+		}
 	}
-	direct := pw == nil && f.SoftCap <= 0 && !f.Add
+	direct := pw == nil && f.SoftCap <= 0 && !f.Add && f.Scale == 0
 	y := o
 	if !direct {
 		if y = b.scratchAct(&b.ops.gemma.y, "matmul epilogue", T, cols); y == nil {
@@ -51,7 +59,10 @@ func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusi
 	if direct {
 		return
 	}
-	prm := postNormParams{N: uint32(cols), Rows: uint32(T), Eps: f.Eps, Cap: max(f.SoftCap, 0)}
+	prm := postNormParams{N: uint32(cols), G: uint32(G), Groups: uint32(T * cols / G), Eps: f.Eps, Cap: max(f.SoftCap, 0), Scale: 1}
+	if f.Scale != 0 {
+		prm.Scale = f.Scale
+	}
 	wb := bind{buf: b.dummy}
 	if pw != nil {
 		prm.Norm, wb = 1, bind{buf: pw.parts[0].data}
@@ -59,7 +70,7 @@ func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusi
 	if f.Add {
 		prm.Acc = 1
 	}
-	gx, gy := b.groups2D(T)
+	gx, gy := b.groups2D(int(prm.Groups))
 	op(b, kPostNorm).dispatch(b, prm, gx, gy, 1, y.whole(), wb, o.whole())
 }
 
@@ -70,6 +81,23 @@ func (b *Backend) geluMul(out, gateUp model.Tensor) {
 	n := o.numel()
 	gx, gy := b.groups2D((n + 63) / 64)
 	op(b, kGeluMul).dispatch(b, siluMulParams{F: uint32(o.cols()), N: uint32(n)}, gx, gy, 1, tt(gateUp).whole(), o.whole())
+}
+
+// GeluGate implements model.Backend: one gelu_gate dispatch.
+func (b *Backend) GeluGate(out, gate, src model.Tensor, col0 int) {
+	o, g, sr := tt(out), tt(gate), tt(src)
+	P := o.cols()
+	if o.buf == nil || g.buf == nil || sr.buf == nil || g.numel() != o.numel() || sr.rows() != o.rows() || col0 < 0 || col0+P > sr.cols() {
+		b.opErr("GeluGate", "out %v, gate %v, src %v at column %d do not agree", o.shape, g.shape, sr.shape, col0)
+		return
+	}
+	n := o.numel()
+	if n == 0 {
+		return
+	}
+	gx, gy := b.groups2D((n + 63) / 64)
+	op(b, kGeluGate).dispatch(b, geluGateParams{P: uint32(P), C: uint32(sr.cols()), Col0: uint32(col0), N: uint32(n)}, gx, gy, 1,
+		g.whole(), sr.whole(), o.whole())
 }
 
 // Scale implements model.Backend: one scale dispatch.

@@ -70,6 +70,7 @@ var (
 	kGeluMul  = spec[siluMulParams]("gelu_mul.wgsl", "main")
 	kPostNorm = spec[postNormParams]("post_norm.wgsl", "main")
 	kScale    = spec[scaleParams]("scale.wgsl", "main")
+	kGeluGate = spec[geluGateParams]("gelu_gate.wgsl", "main")
 
 	kGemv = spec[gemvParams]("matmul_gemv.wgsl", "main")
 	kGemm = spec[gemmAccParams]("matmul_gemm.wgsl", "main")
@@ -124,11 +125,13 @@ type (
 	siluMulParams struct{ F, N uint32 }
 
 	postNormParams struct {
-		N, Rows, Norm uint32
-		Eps, Cap      float32
-		Acc           uint32
+		N, G, Groups, Norm uint32
+		Eps, Cap           float32
+		Acc                uint32
+		Scale              float32
 	}
-	scaleParams struct {
+	geluGateParams struct{ P, C, Col0, N uint32 }
+	scaleParams    struct {
 		N uint32
 		S float32
 	}

@@ -62,3 +62,38 @@ func TestGemma3GoldenShared(t *testing.T) {
 	}
 	modelGoldens(t, modelBackend(t), files)
 }
+
+// TestGemma4Golden runs the vendored tiny-gemma4-q4_0 golden (Gemma 4
+// E2B's layout: per-layer head dims and FFN widths, shared KV in two KV
+// groups, per-layer embeddings, the soft-cap) on WebGPU against the golden
+// and the CPU engine, and again with an f16 KV cache.
+func TestGemma4Golden(t *testing.T) {
+	files := gemmaFiles(golden.Files(t, "../testdata/gemma/golden", "exact", true, false), "tiny-gemma4-")
+	if len(files) != 1 {
+		t.Fatalf("%d vendored tiny-gemma4 goldens, want 1", len(files))
+	}
+	b := modelBackend(t)
+	modelGoldens(t, b, files)
+	for _, g := range files {
+		t.Run(g.Name+"/f16", func(t *testing.T) {
+			m, err := model.Build(b, goldenWeights(t, g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, m)
+			qwen35Golden(t, m, g, loader.F16)
+		})
+	}
+}
+
+// TestGemma4GoldenShared runs every exact tiny-gemma4 golden of the shared
+// data (F32, Q8_0, Q4_0, and the 256-token F32 one) on WebGPU
+// (WASMLLM_EXTENDED=1).
+func TestGemma4GoldenShared(t *testing.T) {
+	dir := filepath.Join(shareddata.Dir(t, "testdata-gemma"), "golden")
+	files := gemmaFiles(golden.FilesJSON(t, dir, "exact", true, false), "tiny-gemma4-")
+	if len(files) != 4 {
+		t.Fatalf("%d shared tiny-gemma4 goldens, want 4", len(files))
+	}
+	modelGoldens(t, modelBackend(t), files)
+}

@@ -21,6 +21,10 @@ const (
 	// Gemma 3 (270M to 27B, text): local and global attention layers,
 	// GeGLU, sandwich norms (family_gemma.go).
 	ArchGemma3 = "gemma3"
+	// Gemma 4 (E2B, E4B): Gemma 3's layers with per-layer head dims and
+	// FFN widths, KV shared from earlier layers, per-layer embeddings,
+	// attention scale 1 (family_gemma4.go).
+	ArchGemma4 = "gemma4"
 )
 
 // Layer types of Config.LayerTypes (Hugging Face's layer_types values).
@@ -99,6 +103,23 @@ type Config struct {
 	// FinalLogitSoftcap, when > 0, is c of the logits' soft-cap
 	// c·tanh(logits/c).
 	FinalLogitSoftcap float64 `json:"final_logit_softcapping,omitempty"`
+
+	// Gemma 4 (family_gemma4.go); zero for the others.
+
+	// HeadDimSWA is the local layers' head dim (HeadDim is the global
+	// layers'); 0: HeadDim.
+	HeadDimSWA int `json:"head_dim_swa,omitempty"`
+	// LayerFFN, when set, is each layer's intermediate size (Gemma 4's
+	// double-wide MLP on the shared-KV layers); nil: FFN everywhere.
+	LayerFFN []int `json:"layer_intermediate_sizes,omitempty"`
+	// SharedKVLayers is how many last layers compute no keys and values
+	// and read those of an earlier layer (Hugging Face's
+	// num_kv_shared_layers): a local one layer L-S-2's, a global one
+	// layer L-S-1's.
+	SharedKVLayers int `json:"num_kv_shared_layers,omitempty"`
+	// PerLayerInput is P of the per-layer embeddings (Hugging Face's
+	// hidden_size_per_layer_input); 0: none.
+	PerLayerInput int `json:"hidden_size_per_layer_input,omitempty"`
 
 	// mtpAvailable is how many NextN/MTP blocks the source holds, loaded
 	// or not.

@@ -35,6 +35,9 @@ import (
 //	gemma3     attention + q/k norm, local (sliding window)  GeGLU (GELU-tanh); sandwich norms,
 //	           and global layers with their own RoPE bases    the embedding ×sqrt(D), optional
 //	           (linear scaling on the global ones)            logit soft-cap
+//	gemma4     as gemma3: q/k/v norms in the projection's    GeGLU, per-layer widths; per-layer
+//	           epilogue, own local head dim, shared KV        embeddings, gated per-layer input,
+//	           (family_gemma4.go)                             layer output scale
 
 // Family is one row of the family table.
 type Family struct {
@@ -56,6 +59,9 @@ type Family struct {
 	// SoftCap: the logits may be soft-capped, c·tanh(logits/c)
 	// (Config.FinalLogitSoftcap; Gemma).
 	SoftCap bool
+	// PerLayerInput: per-layer embeddings (Config.PerLayerInput), a
+	// layer's gated input and its output scale (Gemma 4).
+	PerLayerInput bool
 }
 
 // AttentionFeatures are the optional parts of an attention layer a family
@@ -75,6 +81,13 @@ type AttentionFeatures struct {
 	// weight before it is added to the residual stream (Gemma's
 	// post_attention_norm and post_ffw_norm; MatMulFusion.PostNorm).
 	SandwichNorm bool
+	// Gemma4 is Gemma 4's attention: the local layers' own head dim
+	// (Config.HeadDimSWA), per-layer FFN widths, the last layers reading
+	// an earlier layer's keys and values (Config.SharedKVLayers), q, k
+	// and v RMS-normed per head in the q/k/v projection's epilogue
+	// (v without a weight), attention scale 1, rope_freqs on the global
+	// layers only.
+	Gemma4 bool
 }
 
 // ChannelKind names a channel mixer.
@@ -101,6 +114,7 @@ var Families = []Family{
 	{Arch: ArchQwen35, Attention: qwen35Attention, Channel: ChannelGatedMLP, DeltaNet: true},
 	{Arch: ArchQwen35MoE, Attention: qwen35Attention, Channel: ChannelMoE, DeltaNet: true, SharedExpert: true},
 	{Arch: ArchGemma3, Attention: gemma3Attention, Channel: ChannelGeGLU, EmbedScale: true, SoftCap: true},
+	{Arch: ArchGemma4, Attention: gemma4Attention, Channel: ChannelGeGLU, EmbedScale: true, SoftCap: true, PerLayerInput: true},
 }
 
 var qwen35Attention = AttentionFeatures{QKNorm: true, OutputGate: true, PartialRope: true}
@@ -134,6 +148,12 @@ type LayerSpec struct {
 	Attention AttentionSpec // when Mixer is attention
 	DeltaNet  DeltaNetSpec  // when Mixer is MixerDeltaNet
 	Channel   ChannelSpec
+	// PerLayer: the layer ends with its per-layer input (Gemma 4):
+	// res += RMSNorm(proj(gelu_tanh(inp_gate(res)) · ple[l]))·post_norm.
+	PerLayer bool
+	// OutScale: the layer's output, residual included, is multiplied by
+	// its layer_output_scale (Gemma 4).
+	OutScale bool
 }
 
 // IsDeltaNet reports whether the layer's token mixer is a Gated DeltaNet.
@@ -147,6 +167,14 @@ type AttentionSpec struct {
 	Bias                    bool     // q/k/v biases
 	OutputGate              bool     // a gate per query head: out *= sigmoid(gate)
 	Rope                    RopeSpec // the layer's rotation
+	// NormQKV: q, k and v are RMS-normalised per head by the q/k/v
+	// projection's post-norm (NameQKVNorm: each head's weight, with the
+	// attention scale folded into q's), not by RoPEKV (Gemma 4).
+	NormQKV bool
+	// SharesKV: the layer computes only queries and attends over layer
+	// KVSource's keys and values (Gemma 4's shared KV).
+	SharesKV bool
+	KVSource int
 	// PostNorm: the output projection's result is RMS-normalised with the
 	// layer's post_attention_norm before the residual add (sandwich norm).
 	PostNorm bool
@@ -159,7 +187,10 @@ type RopeSpec struct {
 	Theta   float64      // the base
 	Scaling *RopeScaling // llama3's; nil: none
 	Dim     int          // rotated dims per head: Dh, or fewer (partial rotary)
-	NeoX    bool         // rotate halves; false: adjacent pairs
+	// NoFactors: the GGUF's rope_freqs do not apply (Gemma 4's local
+	// layers; its global layers take them).
+	NoFactors bool
+	NeoX      bool // rotate halves; false: adjacent pairs
 	// Sections are IMROPE's (interleaved multimodal RoPE) sections, all
 	// zero for plain RoPE.
 	Sections [4]int
@@ -232,6 +263,9 @@ func (c *Config) Specs() []LayerSpec {
 		}
 		if fam != nil && fam.Attention.LocalGlobal && c.LayerTypes != nil {
 			c.localGlobal(&specs[l].Attention, l)
+		}
+		if fam != nil && fam.Attention.Gemma4 {
+			c.gemma4Layer(&specs[l], l)
 		}
 		if c.LinearLayer(l) {
 			specs[l].Mixer, specs[l].Attention = MixerDeltaNet, AttentionSpec{}

@@ -42,6 +42,9 @@ func (c *Config) validateGemma(fam *Family) error {
 	case !finite(c.FinalLogitSoftcap) || c.FinalLogitSoftcap < 0 || c.FinalLogitSoftcap > 1e6:
 		return &ConfigError{"final_logit_softcapping", c.FinalLogitSoftcap, "want a finite value in [0, 1e6]"}
 	}
+	if err := c.validateGemma4(fam); err != nil {
+		return err
+	}
 	if fam.Attention.LocalGlobal && c.SlidingWindow == 0 {
 		for l := range c.LayerTypes {
 			if c.Local(l) {

@@ -5,6 +5,9 @@ package model
 type Layer struct {
 	Mixer   TokenMixer
 	Channel ChannelMixer
+	// Post is what follows the channel mixer (Gemma 4's per-layer input
+	// and output scale); nil: nothing.
+	Post *PerLayerInput
 }
 
 // TokenMixer is a layer's mixing across positions (attention, Gated
@@ -26,8 +29,19 @@ type pass struct {
 	b     Backend
 	s     *scratch
 	cache KVCache      // the attention layers' cache
+	kv    []KVCache    // the caches of the KV groups (Attention.Group): cache alone, or a GroupedCache's
+	kv1   [1]KVCache   // kv's storage for one group
 	rec   *HybridCache // the recurrent states; nil without Gated DeltaNet layers
 	eps   float32
+}
+
+// useCache sets the attention layers' cache (a backend's, or a
+// GroupedCache: one per KV group).
+func (f *pass) useCache(cache KVCache) {
+	f.cache, f.kv1[0], f.kv = cache, cache, f.kv1[:]
+	if g, ok := cache.(*GroupedCache); ok {
+		f.kv = g.Groups
+	}
 }
 
 // Attention is the attention token mixer: vLLM's LlamaAttention with GQA,
@@ -43,20 +57,32 @@ type Attention struct {
 	// the residual add (Spec.PostNorm, Gemma's sandwich norm); nil: none.
 	PostNorm Tensor
 	Rope     *RoPE
-	Spec     AttentionSpec
-	// KVLayer is the layer's index in the KV cache, which holds the
-	// attention layers only.
+	// QKVNorm ((H+2Hk)*Dh, or H*Dh sharing KV) is the per-head q/k/v norm
+	// weight applied in QKV's epilogue (Spec.NormQKV, Gemma 4); nil: none.
+	QKVNorm Tensor
+	Spec    AttentionSpec
+	// KVLayer is the layer's index in its KV group's cache (Group), which
+	// holds the attention layers only; a layer that shares KV has its
+	// source's.
 	KVLayer int
+	Group   int
 }
 
 // mix: res += o_proj(attention(RoPE(qkv(RMSNorm(res))))), four ops. With
-// an output gate, QKV's rows are [q | k | v | gate] and Attend applies it.
+// an output gate, QKV's rows are [q | k | v | gate] and Attend applies it;
+// a layer that shares KV computes q alone and writes nothing.
 func (a *Attention) mix(f *pass, _ int) {
 	b, s, sp := f.b, f.s, &a.Spec
-	b.MatMul(s.qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps})
-	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, a.Rope, f.cache, a.KVLayer)
-	b.Attend(s.attn, s.qkv, s.pos, f.cache, a.KVLayer, sp.Window, sp.OutputGate)
-	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true, PostNorm: a.PostNorm, Eps: f.eps})
+	cache := f.kv[a.Group]
+	qkv, attn := s.widthOf(widthQKV, s.qkv, sp.qkvWidth()), s.widthOf(widthAttn, s.attn, sp.Heads*sp.HeadDim)
+	kvHeads := sp.KVHeads
+	if sp.SharesKV {
+		kvHeads = 0
+	}
+	b.MatMul(qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps, PostNorm: a.QKVNorm, PostNormGroup: sp.HeadDim})
+	b.RoPEKV(qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+kvHeads, kvHeads, f.eps, a.Rope, cache, a.KVLayer)
+	b.Attend(attn, qkv, s.pos, cache, a.KVLayer, sp.Window, sp.OutputGate)
+	b.MatMul(s.res, attn, a.Out, MatMulFusion{Add: true, PostNorm: a.PostNorm, Eps: f.eps})
 }
 
 // DeltaNet is the Gated DeltaNet token mixer (Qwen3.5's linear
@@ -98,8 +124,33 @@ type GatedMLP struct {
 // mix: res += down(SiluAndMul(gate_up(RMSNorm(res)))), two ops.
 func (m *GatedMLP) mix(f *pass) {
 	b, s := f.b, f.s
-	b.MatMul(s.act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: !m.GeGLU, GeluMul: m.GeGLU})
-	b.MatMul(s.res, s.act, m.Down, MatMulFusion{Add: true, PostNorm: m.PostNorm, Eps: f.eps})
+	act := s.widthOf(widthAct, s.act, m.Down.Shape()[1])
+	b.MatMul(act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: !m.GeGLU, GeluMul: m.GeGLU})
+	b.MatMul(s.res, act, m.Down, MatMulFusion{Add: true, PostNorm: m.PostNorm, Eps: f.eps})
+}
+
+// PerLayerInput is the end of a Gemma 4 layer: its gated per-layer input,
+// then the output scale.
+type PerLayerInput struct {
+	Gate     Tensor  // (P, D) inp_gate; nil: no per-layer input
+	Out      Tensor  // (D, P) proj
+	PostNorm Tensor  // (D) post_norm
+	Scale    float32 // layer_output_scale; 0: none
+}
+
+// mix: res += RMSNorm(proj(gelu_tanh(inp_gate(res)) · ple[l]))·post_norm,
+// then res *= Scale: four ops.
+func (p *PerLayerInput) mix(f *pass, l int) {
+	b, s := f.b, f.s
+	if p.Gate != nil {
+		P := p.Gate.Shape()[0]
+		b.MatMul(s.pleGate, s.res, p.Gate, MatMulFusion{})
+		b.GeluGate(s.pleAct, s.pleGate, s.ple, l*P)
+		b.MatMul(s.res, s.pleAct, p.Out, MatMulFusion{Add: true, PostNorm: p.PostNorm, Eps: f.eps})
+	}
+	if p.Scale != 0 {
+		b.Scale(s.res, p.Scale)
+	}
 }
 
 // MoE is the sparse channel mixer: Qwen3-MoE's router, the top-A of E

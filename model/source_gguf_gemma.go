@@ -32,6 +32,18 @@ func ggufGemma3(g *loader.GGUF, arch string, c *Config) error {
 		return &loader.FormatError{File: g.File, Field: key("block_count"), Offset: -1,
 			Err: fmt.Errorf("%w: Gemma 3 27B's attention scale 1/sqrt(hidden/heads)", loader.ErrUnsupported)}
 	}
+	return ggufLocalGlobal(g, arch, c)
+}
+
+// ggufLocalGlobal reads the local/global keys gemma3 and gemma4 share:
+// the local base and window, the soft-cap, linear RoPE scaling, and which
+// layers are local.
+func ggufLocalGlobal(g *loader.GGUF, arch string, c *Config) error {
+	key := func(k string) string { return "metadata " + arch + "." + k }
+	bad := func(k string, v any, reason string) error {
+		return &loader.FormatError{File: g.File, Field: key(k), Offset: -1,
+			Err: fmt.Errorf("%w: %w", loader.ErrCorrupt, &ConfigError{Field: arch + "." + k, Value: v, Reason: reason})}
+	}
 	c.RopeLocalTheta = 10000
 	if v, ok := g.Float(arch + ".rope.freq_base_swa"); ok {
 		c.RopeLocalTheta = v
@@ -95,11 +107,15 @@ func ggufGemma3(g *loader.GGUF, arch string, c *Config) error {
 // ggufGemmaKeys are gemma3's GGUF keys (after "ARCH.") of the Gemma
 // config fields.
 var ggufGemmaKeys = map[string]string{
-	"rope_local_base_freq":    "rope.freq_base_swa",
-	"final_logit_softcapping": "final_logit_softcapping",
-	"sliding_window":          "attention.sliding_window",
-	"layer_types":             "attention.sliding_window_pattern",
-	"rope_scaling.factor":     "rope.scaling.factor",
+	"rope_local_base_freq":        "rope.freq_base_swa",
+	"final_logit_softcapping":     "final_logit_softcapping",
+	"sliding_window":              "attention.sliding_window",
+	"layer_types":                 "attention.sliding_window_pattern",
+	"rope_scaling.factor":         "rope.scaling.factor",
+	"head_dim_swa":                "attention.key_length_swa",
+	"layer_intermediate_sizes":    "feed_forward_length",
+	"num_kv_shared_layers":        "attention.shared_kv_layers",
+	"hidden_size_per_layer_input": "embedding_length_per_layer_input",
 }
 
 // ggufGemma3Tensors are llama.cpp's gemma3 names: the common table with

@@ -212,6 +212,8 @@ func ggufTable(arch string) tensorTable {
 		return ggufQwen35Tensors
 	case ArchGemma3:
 		return ggufGemma3Tensors
+	case ArchGemma4:
+		return ggufGemma4Tensors
 	}
 	return ggufTensors
 }

@@ -1,15 +1,19 @@
-// post_norm: MatMul's epilogue after the product (Gemma): each row of y
-// RMS-normalised with w when norm is set (the sandwich norms), each value
-// soft-capped, cap·tanh(v/cap), when cap > 0 (the final logits), then
-// stored into out or, with acc, added to it. One workgroup per row.
+// post_norm: MatMul's epilogue after the product (Gemma): y times scale,
+// then each group of g values of a row RMS-normalised, weighted by w's
+// column, when norm is set (the sandwich norms: g = N; Gemma 4's per-head
+// q/k/v norms and per-layer input norm: g < N), each value soft-capped,
+// cap·tanh(v/cap), when cap > 0 (the final logits), then stored into out
+// or, with acc, added to it. One workgroup per group of g values.
 
 struct Params {
-    n: u32,     // N: values per row
-    rows: u32,  // T
+    n: u32,     // N: values per row (w's length)
+    g: u32,     // values per normalised group; N without norm
+    groups: u32, // T*N/g
     norm: u32,  // 1: RMS-normalise with w
     eps: f32,
     cap: f32,   // > 0: soft-cap
     acc: u32,   // 1: out += result
+    scale: f32, // the product's factor (1: none)
 }
 
 @group(0) @binding(0) var<storage, read> y: array<f32>;         // (T, N) f32 the product
@@ -30,16 +34,17 @@ fn soft_cap(v: f32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
-    let row = wg.y * nwg.x + wg.x;
-    if (row >= p.rows) {
+    let grp = wg.y * nwg.x + wg.x;
+    if (grp >= p.groups) {
         return;
     }
-    let base = row * p.n;
+    let base = grp * p.g;
+    let col0 = base % p.n; // w's column of the group's first value
     var scale = 1.0;
     if (p.norm == 1u) {
         var sum = 0.0;
-        for (var i = l.x; i < p.n; i += WG) {
-            let v = y[base + i];
+        for (var i = l.x; i < p.g; i += WG) {
+            let v = y[base + i] * p.scale;
             sum += v * v;
         }
         partial[l.x] = sum;
@@ -50,12 +55,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             }
             workgroupBarrier();
         }
-        scale = 1.0 / sqrt(partial[0] / f32(p.n) + p.eps);
+        scale = 1.0 / sqrt(partial[0] / f32(p.g) + p.eps);
     }
-    for (var i = l.x; i < p.n; i += WG) {
-        var v = y[base + i];
+    for (var i = l.x; i < p.g; i += WG) {
+        var v = y[base + i] * p.scale;
         if (p.norm == 1u) {
-            v = v * scale * w[i];
+            v = v * scale * w[col0 + i];
         }
         if (p.cap > 0.0) {
             v = soft_cap(v);
