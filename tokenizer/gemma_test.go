@@ -44,7 +44,21 @@ func TestGoldenHFGemma3(t *testing.T) {
 // runs of spaces. The vendored Q4_0 file holds the same vocab as the F32
 // one the cases name.
 func TestGemma3GGUFVocab(t *testing.T) {
-	g, err := loader.ReadGGUF("../testdata/gemma/models/tiny-gemma3-q4_0.gguf")
+	checkGGUFCases(t, "../testdata/gemma/models/tiny-gemma3-q4_0.gguf", "../testdata/gemma/golden/tokenize/tiny-gemma3.cases.jsonl", 6)
+}
+
+// TestGemma4GGUFVocab runs llama.cpp's tokenization of tiny-gemma4's
+// vocab (tokenizer.ggml.model gemma4: BPE with merges over '▁' pieces,
+// split at newlines, byte fallback; <|turn>/<turn|> specials) on its 6
+// cases, as TestGemma3GGUFVocab does.
+func TestGemma4GGUFVocab(t *testing.T) {
+	checkGGUFCases(t, "../testdata/gemma/models/tiny-gemma4-q4_0.gguf", "../testdata/gemma/golden/tokenize/tiny-gemma4.cases.jsonl", 6)
+}
+
+// checkGGUFCases encodes each case of cases (llama.cpp's tokenize cases:
+// text, add_special, parse_special, ids) with model's vocab.
+func checkGGUFCases(t *testing.T, model, cases string, want int) {
+	g, err := loader.ReadGGUF(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +69,7 @@ func TestGemma3GGUFVocab(t *testing.T) {
 	if !tok.AddBOS() || tok.BOS() != 2 || !tok.IsEOS(6) {
 		t.Errorf("AddBOS %v BOS %d IsEOS(6) %v", tok.AddBOS(), tok.BOS(), tok.IsEOS(6))
 	}
-	f, err := os.Open("../testdata/gemma/golden/tokenize/tiny-gemma3.cases.jsonl")
+	f, err := os.Open(cases)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +96,8 @@ func TestGemma3GGUFVocab(t *testing.T) {
 		}
 		n++
 	}
-	if n != 6 {
-		t.Errorf("%d cases, want 6", n)
+	if n != want {
+		t.Errorf("%d cases, want %d", n, want)
 	}
 }
 
