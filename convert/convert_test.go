@@ -36,6 +36,11 @@ func TestConvertGoldens(t *testing.T) {
 		cases = append(cases, tc{"qwen2/models/tiny-qwen2-" + q + ".gguf", "../qwen2/golden/tiny-qwen2-" + q + ".golden"})
 	}
 	cases = append(cases, tc{"qwen2/hf/tiny-qwen2", "../qwen2/golden/tiny-qwen2-f32.golden"})
+	// Gemma 3 and 4 (sandwich norms, per-layer widths, shared KV, the
+	// per-layer embeddings, merged q/k/v norms): testdata/gemma.
+	for _, m := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0"} {
+		cases = append(cases, tc{"gemma/models/" + m + ".gguf", "../gemma/golden/" + m + ".golden"})
+	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
 			in := filepath.Join(testdata, c.in)
