@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"maps"
+	"math"
+	"slices"
 
 	"wasmllm/loader"
 )
@@ -25,12 +27,6 @@ func ggufGemma3(g *loader.GGUF, arch string, c *Config) error {
 	}
 	if c.Layers > MaxLayers {
 		return bad("block_count", c.Layers, fmt.Sprintf("want at most %d", MaxLayers))
-	}
-	if c.Layers == 62 {
-		// llama.cpp scales a 62-layer gemma3's (27B's) queries by
-		// 1/sqrt(D/H), not 1/sqrt(Dh): Attend has no such scale yet.
-		return &loader.FormatError{File: g.File, Field: key("block_count"), Offset: -1,
-			Err: fmt.Errorf("%w: Gemma 3 27B's attention scale 1/sqrt(hidden/heads)", loader.ErrUnsupported)}
 	}
 	return ggufLocalGlobal(g, arch, c)
 }
@@ -119,10 +115,35 @@ var ggufGemmaKeys = map[string]string{
 }
 
 // ggufGemma3Tensors are llama.cpp's gemma3 names: the common table with
-// the sandwich norms.
+// the sandwich norms, and q's norm carrying the 27B's attention scale
+// (gemma3QNorm).
 var ggufGemma3Tensors = func() tensorTable {
 	t := maps.Clone(ggufTensors)
+	t[NameQNorm] = withConfig(gemma3QNorm, "blk.%d.attn_q_norm.weight")
 	t[NamePostAttnNorm] = one("blk.%d.post_attention_norm.weight")
 	t[NamePostFFNNorm] = one("blk.%d.post_ffw_norm.weight")
 	return t
 }()
+
+// gemma3QNorm is a gemma3 layer's q norm weight. llama.cpp scales the
+// queries of a 62-layer gemma3 (27B, Hugging Face's query_pre_attn_scalar
+// 168 = D/H) by 1/sqrt(D/H) instead of 1/sqrt(Dh); Attend scales by
+// 1/sqrt(Dh), so that model's weight is multiplied by sqrt(Dh/(D/H)) here
+// (q is RMS-normed, so the factor passes through to the scores). Other
+// layer counts keep the stored weight.
+func gemma3QNorm(c *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+	p := parts[0]
+	if c.Layers != 62 || c.Heads <= 0 || c.Hidden%c.Heads != 0 {
+		return p, nil
+	}
+	v, err := p.F32()
+	if err != nil {
+		return nil, err
+	}
+	f := float32(math.Sqrt(float64(c.HeadDim) * float64(c.Heads) / float64(c.Hidden)))
+	out := make([]float32, len(v))
+	for i, w := range v {
+		out[i] = w * f
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: slices.Clone(p.Shape), Data: f32Bytes(out)}, nil
+}
