@@ -46,7 +46,9 @@ func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusi
 		}
 	}
 	inner := model.MatMulFusion{Norm: f.Norm, Eps: f.Eps, SiluMul: f.SiluMul}
-	if f.GeluMul {
+	if f.GeluMul && b.gemvGelu(y, xt, wt, T, N, f) {
+		// fused into the GEMV, as SiluMul is
+	} else if f.GeluMul {
 		gu := b.scratchAct(&b.ops.gemma.gu, "gelu gate_up", T, N)
 		if gu == nil {
 			return
@@ -72,6 +74,22 @@ func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusi
 	}
 	gx, gy := b.groups2D(int(prm.Groups))
 	op(b, kPostNorm).dispatch(b, prm, gx, gy, 1, y.whole(), wb, o.whole())
+}
+
+// gemvGelu runs GeluMul's product as one matmul_gemv dispatch with the
+// gelu_tanh epilogue where the GEMV takes the batch and the weight is one
+// part (as MatMul fuses SiluMul), and reports whether it did.
+func (b *Backend) gemvGelu(y, xt, wt *tensor, T, N int, f model.MatMulFusion) bool {
+	K := wt.cols()
+	if kquantWeight(wt.dtype) || T > b.tune.gemvMaxT() || K%gemvChunk(wt.dtype) != 0 || len(wt.parts) != 1 {
+		return false
+	}
+	var nw *tensor
+	if f.Norm != nil {
+		nw = tt(f.Norm)
+	}
+	b.gemvFused(y, xt, wt, T, N, K, b.tune.gemvShape(wt.dtype, T, K), gemvFusion{norm: nw, eps: f.Eps, gelu: true})
+	return true
 }
 
 // geluMul sets out (T, F) = gelu_tanh(gateUp[:, :F]) * gateUp[:, F:]:

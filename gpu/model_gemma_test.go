@@ -97,3 +97,63 @@ func TestGemma4GoldenShared(t *testing.T) {
 	}
 	modelGoldens(t, modelBackend(t), files)
 }
+
+// TestGemmaDecodeDispatches counts a decode step's dispatches per layer
+// (model.LayerMarker): a Gemma 3 layer is 9 (q/k/v, rope_kv, attention's
+// two, o_proj and its post-norm, gate_up with GeGLU fused in the GEMV,
+// down and its post-norm: the sandwich norms cost one each), a Gemma 4
+// layer 15 (q/k/v's per-head norms one more; its per-layer input: the
+// gate, gelu_gate, proj with its post-norm; the output scale); later steps
+// replay the recorded program.
+func TestGemmaDecodeDispatches(t *testing.T) {
+	b := modelBackend(t)
+	for _, c := range []struct {
+		name string
+		most int
+	}{{"tiny-gemma3-q4_0", 9}, {"tiny-gemma4-q4_0", 15}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := golden.Read(t, "../testdata/gemma/golden/"+c.name+".golden")
+			m, err := model.Build(b, goldenWeights(t, g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, m)
+			cache, err := m.NewCache(len(g.Tokens) + 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.FreeKVCache(cache)
+			logits := make([]float32, m.Config.Vocab)
+			pos := 0
+			step := func(ids []int32) {
+				out, err := m.Forward(cache, ids, pos, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos += len(ids)
+				if err := b.ReadF32(out, logits); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step(g.Tokens)
+			step(g.Greedy[:1])
+			per := b.LayerDispatches()
+			builds, stats := b.Stats().ProgramBuilds, b.Device().Stats()
+			for _, id := range g.Greedy[1:4] {
+				step([]int32{id})
+			}
+			if n, s := b.Stats().ProgramBuilds-builds, b.Device().Stats().Sub(stats); n != 0 || s.Submits != 3 {
+				t.Errorf("3 decode steps: %d programs recorded, %d submits; want 0 and 3", n, s.Submits)
+			}
+			if len(per) != len(m.Layers) {
+				t.Fatalf("LayerDispatches %v for %d layers", per, len(m.Layers))
+			}
+			for l, n := range per {
+				t.Logf("layer %d: %d dispatches at decode", l, n)
+				if n > c.most {
+					t.Errorf("layer %d: %d dispatches, want at most %d", l, n, c.most)
+				}
+			}
+		})
+	}
+}
