@@ -12,7 +12,6 @@ import (
 	"wasmllm/model"
 )
 
-
 // kvCache is the WebGPU KV cache: per layer one K and one V buffer, each
 // head-major (Hk, S, Dh), so that a (head, chunk) workgroup of the decode
 // kernel and a K/V tile of the prefill kernel read one contiguous span.
