@@ -22,7 +22,9 @@ import (
 // head, each a tensor in parts over 32 MiB shards) and Qwen3-30B-A3B (two
 // layers: 128 experts of 768, whose merged gate/up experts, 403 MB a
 // layer, exceed the 128 MiB binding that WebGPU grants by default and are
-// split on expert boundaries) with random weights: written as GGUF,
+// split on expert boundaries) and Gemma-3-1B (two layers: its 262,144-row
+// tied embedding, 151 MiB as q4, in parts under the same binding) with
+// random weights: written as GGUF,
 // converted, served, loaded through the JS API in Chromium (the adapter's
 // own buffer limits for the 70B, the WebGPU default binding for the MoE),
 // and a prefill and one decode step there give the CPU engine's tokens
@@ -36,6 +38,8 @@ func TestBigModels(t *testing.T) {
 	llama70.Layers = 1
 	moe := synth.Qwen3_30BA3B
 	moe.Layers = 2
+	gemma := synth.Gemma3_1B
+	gemma.Layers = 2
 	for _, c := range []struct {
 		name   string
 		shape  synth.Shape
@@ -45,6 +49,9 @@ func TestBigModels(t *testing.T) {
 	}{
 		{"r1-distill-llama-70b-1l", llama70, "testdata/models/tiny-llama3-q4_0.gguf", "{}", "output.weight"},
 		{"qwen3-30b-a3b-2l", moe, "testdata/models/tiny-qwen3moe-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "blk.0.ffn_gate_up_exps.weight"},
+		// Gemma 3's 262k-row embedding (the tied head too) split under the
+		// default 128 MiB binding
+		{"gemma-3-1b-2l", gemma, "testdata/gemma/models/tiny-gemma3-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "token_embd.weight"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			models := t.TempDir()
