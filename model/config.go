@@ -303,6 +303,10 @@ func (c *Config) params() (int64, bool) {
 	layers := n.add(n.mul(full, attn), n.mul(int64(c.Layers)-full, linear))
 	layers = n.add(layers, n.mul(int64(c.Layers), channel))
 	total := n.add(n.mul(2*int64(c.Vocab), D), layers)
+	if P := int64(c.PerLayerInput); P > 0 { // Gemma 4's per-layer embeddings: the table, the projection, each layer's gate and proj
+		LP := n.mul(int64(c.Layers), P)
+		total = n.add(total, n.add(n.mul(int64(c.Vocab), LP), n.mul(n.mul(3, LP), D)))
+	}
 	return total, !n.overflow
 }
 
