@@ -114,13 +114,18 @@ func Build(b Backend, w *Weights) (*Model, error) {
 			kvLayers++
 		}
 		m.Layers[l].Channel = channel(sp, f, up)
-		if sp.PerLayer || sp.OutScale {
-			if m.Layers[l].Post, err = perLayerInput(w, sp, f, up); err != nil {
-				return nil, err
-			}
-		}
 		if err != nil {
 			return nil, err
+		}
+		if sp.PerLayer || sp.OutScale {
+			post, perr := perLayerInput(w, sp, f, up)
+			if err != nil { // an upload's
+				return nil, err
+			}
+			if perr != nil {
+				return nil, perr
+			}
+			m.Layers[l].Post = post
 		}
 	}
 	if c.MTPLayers > 0 {
