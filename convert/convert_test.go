@@ -39,6 +39,11 @@ func TestConvertGoldens(t *testing.T) {
 	// Phi-4-mini (phi3: fused qkv and gate_up, LongRoPE's factor tensors,
 	// the o200k split): testdata/phi3.
 	cases = append(cases, tc{"phi3/models/tiny-phi4mini-q4_0.gguf", "../phi3/golden/tiny-phi4mini-q4_0.golden"})
+	// Gemma 3 and 4 (sandwich norms, per-layer widths, shared KV, the
+	// per-layer embeddings, merged q/k/v norms): testdata/gemma.
+	for _, m := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0"} {
+		cases = append(cases, tc{"gemma/models/" + m + ".gguf", "../gemma/golden/" + m + ".golden"})
+	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
 			in := filepath.Join(testdata, c.in)

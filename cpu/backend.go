@@ -363,7 +363,9 @@ type attnTask struct {
 }
 
 func (a *attnTask) run(worker, lo, hi int) {
-	if simd != nil && a.Dh%4 == 0 && !a.gated {
+	// The SIMD kernel reads rows of [q | k | v]: rows of queries alone (a
+	// layer sharing another's KV, Gemma 4) take the loop below.
+	if simd != nil && a.Dh%4 == 0 && !a.gated && a.C == (a.H+2*a.Hk)*a.Dh {
 		simd.attn(a, worker, lo, hi)
 		return
 	}
@@ -415,10 +417,7 @@ func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer,
 	c := cache.(*KVCache)
 	q, p := t(qkv), t(pos)
 	Hk, Dh := c.kvHeads, c.head
-	H := q.cols()/Dh - 2*Hk
-	if gated {
-		H /= 2
-	}
+	H := t(out).cols() / Dh
 	kc, vc := c.K[layer], c.V[layer]
 	b.workerBufs(&b.attn.scores, c.capacity)
 	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, C: q.cols(), gated: gated, window: window, scores: b.attn.scores}

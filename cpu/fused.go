@@ -23,7 +23,8 @@ func scratchF32(buf *[]float32, shape ...int) *tensor {
 }
 
 // MatMul implements model.Backend: RMSNorm into a scratch, the product,
-// then SiluMul and the add, as the reference of the same name.
+// then SiluMul or GeluMul, the post-norm, the soft-cap and the add, as the
+// reference of the same name.
 func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	o, xt, wt := t(out), t(x), t(w)
 	T, K, N := xt.numel()/xt.cols(), xt.cols(), wt.shape[0]
@@ -33,25 +34,61 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		rmsNorm(xn.f, xt.f, t(f.Norm).f, f.Eps)
 		in = xn.f
 	}
-	if !f.SiluMul && !f.Add {
+	gated := f.SiluMul || f.GeluMul
+	epilogue := f.PostNorm != nil || f.SoftCap > 0 || f.Scale != 0
+	if !gated && !f.Add && !epilogue {
 		b.matmul(o.f, in, wt, T, N, K)
 		return
 	}
 	y := scratchF32(&b.fused.y, T, N)
 	b.matmul(y.f, in, wt, T, N, K)
-	if f.SiluMul {
-		if !f.Add {
-			siluMul(o.f, y.f, T, N/2)
+	if gated {
+		dst := scratchF32(&b.fused.xn, T, N/2)
+		if !f.Add && !epilogue {
+			dst = o
+		}
+		if f.SiluMul {
+			siluMul(dst.f, y.f, T, N/2)
+		} else {
+			geluMul(dst.f, y.f, T, N/2)
+		}
+		if dst == o {
 			return
 		}
-		act := scratchF32(&b.fused.xn, T, N/2)
-		siluMul(act.f, y.f, T, N/2)
-		y = act
+		y = dst
+	}
+	if f.Scale != 0 {
+		Scale(y.f, f.Scale)
+	}
+	if f.PostNorm != nil {
+		postNorm(y.f, t(f.PostNorm).f, f.PostNormGroup, f.Eps)
+	}
+	if c := f.SoftCap; c > 0 {
+		for i, v := range y.f {
+			y.f[i] = SoftCap(v, c)
+		}
+	}
+	if !f.Add {
+		copy(o.f, y.f)
+		return
 	}
 	for i, v := range y.f {
 		o.f[i] += v
 	}
 }
+
+// GeluGate implements model.Backend.
+func (b *Backend) GeluGate(out, gate, src model.Tensor, col0 int) {
+	o, g, sr := t(out), t(gate), t(src)
+	P := o.cols()
+	GeluGate(o.f, g.f, sr.f, o.numel()/P, P, sr.cols(), col0)
+}
+
+// Scale implements model.Backend.
+func (b *Backend) Scale(x model.Tensor, s float32) { Scale(t(x).f, s) }
+
+// geluMul is GeluMul: out (T, F) = gelu_tanh(gateUp[:, :F]) · gateUp[:, F:].
+func geluMul(out, gateUp []float32, T, F int) { geluMulRef(out, gateUp, T, F) }
 
 // RoPEKV implements model.Backend.
 func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int, eps float32, r *model.RoPE, cache model.KVCache, layer int) {
@@ -65,7 +102,9 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 		bv = t(bias).f
 	}
 	b.rope(q.f, p.i, bv, q.cols(), heads, c.head, r.NeoX, r.InvFreq, r.CosSinScale())
-	b.writeKV(q, p, c, layer, heads-kvHeads)
+	if kvHeads > 0 {
+		b.writeKV(q, p, c, layer, heads-kvHeads)
+	}
 }
 
 // writeKV stores the keys and values of qkv (whose first H heads are the

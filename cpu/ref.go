@@ -38,12 +38,21 @@ func rmsNorm(out, x, w []float32, eps float32) {
 type Fusion struct {
 	Norm    []float32 // (K): x is read as RMSNorm(x) * Norm; nil: x as it is
 	Eps     float32
-	SiluMul bool // w is gate_up (2F, K): out (T, F) = SiluMul of the product
-	Add     bool // out += the result
+	SiluMul bool    // w is gate_up (2F, K): out (T, F) = SiluMul of the product
+	GeluMul bool    // w is gate_up (2F, K): out (T, F) = gelu_tanh(gate)·up
+	Scale   float32 // not 0: the result times Scale, before the post-norm
+	// PostNorm (N, or F after SiluMul or GeluMul): each row of the result
+	// (each PostNormGroup values of it, when > 0) RMS-normalised, weighted
+	// by PostNorm's column; nil: none.
+	PostNorm      []float32
+	PostNormGroup int
+	SoftCap       float32 // > 0: each value v of the result is SoftCap·tanh(v/SoftCap)
+	Add           bool    // out += the result
 }
 
 // MatMul: out (T, N) = x (T, K) · w (N, K)ᵀ, w dequantised, with f's
-// prologue and epilogue.
+// prologue and epilogue, in order: the norm, the product, SiluMul or
+// GeluMul, the post-norm, the soft-cap, the add.
 func MatMul(out, x, w []float32, T, N, K int, f Fusion) {
 	xn := x
 	if f.Norm != nil {
@@ -52,11 +61,28 @@ func MatMul(out, x, w []float32, T, N, K int, f Fusion) {
 	}
 	y := make([]float32, T*N)
 	product(y, xn, w, T, N, K)
-	if f.SiluMul {
+	if f.SiluMul || f.GeluMul {
 		F := N / 2
 		act := make([]float32, T*F)
-		siluMulRef(act, y, T, F)
+		if f.SiluMul {
+			siluMulRef(act, y, T, F)
+		} else {
+			geluMulRef(act, y, T, F)
+		}
 		y = act
+	}
+	if f.Scale != 0 {
+		for i := range y {
+			y[i] *= f.Scale
+		}
+	}
+	if f.PostNorm != nil {
+		postNorm(y, f.PostNorm, f.PostNormGroup, f.Eps)
+	}
+	if f.SoftCap > 0 {
+		for i, v := range y {
+			y[i] = SoftCap(v, f.SoftCap)
+		}
 	}
 	for i := range y {
 		if f.Add {

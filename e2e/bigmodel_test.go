@@ -22,8 +22,10 @@ import (
 // head, each a tensor in parts over 32 MiB shards) and Qwen3-30B-A3B (two
 // layers: 128 experts of 768, whose merged gate/up experts, 403 MB a
 // layer, exceed the 128 MiB binding that WebGPU grants by default and are
-// split on expert boundaries) and Phi-4-mini (two layers: its tied
-// 200,064-row embedding, the LM head, split under the same binding) with
+// split on expert boundaries), Phi-4-mini (two layers: its tied
+// 200,064-row embedding, the LM head, split under the same binding) and
+// Gemma-3-1B (two layers: its 262,144-row tied embedding, 151 MiB as q4,
+// in parts under the same binding) with
 // random weights: written as GGUF,
 // converted, served, loaded through the JS API in Chromium (the adapter's
 // own buffer limits for the 70B, the WebGPU default binding for the MoE),
@@ -40,6 +42,8 @@ func TestBigModels(t *testing.T) {
 	moe.Layers = 2
 	phi4 := synth.Phi4Mini
 	phi4.Layers = 2
+	gemma := synth.Gemma3_1B
+	gemma.Layers = 2
 	for _, c := range []struct {
 		name   string
 		shape  synth.Shape
@@ -52,6 +56,9 @@ func TestBigModels(t *testing.T) {
 		// Phi-4-mini: its 200,064-row tied embedding (the LM head) is 330
 		// MiB of q4, split under a 128 MiB binding.
 		{"phi-4-mini-2l", phi4, "testdata/phi3/models/tiny-phi4mini-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "token_embd.weight"},
+		// Gemma 3's 262k-row embedding (the tied head too) split under the
+		// default 128 MiB binding
+		{"gemma-3-1b-2l", gemma, "testdata/gemma/models/tiny-gemma3-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "token_embd.weight"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			models := t.TempDir()

@@ -12,9 +12,6 @@ import (
 	"wasmllm/model"
 )
 
-// maxHeadDim is the largest head the attention kernels take.
-const maxHeadDim = 256
-
 // kvCache is the WebGPU KV cache: per layer one K and one V buffer, each
 // head-major (Hk, S, Dh), so that a (head, chunk) workgroup of the decode
 // kernel and a K/V tile of the prefill kernel read one contiguous span.
@@ -139,6 +136,12 @@ func (c *kvCache) destroy() {
 // *model.HybridCache too: its KV cache and its recurrent states);
 // programs and bind groups that use it are dropped with it.
 func (b *Backend) FreeKVCache(cache model.KVCache) {
+	if g, ok := cache.(*model.GroupedCache); ok {
+		for _, c := range g.Groups {
+			b.FreeKVCache(c)
+		}
+		return
+	}
 	if h, ok := cache.(*model.HybridCache); ok {
 		if h.KV != nil {
 			b.FreeKVCache(h.KV)
@@ -201,15 +204,17 @@ func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer,
 		return
 	}
 	T, C := q.rows(), q.cols()
-	H := C/Dh - 2*Hk
+	H := o.cols() / Dh // qkv's rows: [q], [q | k | v] or [q | k | v | gate]
 	gate4 := uint32(0) // the gate's first vec4 in a row
 	if gated {
-		H = (C/Dh - 2*Hk) / 2
 		gate4 = uint32((H + 2*Hk) * Dh / 4)
 		if (H+2*Hk)*Dh+H*Dh != C {
 			b.opErr("Attend", "gated qkv width %d is not (2H+2Hk)*Dh with Hk=%d, Dh=%d", C, Hk, Dh)
 			return
 		}
+	} else if C != H*Dh && C != (H+2*Hk)*Dh {
+		b.opErr("Attend", "qkv width %d is neither H*Dh nor (H+2Hk)*Dh with H=%d (out's), Hk=%d, Dh=%d", C, H, Hk, Dh)
+		return
 	}
 	if H <= 0 || H%Hk != 0 {
 		b.opErr("Attend", "qkv width %d holds %d query heads, not a positive multiple of Hk=%d (Dh=%d)", C, H, Hk, Dh)

@@ -33,7 +33,7 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	N, K := wt.rows(), wt.cols()
 	T := xt.rows()
 	cols := N
-	if f.SiluMul {
+	if f.SiluMul || f.GeluMul {
 		cols = N / 2
 	}
 	var nw *tensor
@@ -48,8 +48,11 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 	case len(wt.parts) == 0 || xt.buf == nil || o.buf == nil || xt.dtype != loader.F32 || o.dtype != loader.F32:
 		b.opErr("MatMul", "want f32 activations x %v, out %v and an uploaded weight %v", xt.shape, o.shape, wt.shape)
 		return
-	case xt.cols() != K || o.cols() != cols || o.rows() != T || (f.SiluMul && N%2 != 0):
-		b.opErr("MatMul", "out %v, x %v, weight %v (silu %v) do not agree", o.shape, xt.shape, wt.shape, f.SiluMul)
+	case xt.cols() != K || o.cols() != cols || o.rows() != T || ((f.SiluMul || f.GeluMul) && N%2 != 0):
+		b.opErr("MatMul", "out %v, x %v, weight %v (silu %v, gelu %v) do not agree", o.shape, xt.shape, wt.shape, f.SiluMul, f.GeluMul)
+		return
+	case f.SiluMul && f.GeluMul:
+		b.opErr("MatMul", "both SiluMul and GeluMul")
 		return
 	case o.buf == xt.buf:
 		b.opErr("MatMul", "out and x are the same tensor")
@@ -62,6 +65,10 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		return
 	}
 	if T == 0 || N == 0 {
+		return
+	}
+	if f.GeluMul || f.PostNorm != nil || f.SoftCap > 0 || f.Scale != 0 {
+		b.matmulEpilogue(o, xt, wt, T, N, f)
 		return
 	}
 	kq := kquantWeight(wt.dtype) // K-quant blocks: their own kernels, unfused (backend_kquant_js.go)
@@ -111,7 +118,7 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 	// a row is [q | k | v], or [q | k | v | gate] with an output gate
 	plain, gated := (heads+kvHeads)*Dh, 2*heads*Dh // (H+2Hk)*Dh, (2H+2Hk)*Dh
 	if r.Dim < 2 || r.Dim > Dh || r.Dim%2 != 0 || len(r.InvFreq) != r.Dim/2 || Dh > maxHeadDim || xt.buf == nil || xt.dtype != loader.F32 ||
-		(xt.cols() != plain && xt.cols() != gated) || kvHeads != c.kvHeads || heads <= kvHeads {
+		(xt.cols() != plain && xt.cols() != gated) || (kvHeads != c.kvHeads && kvHeads != 0) || heads <= kvHeads {
 		b.opErr("RoPEKV", "qkv %v with %d rotated heads and %d kv heads of %d (rope dim %d, %d frequencies); the cache has %d heads of %d",
 			xt.shape, heads, kvHeads, Dh, r.Dim, len(r.InvFreq), c.kvHeads, Dh)
 		return

@@ -3,12 +3,12 @@
 package gpu
 
 // gemvFusion is matmul_gemv's fused prologue and epilogue: norm, when not
-// nil, the RMSNorm weight x is read with; silu for gate_up rows (one part);
-// acc adds to out.
+// nil, the RMSNorm weight x is read with; silu (or gelu, GeGLU's
+// gelu_tanh) for gate_up rows (one part); acc adds to out.
 type gemvFusion struct {
-	norm      *tensor
-	eps       float32
-	silu, acc bool
+	norm            *tensor
+	eps             float32
+	silu, gelu, acc bool
 }
 
 func (b *Backend) gemvFused(o, xt, wt *tensor, T, N, K int, s gemvShape, f gemvFusion) {
@@ -26,6 +26,9 @@ func (b *Backend) gemvFused(o, xt, wt *tensor, T, N, K int, s gemvShape, f gemvF
 	}
 	if f.silu {
 		prm.Silu = 1
+	}
+	if f.gelu {
+		prm.Silu = 2
 	}
 	if f.acc {
 		prm.Acc = 1

@@ -18,6 +18,7 @@ type opKernels struct {
 	sel       selectState // backend_select_js.go
 	fused     fusedState  // backend_fused_js.go
 	delta     deltaState  // backend_deltanet_js.go
+	gemma     gemmaState  // backend_gemma_js.go
 }
 
 // wtype is the WTYPE code of a weight dtype (see shaders/common.wgsl).

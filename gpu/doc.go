@@ -79,7 +79,15 @@
 // through the chunks a block of value columns per workgroup, the gated
 // norm; a batch whose scratch would not fit one binding runs in parts of
 // whole chunks. The states stay f32 (model.HybridCache), whatever the KV
-// cache stores. Where a GEMV
+// cache stores. A Gemma 3 layer is 9 (TestGemmaDecodeDispatches): GeGLU
+// is the gate_up GEMV's epilogue (gelu_tanh instead of silu), and each
+// sandwich norm one post_norm dispatch after its GEMV (a row's norm needs
+// the whole row: post_norm.wgsl, one workgroup a row or head, also the
+// soft-cap and Gemma 4's per-head q/k/v norms). A Gemma 4 layer is 15:
+// the q/k/v norms, the per-layer input (its gate GEMV, gelu_gate, proj
+// and its post-norm) and the output scale (scale.wgsl); a layer sharing KV
+// runs RoPEKV on its queries alone and attends over its source's cache,
+// each KV group a cache of its own (model.GroupedCache). Where a GEMV
 // cannot fuse (prefill batches on the GEMM, K-quant weights, a gate_up
 // split into parts) MatMul runs its kernels in turn: rms_norm into a
 // scratch, the product, silu_mul.

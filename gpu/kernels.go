@@ -65,6 +65,13 @@ var (
 	kRMSNorm = spec[rmsNormParams]("rmsnorm.wgsl", "rms_norm")
 	kSiluMul = spec[siluMulParams]("silu_mul.wgsl", "main")
 
+	// Gemma (backend_gemma_js.go): GeGLU, MatMul's post-norm and soft-cap,
+	// the embedding scale
+	kGeluMul  = spec[siluMulParams]("gelu_mul.wgsl", "main")
+	kPostNorm = spec[postNormParams]("post_norm.wgsl", "main")
+	kScale    = spec[scaleParams]("scale.wgsl", "main")
+	kGeluGate = spec[geluGateParams]("gelu_gate.wgsl", "main")
+
 	kGemv = spec[gemvParams]("matmul_gemv.wgsl", "main")
 	kGemm = spec[gemmAccParams]("matmul_gemm.wgsl", "main")
 
@@ -116,6 +123,18 @@ type (
 		Count uint32
 	}
 	siluMulParams struct{ F, N uint32 }
+
+	postNormParams struct {
+		N, G, Groups, Norm uint32
+		Eps, Cap           float32
+		Acc                uint32
+		Scale              float32
+	}
+	geluGateParams struct{ P, C, Col0, N uint32 }
+	scaleParams    struct {
+		N uint32
+		S float32
+	}
 
 	gemvParams struct {
 		N, K, Row0, Rows, T, Chunks, Norm uint32

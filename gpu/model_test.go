@@ -97,17 +97,20 @@ func freeModel(b model.Backend, m *model.Model) {
 			}
 		}
 	}
-	free(m.Embed, m.Norm, m.LMHead)
+	free(m.Embed, m.Norm, m.LMHead, m.PLEmbed, m.PLProj, m.PLNorm)
 	for _, l := range m.Layers {
+		if p := l.Post; p != nil {
+			free(p.Gate, p.Out, p.PostNorm)
+		}
 		switch a := l.Mixer.(type) {
 		case *model.Attention:
-			free(a.Norm, a.QKV, a.Bias, a.QNorm, a.KNorm, a.Out)
+			free(a.Norm, a.QKV, a.Bias, a.QNorm, a.KNorm, a.Out, a.PostNorm, a.QKVNorm)
 		case *model.DeltaNet:
 			free(a.Norm, a.In, a.Conv, a.A, a.DtBias, a.GNorm, a.Out)
 		}
 		switch mlp := l.Channel.(type) {
 		case *model.GatedMLP:
-			free(mlp.Norm, mlp.GateUp, mlp.Down)
+			free(mlp.Norm, mlp.GateUp, mlp.Down, mlp.PostNorm)
 		case *model.MoE:
 			free(mlp.Norm, mlp.Router, mlp.GateUp, mlp.Down, mlp.Shared.GateUp, mlp.Shared.Down, mlp.Shared.Gate)
 		}

@@ -62,14 +62,17 @@ type Backend interface {
 	// (Qwen3's q/k norm), bias (a (C) f32 vector) added to every row when
 	// not nil (Qwen2's q/k/v biases), the first heads = H+Hk heads rotated
 	// by r at the positions pos (T) i32, and the keys and values written
-	// into layer's cache at pos. Dh is the cache's head dim; r rotates the
+	// into layer's cache at pos. kvHeads 0 is a layer that reads another
+	// layer's keys and values (Gemma 4): qkv's rows are the H query heads
+	// alone, rotated, and nothing is written. Dh is the cache's head dim; r rotates the
 	// first r.Dim dims of each head (r.Dim < Dh: partial rotary, the rest
 	// pass through), with frequencies r.InvFreq (a zero frequency leaves its
 	// pair as it is).
 	RoPEKV(qkv, pos, bias, qw, kw Tensor, heads, kvHeads int, eps float32, r *RoPE, cache KVCache, layer int)
 	// Attend computes causal GQA attention for each token t of qkv over
 	// layer's cache positions [0, pos[t]] (RoPEKV wrote this batch's keys
-	// and values), scaled by 1/sqrt(Dh): out (T, H*Dh). window > 0 is a
+	// and values), scaled by 1/sqrt(Dh): out (T, H*Dh), H out's (qkv's rows may hold the
+	// queries alone: a layer reading another's KV). window > 0 is a
 	// sliding window (Mistral's sliding_window): token t attends only to the
 	// last window of those, (pos[t]-window, pos[t]]. With gated, qkv's rows
 	// are (2H+2Hk)*Dh, [q | k | v | gate], and each output value is
@@ -104,6 +107,12 @@ type Backend interface {
 	// state is (n_v·S, S). Any grouping of the tokens (the chunked form of
 	// a prefill) must give the token-by-token result to rounding.
 	DeltaNet(out, proj, convW, a, dtBias, norm, convState, state Tensor, sp DeltaNetSpec, eps float32)
+	// GeluGate is Gemma 4's per-layer input gate: out (T, P) =
+	// gelu_tanh(gate (T, P)) * src[:, col0:col0+P], src (T, C) f32.
+	GeluGate(out, gate, src Tensor, col0 int)
+	// Scale multiplies every value of x (an f32 activation) by s, in
+	// place (Gemma's embedding scale sqrt(D)).
+	Scale(x Tensor, s float32)
 	// CopyRows copies rows [row0, row0+R) of src (_, C) into dst (R, C).
 	CopyRows(dst, src Tensor, row0 int)
 	// Argmax writes the index of each row's maximum (lowest index on ties):
@@ -193,7 +202,25 @@ type MatMulFusion struct {
 	// SiluMul reads w (2F, K) as the merged gate_up: out (T, F) =
 	// silu(gate) * up (SiluMul of the product).
 	SiluMul bool
-	// Add adds the product to out (a residual): out += x · wᵀ.
+	// GeluMul reads w (2F, K) as a GeGLU's merged gate_up: out (T, F) =
+	// gelu_tanh(gate) * up, gelu_tanh(x) = 0.5x(1 + tanh(sqrt(2/π)(x +
+	// 0.044715x³))) (Gemma). At most one of SiluMul and GeluMul.
+	GeluMul bool
+	// Scale, when not 0, multiplies the result (after SiluMul or GeluMul)
+	// before the post-norm (Gemma 4's per-layer projection, 1/sqrt(D)).
+	Scale float32
+	// PostNorm, when not nil, is an RMSNorm weight (N, or F after SiluMul
+	// or GeluMul): each row of the result is read as RMSNorm(row) *
+	// PostNorm, with Eps, before it is stored or added (Gemma's sandwich
+	// norms). With PostNormGroup G > 0 (G divides the row), each G values
+	// are normalised on their own, still weighted by PostNorm's column
+	// (Gemma 4's per-head q/k/v norms, its per-layer inputs' norm).
+	PostNorm      Tensor
+	PostNormGroup int
+	// SoftCap, when > 0, caps each value v of the result at SoftCap·
+	// tanh(v/SoftCap), before any add (Gemma's final logit soft-cap).
+	SoftCap float32
+	// Add adds the result to out (a residual): out += x · wᵀ.
 	Add bool
 }
 

@@ -13,22 +13,39 @@ const (
 	NameNorm      = "output_norm.weight" // (D)
 	NameLMHead    = "output.weight"      // (V, D); absent when tied
 	NameRopeFreqs = "rope_freqs.weight"  // (Dh/2) optional llama3 frequency divisors
+	// Gemma 4's per-layer embeddings: the table, the projection of the
+	// embedding, its norm (P values tiled L times)
+	NamePLEmbed = "per_layer_token_embd.weight" // (V, L*P)
+	NamePLProj  = "per_layer_model_proj.weight" // (L*P, D)
+	NamePLNorm  = "per_layer_proj_norm.weight"  // (L*P)
 )
 
 // Per-layer canonical names; format with the layer index.
 const (
-	NameAttnNorm   = "blk.%d.attn_norm.weight"        // (D)
-	NameQKV        = "blk.%d.attn_qkv.weight"         // ((H+2Hk)*Dh, D)
-	NameQKVBias    = "blk.%d.attn_qkv.bias"           // ((H+2Hk)*Dh) f32, q, k, v biases as NameQKV's rows; only when Config.QKVBias
-	NameQNorm      = "blk.%d.attn_q_norm.weight"      // (Dh)
-	NameKNorm      = "blk.%d.attn_k_norm.weight"      // (Dh)
-	NameAttnOut    = "blk.%d.attn_output.weight"      // (D, H*Dh)
-	NameFFNNorm    = "blk.%d.ffn_norm.weight"         // (D)
-	NameGateUp     = "blk.%d.ffn_gate_up.weight"      // (2F, D)
-	NameDown       = "blk.%d.ffn_down.weight"         // (D, F)
-	NameRouter     = "blk.%d.ffn_gate_inp.weight"     // (E, D)
-	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight" // (E, 2F, D)
-	NameDownExps   = "blk.%d.ffn_down_exps.weight"    // (E, D, F)
+	NameAttnNorm = "blk.%d.attn_norm.weight"   // (D)
+	NameQKV      = "blk.%d.attn_qkv.weight"    // ((H+2Hk)*Dh, D)
+	NameQKVBias  = "blk.%d.attn_qkv.bias"      // ((H+2Hk)*Dh) f32, q, k, v biases as NameQKV's rows; only when Config.QKVBias
+	NameQNorm    = "blk.%d.attn_q_norm.weight" // (Dh)
+	NameKNorm    = "blk.%d.attn_k_norm.weight" // (Dh)
+	NameAttnOut  = "blk.%d.attn_output.weight" // (D, H*Dh)
+	NameFFNNorm  = "blk.%d.ffn_norm.weight"    // (D)
+	// the sandwich norms (Gemma): each mixer's output RMS-normalised
+	// before its residual add
+	NamePostAttnNorm = "blk.%d.post_attention_norm.weight" // (D)
+	NamePostFFNNorm  = "blk.%d.post_ffw_norm.weight"       // (D)
+	// Gemma 4: q, k, v per-head norm weights merged (q's with the
+	// attention scale folded in, v's ones), the per-layer input, the
+	// layer's output scale
+	NameQKVNorm    = "blk.%d.attn_qkv_norm.weight"      // ((H+2Hk)*Dh), or (H*Dh) for a layer sharing KV
+	NamePLGate     = "blk.%d.inp_gate.weight"           // (P, D)
+	NamePLOut      = "blk.%d.proj.weight"               // (D, P)
+	NamePLPostNorm = "blk.%d.post_norm.weight"          // (D)
+	NameLayerScale = "blk.%d.layer_output_scale.weight" // (1)
+	NameGateUp     = "blk.%d.ffn_gate_up.weight"        // (2F, D)
+	NameDown       = "blk.%d.ffn_down.weight"           // (D, F)
+	NameRouter     = "blk.%d.ffn_gate_inp.weight"       // (E, D)
+	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight"   // (E, 2F, D)
+	NameDownExps   = "blk.%d.ffn_down_exps.weight"      // (E, D, F)
 	// the MoE's shared expert (qwen35moe)
 	NameGateUpShexp = "blk.%d.ffn_gate_up_shexp.weight"  // (2Fs, D)
 	NameDownShexp   = "blk.%d.ffn_down_shexp.weight"     // (D, Fs)
@@ -82,6 +99,9 @@ var (
 		{NameRopeFreqs, nil, nil},
 		{NameRopeFactorsShort, longRoPE, ropeHalf},
 		{NameRopeFactorsLong, longRoPE, ropeHalf},
+		{NamePLEmbed, hasPerLayer, func(c *Config) []int { return []int{c.Vocab, c.Layers * c.PerLayerInput} }},
+		{NamePLProj, hasPerLayer, func(c *Config) []int { return []int{c.Layers * c.PerLayerInput, c.Hidden} }},
+		{NamePLNorm, hasPerLayer, func(c *Config) []int { return []int{c.Layers * c.PerLayerInput} }},
 	}
 	layerTensors = []layerTensor{
 		// the token mixer's pre-norm
@@ -90,10 +110,13 @@ var (
 		{NameQKV, attention, func(c *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth(), c.Hidden} }},
 		{NameQKVBias, func(sp *LayerSpec) bool { return sp.Attention.Bias }, func(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth()} }},
 		{NameQNorm, qkNorm, headVector},
+		{NameQKVNorm, func(sp *LayerSpec) bool { return attention(sp) && sp.Attention.NormQKV },
+			func(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.qkvWidth()} }},
 		{NameKNorm, qkNorm, headVector},
 		{NameAttnOut, attention, func(c *Config, sp *LayerSpec) []int {
 			return []int{c.Hidden, sp.Attention.Heads * sp.Attention.HeadDim}
 		}},
+		{NamePostAttnNorm, func(sp *LayerSpec) bool { return !sp.IsDeltaNet() && sp.Attention.PostNorm }, layerHidden},
 		// the Gated DeltaNet token mixer
 		{NameSSMIn, deltaNet, func(c *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ProjWidth(), c.Hidden} }},
 		{NameSSMConv, deltaNet, func(_ *Config, sp *LayerSpec) []int { return []int{sp.DeltaNet.ConvDim(), sp.DeltaNet.ConvKernel} }},
@@ -111,6 +134,12 @@ var (
 		{NameGateShexp, shared, layerHidden},
 		{NameGateUp, gated, func(c *Config, sp *LayerSpec) []int { return []int{2 * sp.Channel.FFN, c.Hidden} }},
 		{NameDown, gated, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.Channel.FFN} }},
+		{NamePostFFNNorm, func(sp *LayerSpec) bool { return sp.Channel.PostNorm }, layerHidden},
+		// the per-layer input (Gemma 4) and the layer's output scale
+		{NamePLGate, perLayer, func(c *Config, _ *LayerSpec) []int { return []int{c.PerLayerInput, c.Hidden} }},
+		{NamePLOut, perLayer, func(c *Config, _ *LayerSpec) []int { return []int{c.Hidden, c.PerLayerInput} }},
+		{NamePLPostNorm, perLayer, layerHidden},
+		{NameLayerScale, func(sp *LayerSpec) bool { return sp.OutScale }, func(*Config, *LayerSpec) []int { return []int{1} }},
 	}
 	tailTensors = []canonicalTensor{
 		{NameNorm, nil, hiddenVector},
@@ -118,12 +147,16 @@ var (
 	}
 )
 
-func qkNorm(sp *LayerSpec) bool                 { return !sp.IsDeltaNet() && sp.Attention.QKNorm }
-func attention(sp *LayerSpec) bool              { return !sp.IsDeltaNet() }
-func deltaNet(sp *LayerSpec) bool               { return sp.IsDeltaNet() }
-func shared(sp *LayerSpec) bool                 { return sp.Channel.Kind == ChannelMoE && sp.Channel.SharedFFN > 0 }
-func moe(sp *LayerSpec) bool                    { return sp.Channel.Kind == ChannelMoE }
-func gated(sp *LayerSpec) bool                  { return sp.Channel.Kind == ChannelGatedMLP }
+func perLayer(sp *LayerSpec) bool  { return sp.PerLayer }
+func hasPerLayer(c *Config) bool   { return c.PerLayerInput > 0 }
+func qkNorm(sp *LayerSpec) bool    { return !sp.IsDeltaNet() && sp.Attention.QKNorm }
+func attention(sp *LayerSpec) bool { return !sp.IsDeltaNet() }
+func deltaNet(sp *LayerSpec) bool  { return sp.IsDeltaNet() }
+func shared(sp *LayerSpec) bool    { return sp.Channel.Kind == ChannelMoE && sp.Channel.SharedFFN > 0 }
+func moe(sp *LayerSpec) bool       { return sp.Channel.Kind == ChannelMoE }
+func gated(sp *LayerSpec) bool {
+	return sp.Channel.Kind == ChannelGatedMLP || sp.Channel.Kind == ChannelGeGLU
+}
 func hiddenVector(c *Config) []int              { return []int{c.Hidden} }
 func layerHidden(c *Config, _ *LayerSpec) []int { return []int{c.Hidden} }
 func headVector(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.HeadDim} }
@@ -132,6 +165,9 @@ func headVector(_ *Config, sp *LayerSpec) []int { return []int{sp.Attention.Head
 // gate's H·Dh rows when the layer has one.
 func (a *AttentionSpec) qkvWidth() int {
 	w := (a.Heads + 2*a.KVHeads) * a.HeadDim
+	if a.SharesKV {
+		w = a.Heads * a.HeadDim
+	}
 	if a.OutputGate {
 		w += a.Heads * a.HeadDim
 	}

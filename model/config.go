@@ -18,12 +18,23 @@ const (
 	// layers (qwen35: a gated MLP; qwen35moe: MoE with a shared expert).
 	ArchQwen35    = "qwen35"
 	ArchQwen35MoE = "qwen35moe"
+	// Gemma 3 (270M to 27B, text): local and global attention layers,
+	// GeGLU, sandwich norms (family_gemma.go).
+	ArchGemma3 = "gemma3"
+	// Gemma 4 (E2B, E4B): Gemma 3's layers with per-layer head dims and
+	// FFN widths, KV shared from earlier layers, per-layer embeddings,
+	// attention scale 1 (family_gemma4.go).
+	ArchGemma4 = "gemma4"
 )
 
 // Layer types of Config.LayerTypes (Hugging Face's layer_types values).
 const (
 	LayerFullAttention   = "full_attention"
 	LayerLinearAttention = "linear_attention" // a Gated DeltaNet layer
+	// LayerSlidingAttention is a local layer of a family with local and
+	// global attention (Gemma): attention over the last SlidingWindow
+	// positions, with the local RoPE base.
+	LayerSlidingAttention = "sliding_attention"
 )
 
 // Config is one model's hyperparameters, whatever file it came from.
@@ -83,6 +94,33 @@ type Config struct {
 	// loaded with LoadOptions.MTP.
 	MTPLayers int `json:"mtp_num_hidden_layers,omitempty"`
 
+	// Gemma (family_gemma.go); zero for the others.
+
+	// RopeLocalTheta is the RoPE base of the local (sliding-window)
+	// layers, Hugging Face's rope_local_base_freq; RopeTheta and
+	// RopeScaling are the global layers'. 0: RopeTheta.
+	RopeLocalTheta float64 `json:"rope_local_base_freq,omitempty"`
+	// FinalLogitSoftcap, when > 0, is c of the logits' soft-cap
+	// c·tanh(logits/c).
+	FinalLogitSoftcap float64 `json:"final_logit_softcapping,omitempty"`
+
+	// Gemma 4 (family_gemma4.go); zero for the others.
+
+	// HeadDimSWA is the local layers' head dim (HeadDim is the global
+	// layers'); 0: HeadDim.
+	HeadDimSWA int `json:"head_dim_swa,omitempty"`
+	// LayerFFN, when set, is each layer's intermediate size (Gemma 4's
+	// double-wide MLP on the shared-KV layers); nil: FFN everywhere.
+	LayerFFN []int `json:"layer_intermediate_sizes,omitempty"`
+	// SharedKVLayers is how many last layers compute no keys and values
+	// and read those of an earlier layer (Hugging Face's
+	// num_kv_shared_layers): a local one layer L-S-2's, a global one
+	// layer L-S-1's.
+	SharedKVLayers int `json:"num_kv_shared_layers,omitempty"`
+	// PerLayerInput is P of the per-layer embeddings (Hugging Face's
+	// hidden_size_per_layer_input); 0: none.
+	PerLayerInput int `json:"hidden_size_per_layer_input,omitempty"`
+
 	// mtpAvailable is how many NextN/MTP blocks the source holds, loaded
 	// or not.
 	mtpAvailable int
@@ -119,7 +157,8 @@ func (c *Config) AttentionLayers() int {
 }
 
 // RopeScaling is Hugging Face's rope_scaling block: type "llama3", or
-// "longrope" (RopeLongRoPE: Phi-3.5, Phi-4-mini), whose short and long
+// "linear" (every frequency divided by Factor; Gemma 3's global layers),
+// or "longrope" (RopeLongRoPE: Phi-3.5, Phi-4-mini), whose short and long
 // factors are the canonical tensors NameRopeFactorsShort and
 // NameRopeFactorsLong.
 type RopeScaling struct {
@@ -219,12 +258,13 @@ func (c *Config) Validate() error {
 			return err
 		}
 	} else if s != nil {
-		if s.Type != "llama3" {
-			return &ConfigError{"rope_scaling.rope_type", s.Type, "unsupported (only llama3)"}
+		if s.Type != "llama3" && s.Type != RopeLinear {
+			return &ConfigError{"rope_scaling.rope_type", s.Type, "unsupported (llama3, linear or longrope)"}
 		}
 		switch {
 		case !finite(s.Factor) || s.Factor < 1 || s.Factor > 1e4:
 			return &ConfigError{"rope_scaling.factor", s.Factor, "want a finite value in [1, 1e4]"}
+		case s.Type == RopeLinear:
 		case !finite(s.LowFreqFactor) || s.LowFreqFactor <= 0:
 			return &ConfigError{"rope_scaling.low_freq_factor", s.LowFreqFactor, "want a finite value > 0"}
 		case !finite(s.HighFreqFactor) || s.HighFreqFactor <= s.LowFreqFactor || s.HighFreqFactor > 1e6:
@@ -275,6 +315,10 @@ func (c *Config) params() (int64, bool) {
 	layers := n.add(n.mul(full, attn), n.mul(int64(c.Layers)-full, linear))
 	layers = n.add(layers, n.mul(int64(c.Layers), channel))
 	total := n.add(n.mul(2*int64(c.Vocab), D), layers)
+	if P := int64(c.PerLayerInput); P > 0 { // Gemma 4's per-layer embeddings: the table, the projection, each layer's gate and proj
+		LP := n.mul(int64(c.Layers), P)
+		total = n.add(total, n.add(n.mul(int64(c.Vocab), LP), n.mul(n.mul(3, LP), D)))
+	}
 	return total, !n.overflow
 }
 
@@ -330,6 +374,18 @@ func (c *Config) ropeSpec() RopeSpec {
 		r.Sections = [4]int(c.RopeSections)
 	}
 	return r
+}
+
+// RopeLinear is RopeScaling.Type's linear scaling (Hugging Face's
+// "linear", llama.cpp's freq_scale = 1/factor).
+const RopeLinear = "linear"
+
+// scale is the frequency f under s.
+func (s *RopeScaling) scale(f float64) float64 {
+	if s.Type == RopeLinear {
+		return f / s.Factor
+	}
+	return llama3Scale(f, s)
 }
 
 func llama3Scale(f float64, s *RopeScaling) float64 {

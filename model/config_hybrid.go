@@ -18,8 +18,11 @@ func (c *Config) validateHybrid(fam *Family) error {
 			return &ConfigError{"layer_types", len(c.LayerTypes), fmt.Sprintf("want one type per layer (%d)", c.Layers)}
 		}
 		for l, typ := range c.LayerTypes {
+			if typ == LayerSlidingAttention && fam.Attention.LocalGlobal {
+				continue
+			}
 			if typ != LayerFullAttention && typ != LayerLinearAttention {
-				return &ConfigError{fmt.Sprintf("layer_types[%d]", l), typ, "want full_attention or linear_attention"}
+				return &ConfigError{fmt.Sprintf("layer_types[%d]", l), typ, "want full_attention or linear_attention (or sliding_attention where the family has local layers)"}
 			}
 		}
 	}

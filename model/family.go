@@ -14,11 +14,10 @@ import (
 // Per-layer parameters are the spec's (AttentionSpec, ChannelSpec): a
 // family whose layers differ (local and global attention, their own RoPE
 // bases and head sizes) fills them per layer in Specs; a hybrid family's
-// layers mix token mixer kinds, as Config.LayerTypes says. What the
-// families of the next issues need beyond these (KV shared from another
-// layer, bidirectional attention, sandwich norms, an embedding scale,
-// logit soft-capping) arrives as new fields and kinds with the kernels
-// that run them, not before.
+// layers mix token mixer kinds, as Config.LayerTypes says. Gemma 3 brought
+// local and global attention layers (LocalGlobal), sandwich norms, the
+// GeGLU channel mixer, the embedding scale and the logit soft-cap as kinds
+// any family may name (family_gemma.go).
 //
 //	family     token mixer                                   channel mixer
 //	llama      attention: GQA, RoPE (llama3 scaling, GGUF    gated MLP (SiLU)
@@ -35,6 +34,12 @@ import (
 //	                                                         with a sigmoid gate
 //	phi3       attention: GQA, partial NEOX RoPE, LongRoPE   gated MLP (SiLU)
 //	           (short/long factors, attention factor)
+//	gemma3     attention + q/k norm, local (sliding window)  GeGLU (GELU-tanh); sandwich norms,
+//	           and global layers with their own RoPE bases    the embedding ×sqrt(D), optional
+//	           (linear scaling on the global ones)            logit soft-cap
+//	gemma4     as gemma3: q/k/v norms in the projection's    GeGLU, per-layer widths; per-layer
+//	           epilogue, own local head dim, shared KV        embeddings, gated per-layer input,
+//	           (family_gemma4.go)                             layer output scale
 
 // Family is one row of the family table.
 type Family struct {
@@ -49,6 +54,16 @@ type Family struct {
 	DeltaNet bool
 	// SharedExpert: the MoE may have a shared expert.
 	SharedExpert bool
+	// EmbedScale: the token embedding is multiplied by sqrt(D) in f32
+	// before the first layer (Gemma); the tied LM head reads the table
+	// unscaled.
+	EmbedScale bool
+	// SoftCap: the logits may be soft-capped, c·tanh(logits/c)
+	// (Config.FinalLogitSoftcap; Gemma).
+	SoftCap bool
+	// PerLayerInput: per-layer embeddings (Config.PerLayerInput), a
+	// layer's gated input and its output scale (Gemma 4).
+	PerLayerInput bool
 }
 
 // AttentionFeatures are the optional parts of an attention layer a family
@@ -60,6 +75,22 @@ type AttentionFeatures struct {
 	OutputGate    bool // sigmoid(gate) on the output, the gate from the q projection (Qwen3.5)
 	PartialRope   bool // RoPE over the first rope_dim dims, with rope_sections (Qwen3.5)
 	LongRope      bool // LongRoPE's short and long factor sets and attention factor (Phi-3.5, Phi-4-mini)
+	// LocalGlobal: layers are sliding-window ("local", Config.LayerTypes'
+	// LayerSlidingAttention) or full ("global") attention, each kind with
+	// its own RoPE base (Config.RopeLocalTheta for the local ones, which
+	// are never scaled); Gemma 3.
+	LocalGlobal bool
+	// SandwichNorm: each mixer's output is RMS-normalised with its own
+	// weight before it is added to the residual stream (Gemma's
+	// post_attention_norm and post_ffw_norm; MatMulFusion.PostNorm).
+	SandwichNorm bool
+	// Gemma4 is Gemma 4's attention: the local layers' own head dim
+	// (Config.HeadDimSWA), per-layer FFN widths, the last layers reading
+	// an earlier layer's keys and values (Config.SharedKVLayers), q, k
+	// and v RMS-normed per head in the q/k/v projection's epilogue
+	// (v without a weight), attention scale 1, rope_freqs on the global
+	// layers only.
+	Gemma4 bool
 }
 
 // ChannelKind names a channel mixer.
@@ -72,6 +103,9 @@ const (
 	// ChannelMoE is Qwen3-MoE's sparse block: a router, the top-A of E
 	// experts (each a gated MLP), no shared expert.
 	ChannelMoE ChannelKind = "moe"
+	// ChannelGeGLU is Gemma's MLP: merged gate_up, gelu_tanh(gate)·up
+	// (GeluAndMul with approximate="tanh"), down.
+	ChannelGeGLU ChannelKind = "geglu"
 )
 
 // Families is the family table.
@@ -83,6 +117,8 @@ var Families = []Family{
 	{Arch: ArchQwen35, Attention: qwen35Attention, Channel: ChannelGatedMLP, DeltaNet: true},
 	{Arch: ArchQwen35MoE, Attention: qwen35Attention, Channel: ChannelMoE, DeltaNet: true, SharedExpert: true},
 	{Arch: ArchPhi3, Attention: phi3Attention, Channel: ChannelGatedMLP},
+	{Arch: ArchGemma3, Attention: gemma3Attention, Channel: ChannelGeGLU, EmbedScale: true, SoftCap: true},
+	{Arch: ArchGemma4, Attention: gemma4Attention, Channel: ChannelGeGLU, EmbedScale: true, SoftCap: true, PerLayerInput: true},
 }
 
 var qwen35Attention = AttentionFeatures{QKNorm: true, OutputGate: true, PartialRope: true}
@@ -116,6 +152,12 @@ type LayerSpec struct {
 	Attention AttentionSpec // when Mixer is attention
 	DeltaNet  DeltaNetSpec  // when Mixer is MixerDeltaNet
 	Channel   ChannelSpec
+	// PerLayer: the layer ends with its per-layer input (Gemma 4):
+	// res += RMSNorm(proj(gelu_tanh(inp_gate(res)) · ple[l]))·post_norm.
+	PerLayer bool
+	// OutScale: the layer's output, residual included, is multiplied by
+	// its layer_output_scale (Gemma 4).
+	OutScale bool
 }
 
 // IsDeltaNet reports whether the layer's token mixer is a Gated DeltaNet.
@@ -129,6 +171,17 @@ type AttentionSpec struct {
 	Bias                    bool     // q/k/v biases
 	OutputGate              bool     // a gate per query head: out *= sigmoid(gate)
 	Rope                    RopeSpec // the layer's rotation
+	// NormQKV: q, k and v are RMS-normalised per head by the q/k/v
+	// projection's post-norm (NameQKVNorm: each head's weight, with the
+	// attention scale folded into q's), not by RoPEKV (Gemma 4).
+	NormQKV bool
+	// SharesKV: the layer computes only queries and attends over layer
+	// KVSource's keys and values (Gemma 4's shared KV).
+	SharesKV bool
+	KVSource int
+	// PostNorm: the output projection's result is RMS-normalised with the
+	// layer's post_attention_norm before the residual add (sandwich norm).
+	PostNorm bool
 }
 
 // RopeSpec is an attention layer's rotary embedding: layers of one model
@@ -138,7 +191,10 @@ type RopeSpec struct {
 	Theta   float64      // the base
 	Scaling *RopeScaling // llama3's; nil: none
 	Dim     int          // rotated dims per head: Dh, or fewer (partial rotary)
-	NeoX    bool         // rotate halves; false: adjacent pairs
+	// NoFactors: the GGUF's rope_freqs do not apply (Gemma 4's local
+	// layers; its global layers take them).
+	NoFactors bool
+	NeoX      bool // rotate halves; false: adjacent pairs
 	// Sections are IMROPE's (interleaved multimodal RoPE) sections, all
 	// zero for plain RoPE.
 	Sections [4]int
@@ -169,7 +225,7 @@ func (r RopeSpec) InvFreq() []float32 {
 		}
 		f := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.Dim))
 		if s := r.Scaling; s != nil && s.Type != RopeLongRoPE {
-			f = llama3Scale(f, s)
+			f = s.scale(f)
 		}
 		out[i] = float32(f)
 	}
@@ -184,6 +240,9 @@ type ChannelSpec struct {
 	ExpertsUsed int  // A (MoE)
 	NormTopK    bool // renormalise the top-A weights to sum 1 (MoE)
 	SharedFFN   int  // the shared expert's intermediate size; 0: none (MoE)
+	// PostNorm: the down projection's result is RMS-normalised with the
+	// layer's post_ffw_norm before the residual add (sandwich norm).
+	PostNorm bool
 }
 
 // Specs gives each layer's spec: the family's kinds with the config's
@@ -191,18 +250,27 @@ type ChannelSpec struct {
 // channel mixer is MoE when it has experts.
 func (c *Config) Specs() []LayerSpec {
 	channel := ChannelGatedMLP
-	if fam, ok := FamilyOf(c.Arch); ok {
-		channel = fam.Channel
+	var fam *Family
+	if f, ok := FamilyOf(c.Arch); ok {
+		fam, channel = f, f.Channel
 	} else if c.MoE() {
 		channel = ChannelMoE
 	}
+	sandwich := fam != nil && fam.Attention.SandwichNorm
 	specs := make([]LayerSpec, max(c.Layers, 0))
 	for l := range specs {
 		specs[l] = LayerSpec{
 			Mixer: MixerAttention,
 			Attention: AttentionSpec{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias, OutputGate: c.AttnOutputGate, Rope: c.ropeSpec()},
-			Channel: ChannelSpec{Kind: channel, FFN: c.FFN},
+				Window: c.SlidingWindow, QKNorm: c.QKNorm, Bias: c.QKVBias, OutputGate: c.AttnOutputGate, Rope: c.ropeSpec(),
+				PostNorm: sandwich},
+			Channel: ChannelSpec{Kind: channel, FFN: c.FFN, PostNorm: sandwich},
+		}
+		if fam != nil && fam.Attention.LocalGlobal && c.LayerTypes != nil {
+			c.localGlobal(&specs[l].Attention, l)
+		}
+		if fam != nil && fam.Attention.Gemma4 {
+			c.gemma4Layer(&specs[l], l)
 		}
 		if c.LinearLayer(l) {
 			specs[l].Mixer, specs[l].Attention = MixerDeltaNet, AttentionSpec{}
@@ -235,6 +303,13 @@ func (c *Config) checkFamily() error {
 		return &ConfigError{"num_experts", c.Experts, fmt.Sprintf("architecture %s's channel mixer is %s", c.Arch, fam.Channel)}
 	case (c.RopeDim != 0 || c.RopeSections != nil) && !a.PartialRope:
 		return &ConfigError{"rope_dim", c.RopeDim, fmt.Sprintf("architecture %s rotates whole heads", c.Arch)}
+	case c.RopeLocalTheta != 0 && !a.LocalGlobal:
+		return &ConfigError{"rope_local_base_freq", c.RopeLocalTheta, fmt.Sprintf("architecture %s has no local layers", c.Arch)}
+	case c.FinalLogitSoftcap != 0 && !fam.SoftCap:
+		return &ConfigError{"final_logit_softcapping", c.FinalLogitSoftcap, fmt.Sprintf("architecture %s has no logit soft-cap", c.Arch)}
+	}
+	if err := c.validateGemma(fam); err != nil {
+		return err
 	}
 	return c.validateHybrid(fam)
 }

@@ -5,6 +5,9 @@ package model
 type Layer struct {
 	Mixer   TokenMixer
 	Channel ChannelMixer
+	// Post is what follows the channel mixer (Gemma 4's per-layer input
+	// and output scale); nil: nothing.
+	Post *PerLayerInput
 }
 
 // TokenMixer is a layer's mixing across positions (attention, Gated
@@ -26,9 +29,20 @@ type pass struct {
 	b     Backend
 	s     *scratch
 	cache KVCache      // the attention layers' cache
+	kv    []KVCache    // the caches of the KV groups (Attention.Group): cache alone, or a GroupedCache's
+	kv1   [1]KVCache   // kv's storage for one group
 	rec   *HybridCache // the recurrent states; nil without Gated DeltaNet layers
 	eps   float32
 	long  bool // LongRoPE's long factors (Attention.LongRope)
+}
+
+// useCache sets the attention layers' cache (a backend's, or a
+// GroupedCache: one per KV group).
+func (f *pass) useCache(cache KVCache) {
+	f.cache, f.kv1[0], f.kv = cache, cache, f.kv1[:]
+	if g, ok := cache.(*GroupedCache); ok {
+		f.kv = g.Groups
+	}
 }
 
 // Attention is the attention token mixer: vLLM's LlamaAttention with GQA,
@@ -40,29 +54,44 @@ type Attention struct {
 	QNorm Tensor // (Dh); nil unless Spec.QKNorm
 	KNorm Tensor // (Dh)
 	Out   Tensor // (D, H*Dh)
-	Rope  *RoPE
+	// PostNorm (D) RMS-normalises the output projection's result before
+	// the residual add (Spec.PostNorm, Gemma's sandwich norm); nil: none.
+	PostNorm Tensor
+	Rope     *RoPE
 	// LongRope is LongRoPE's rotation with the long factors (Rope has the
 	// short ones); nil without LongRoPE. Model.LongRoPE says which a pass
 	// uses.
 	LongRope *RoPE
-	Spec     AttentionSpec
-	// KVLayer is the layer's index in the KV cache, which holds the
-	// attention layers only.
+	// QKVNorm ((H+2Hk)*Dh, or H*Dh sharing KV) is the per-head q/k/v norm
+	// weight applied in QKV's epilogue (Spec.NormQKV, Gemma 4); nil: none.
+	QKVNorm Tensor
+	Spec    AttentionSpec
+	// KVLayer is the layer's index in its KV group's cache (Group), which
+	// holds the attention layers only; a layer that shares KV has its
+	// source's.
 	KVLayer int
+	Group   int
 }
 
 // mix: res += o_proj(attention(RoPE(qkv(RMSNorm(res))))), four ops. With
-// an output gate, QKV's rows are [q | k | v | gate] and Attend applies it.
+// an output gate, QKV's rows are [q | k | v | gate] and Attend applies it;
+// a layer that shares KV computes q alone and writes nothing.
 func (a *Attention) mix(f *pass, _ int) {
 	b, s, sp := f.b, f.s, &a.Spec
-	b.MatMul(s.qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps})
+	cache := f.kv[a.Group]
+	qkv, attn := s.widthOf(widthQKV, s.qkv, sp.qkvWidth()), s.widthOf(widthAttn, s.attn, sp.Heads*sp.HeadDim)
+	kvHeads := sp.KVHeads
+	if sp.SharesKV {
+		kvHeads = 0
+	}
 	rope := a.Rope
 	if f.long && a.LongRope != nil {
 		rope = a.LongRope
 	}
-	b.RoPEKV(s.qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+sp.KVHeads, sp.KVHeads, f.eps, rope, f.cache, a.KVLayer)
-	b.Attend(s.attn, s.qkv, s.pos, f.cache, a.KVLayer, sp.Window, sp.OutputGate)
-	b.MatMul(s.res, s.attn, a.Out, MatMulFusion{Add: true})
+	b.MatMul(qkv, s.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: f.eps, PostNorm: a.QKVNorm, PostNormGroup: sp.HeadDim})
+	b.RoPEKV(qkv, s.pos, a.Bias, a.QNorm, a.KNorm, sp.Heads+kvHeads, kvHeads, f.eps, rope, cache, a.KVLayer)
+	b.Attend(attn, qkv, s.pos, cache, a.KVLayer, sp.Window, sp.OutputGate)
+	b.MatMul(s.res, attn, a.Out, MatMulFusion{Add: true, PostNorm: a.PostNorm, Eps: f.eps})
 }
 
 // DeltaNet is the Gated DeltaNet token mixer (Qwen3.5's linear
@@ -91,18 +120,46 @@ func (d *DeltaNet) mix(f *pass, _ int) {
 }
 
 // GatedMLP is the gated MLP channel mixer: vLLM's LlamaMLP (merged gate_up,
-// SiluAndMul, down).
+// SiluAndMul, down), or with GeGLU Gemma's (GELU-tanh instead of SiLU),
+// with a post-norm before the add when PostNorm is set.
 type GatedMLP struct {
-	Norm   Tensor // (D) the pre-norm
-	GateUp Tensor // (2F, D)
-	Down   Tensor // (D, F)
+	Norm     Tensor // (D) the pre-norm
+	GateUp   Tensor // (2F, D)
+	Down     Tensor // (D, F)
+	GeGLU    bool   // gelu_tanh(gate)·up (ChannelGeGLU), not silu(gate)·up
+	PostNorm Tensor // (D) the down projection's post-norm; nil: none
 }
 
 // mix: res += down(SiluAndMul(gate_up(RMSNorm(res)))), two ops.
 func (m *GatedMLP) mix(f *pass) {
 	b, s := f.b, f.s
-	b.MatMul(s.act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: true})
-	b.MatMul(s.res, s.act, m.Down, MatMulFusion{Add: true})
+	act := s.widthOf(widthAct, s.act, m.Down.Shape()[1])
+	b.MatMul(act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, SiluMul: !m.GeGLU, GeluMul: m.GeGLU})
+	b.MatMul(s.res, act, m.Down, MatMulFusion{Add: true, PostNorm: m.PostNorm, Eps: f.eps})
+}
+
+// PerLayerInput is the end of a Gemma 4 layer: its gated per-layer input,
+// then the output scale.
+type PerLayerInput struct {
+	Gate     Tensor  // (P, D) inp_gate; nil: no per-layer input
+	Out      Tensor  // (D, P) proj
+	PostNorm Tensor  // (D) post_norm
+	Scale    float32 // layer_output_scale; 0: none
+}
+
+// mix: res += RMSNorm(proj(gelu_tanh(inp_gate(res)) · ple[l]))·post_norm,
+// then res *= Scale: four ops.
+func (p *PerLayerInput) mix(f *pass, l int) {
+	b, s := f.b, f.s
+	if p.Gate != nil {
+		P := p.Gate.Shape()[0]
+		b.MatMul(s.pleGate, s.res, p.Gate, MatMulFusion{})
+		b.GeluGate(s.pleAct, s.pleGate, s.ple, l*P)
+		b.MatMul(s.res, s.pleAct, p.Out, MatMulFusion{Add: true, PostNorm: p.PostNorm, Eps: f.eps})
+	}
+	if p.Scale != 0 {
+		b.Scale(s.res, p.Scale)
+	}
 }
 
 // MoE is the sparse channel mixer: Qwen3-MoE's router, the top-A of E

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"wasmllm/loader"
 )
@@ -14,7 +15,10 @@ type Model struct {
 	Embed  Tensor // (V, D)
 	Norm   Tensor // (D)
 	LMHead Tensor // (V, D); Embed when tied
-	Layers []Layer
+	// Gemma 4's per-layer embeddings (NamePLEmbed, NamePLProj, NamePLNorm);
+	// nil without.
+	PLEmbed, PLProj, PLNorm Tensor
+	Layers                  []Layer
 	// MTP is the NextN/MTP block, the draft model of speculative decoding
 	// (mtp.go); nil unless the weights hold one (LoadOptions.MTP).
 	MTP *MTP
@@ -52,6 +56,9 @@ func Build(b Backend, w *Weights) (*Model, error) {
 		return t
 	}
 	m.Embed, m.Norm = up(NameEmbed), up(NameNorm)
+	if c.PerLayerInput > 0 {
+		m.PLEmbed, m.PLProj, m.PLNorm = up(NamePLEmbed), up(NamePLProj), up(NamePLNorm)
+	}
 	m.LMHead = m.Embed
 	if !c.TiedEmbeddings {
 		m.LMHead = up(NameLMHead)
@@ -74,6 +81,7 @@ func Build(b Backend, w *Weights) (*Model, error) {
 	type tables struct{ rope, long *RoPE }
 	ropes := map[RopeSpec]tables{} // one table (two with LongRoPE) per distinct rotation
 	specs := c.Specs()
+	_, kvGroup, kvIndex := c.KVGroups()
 	m.Layers = make([]Layer, len(specs))
 	kvLayers, slots := 0, 0
 	newAttention := func(sp LayerSpec, f func(string) string) *Attention {
@@ -82,7 +90,11 @@ func Build(b Backend, w *Weights) (*Model, error) {
 			if c.LongRoPE() {
 				rope.rope, rope.long = longRoPETables(sp.Attention.Rope, c.RopeScaling.AttentionFactor, short, long)
 			} else {
-				rope.rope = newRoPE(sp.Attention.Rope, factors, 1)
+				fs := factors
+				if sp.Attention.Rope.NoFactors {
+					fs = nil
+				}
+				rope.rope = newRoPE(sp.Attention.Rope, fs, 1)
 			}
 			ropes[sp.Attention.Rope] = rope
 		}
@@ -94,6 +106,12 @@ func Build(b Backend, w *Weights) (*Model, error) {
 		if sp.Attention.QKNorm {
 			a.QNorm, a.KNorm = up(f(NameQNorm)), up(f(NameKNorm))
 		}
+		if sp.Attention.PostNorm {
+			a.PostNorm = up(f(NamePostAttnNorm))
+		}
+		if sp.Attention.NormQKV {
+			a.QKVNorm = up(f(NameQKVNorm))
+		}
 		return a
 	}
 	for l, sp := range specs {
@@ -104,12 +122,26 @@ func Build(b Backend, w *Weights) (*Model, error) {
 				GNorm: up(f(NameSSMNorm)), Out: up(f(NameSSMOut))}
 			slots++
 		} else {
-			m.Layers[l].Mixer = newAttention(sp, f)
+			a := newAttention(sp, f)
+			if sp.Attention.NormQKV { // Gemma 4: KV groups, shared KV
+				a.Group, a.KVLayer = kvGroup[l], kvIndex[l]
+			}
+			m.Layers[l].Mixer = a
 			kvLayers++
 		}
 		m.Layers[l].Channel = channel(sp, f, up)
 		if err != nil {
 			return nil, err
+		}
+		if sp.PerLayer || sp.OutScale {
+			post, perr := perLayerInput(w, sp, f, up)
+			if err != nil { // an upload's
+				return nil, err
+			}
+			if perr != nil {
+				return nil, perr
+			}
+			m.Layers[l].Post = post
 		}
 	}
 	if c.MTPLayers > 0 {
@@ -136,7 +168,36 @@ func channel(sp LayerSpec, f func(string) string, up func(string) Tensor) Channe
 		}
 		return moe
 	}
-	return &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown))}
+	m := &GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown)), GeGLU: sp.Channel.Kind == ChannelGeGLU}
+	if sp.Channel.PostNorm {
+		m.PostNorm = up(f(NamePostFFNNorm))
+	}
+	return m
+}
+
+// perLayerInput is the end of layer l of spec sp (Gemma 4): its per-layer
+// input's tensors, uploaded by up, and its output scale, read from w.
+func perLayerInput(w *Weights, sp LayerSpec, f func(string) string, up func(string) Tensor) (*PerLayerInput, error) {
+	p := &PerLayerInput{}
+	if sp.PerLayer {
+		p.Gate, p.Out, p.PostNorm = up(f(NamePLGate)), up(f(NamePLOut)), up(f(NamePLPostNorm))
+	}
+	if sp.OutScale {
+		t, err := w.Get(f(NameLayerScale))
+		if err != nil {
+			return nil, err
+		}
+		v, err := t.F32()
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != 1 || !finite(float64(v[0])) {
+			return nil, &loader.FormatError{File: w.Source, Field: "tensor " + f(NameLayerScale), Offset: -1,
+				Err: fmt.Errorf("%w: %v, want one finite value", loader.ErrCorrupt, v)}
+		}
+		p.Scale = v[0]
+	}
+	return p, nil
 }
 
 // newRoPE is the rotation r with its frequencies, each base frequency
@@ -189,10 +250,31 @@ func (e *ContextError) Unwrap() error { return ErrContextFull }
 // Gated DeltaNet layers, a *HybridCache with keys and values for the
 // attention layers only and zeroed recurrent states.
 func (m *Model) NewCache(capacity int) (KVCache, error) {
+	if groups, _, _ := m.Config.KVGroups(); len(groups) > 1 {
+		return m.groupedCache(groups, func(g KVGroup) (KVCache, error) {
+			return m.b.NewKVCache(g.Layers, capacity, g.KVHeads, g.HeadDim)
+		})
+	}
 	return m.newCache(capacity, func(layers int) (KVCache, error) {
 		c := m.Config
 		return m.b.NewKVCache(layers, capacity, c.KVHeads, c.HeadDim)
 	})
+}
+
+// groupedCache makes a GroupedCache of groups, each cache made by kv.
+func (m *Model) groupedCache(groups []KVGroup, kv func(KVGroup) (KVCache, error)) (KVCache, error) {
+	if m.Config.Hybrid() {
+		return nil, errors.New("model: KV groups in a hybrid model")
+	}
+	gc := &GroupedCache{}
+	for _, g := range groups {
+		c, err := kv(g)
+		if err != nil {
+			return nil, err
+		}
+		gc.Groups = append(gc.Groups, c)
+	}
+	return gc, nil
 }
 
 // newCache makes the model's cache with kv, which allocates the keys and
@@ -232,6 +314,11 @@ func (m *Model) NewCacheOf(dt loader.DType, capacity int) (KVCache, error) {
 		return m.NewCache(capacity)
 	case loader.F16:
 		if a, ok := m.b.(KVCacheAllocator); ok {
+			if groups, _, _ := c.KVGroups(); len(groups) > 1 {
+				return m.groupedCache(groups, func(g KVGroup) (KVCache, error) {
+					return a.NewKVCacheOf(dt, g.Layers, capacity, g.KVHeads, g.HeadDim)
+				})
+			}
 			return m.newCache(capacity, func(layers int) (KVCache, error) {
 				return a.NewKVCacheOf(dt, layers, capacity, c.KVHeads, c.HeadDim)
 			})
@@ -344,11 +431,19 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 		b.WriteI32(s.ids, ids)
 	}
 	b.Embed(s.res, m.Embed, s.ids)
+	if scale := c.EmbedScale(); scale != 0 {
+		b.Scale(s.res, scale)
+	}
 	f := &m.pass
-	*f = pass{b: b, s: s, cache: cache, eps: float32(c.RMSEps), long: m.useLongRoPE(cache, pos, T)}
+	*f = pass{b: b, s: s, eps: float32(c.RMSEps), long: m.useLongRoPE(cache, pos, T)}
+	f.useCache(cache)
 	if h, ok := cache.(*HybridCache); ok {
-		f.cache, f.rec = h.KV, h
+		f.useCache(h.KV)
+		f.rec = h
 		h.len = pos + T
+	}
+	if m.PLEmbed != nil {
+		m.perLayerEmbed(f)
 	}
 	marker, _ := b.(LayerMarker)
 	for l := range m.Layers {
@@ -358,22 +453,26 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 		}
 		L.Mixer.mix(f, l)
 		L.Channel.mix(f)
+		if L.Post != nil {
+			L.Post.mix(f, l)
+		}
 	}
 	if marker != nil {
 		marker.MarkLayer(-1)
 	}
-	final := MatMulFusion{Norm: m.Norm, Eps: f.eps}
+	final := MatMulFusion{Norm: m.Norm, Eps: f.eps, SoftCap: float32(c.FinalLogitSoftcap)}
 	if hidden {
 		if s.hidden == nil {
 			s.hidden = b.NewF32(T, c.Hidden)
 			s.tensors = append(s.tensors, s.hidden)
 		}
-		b.MatMul(s.hidden, s.res, m.identity, final)
+		b.MatMul(s.hidden, s.res, m.identity, MatMulFusion{Norm: m.Norm, Eps: f.eps})
+		head := MatMulFusion{SoftCap: final.SoftCap}
 		if all || T == 1 {
-			b.MatMul(s.logits, s.hidden, m.LMHead, MatMulFusion{})
+			b.MatMul(s.logits, s.hidden, m.LMHead, head)
 		} else {
 			b.CopyRows(s.last, s.hidden, T-1)
-			b.MatMul(s.logits, s.last, m.LMHead, MatMulFusion{})
+			b.MatMul(s.logits, s.last, m.LMHead, head)
 		}
 		return s.logits, nil
 	}
@@ -384,6 +483,20 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 	b.CopyRows(s.last, s.res, T-1)
 	b.MatMul(s.logits, s.last, m.LMHead, final)
 	return s.logits, nil
+}
+
+// perLayerEmbed computes Gemma 4's per-layer inputs of the batch into
+// s.ple (T, L*P), from the ids and the scaled embedding in s.res:
+// (RMSNorm(PLProj·x/sqrt(D))·PLNorm per layer's P values +
+// PLEmbed[id]·sqrt(P)) / sqrt(2). Four ops.
+func (m *Model) perLayerEmbed(f *pass) {
+	b, s, c := f.b, f.s, &m.Config
+	P := c.PerLayerInput
+	b.Embed(s.ple, m.PLEmbed, s.ids)
+	b.Scale(s.ple, float32(math.Sqrt(float64(P))))
+	b.MatMul(s.ple, s.res, m.PLProj, MatMulFusion{Scale: float32(1 / math.Sqrt(float64(c.Hidden))),
+		PostNorm: m.PLNorm, PostNormGroup: P, Eps: f.eps, Add: true})
+	b.Scale(s.ple, float32(1/math.Sqrt2))
 }
 
 type scratchKey struct {
@@ -400,10 +513,33 @@ type scratch struct {
 	attn     Tensor // (T, H*Dh)
 	proj, dn Tensor // (T, ProjWidth), (T, n_v·S); nil without Gated DeltaNet layers
 	act      Tensor // (T, F); nil without a gated MLP layer
-	last     Tensor // (1, D); nil with logits for every row
-	hidden   Tensor // (T, D) the final hidden rows; allocated by ForwardHidden
-	logits   Tensor // (T or 1, V)
-	tensors  []Tensor
+	// widths holds the activations of the widths layers differ in beyond
+	// the above (Gemma 4's per-layer head dims and FFN widths), by width.
+	widths map[[2]int]Tensor
+	// the per-layer embeddings (Gemma 4): ple (T, L*P), a layer's gate
+	// and its activation (T, P); nil without
+	ple, pleGate, pleAct Tensor
+	last                 Tensor // (1, D); nil with logits for every row
+	hidden               Tensor // (T, D) the final hidden rows; allocated by ForwardHidden
+	logits               Tensor // (T or 1, V)
+	tensors              []Tensor
+}
+
+// The kinds of activation whose width differs by layer.
+const (
+	widthQKV = iota
+	widthAttn
+	widthAct
+)
+
+// widthOf is the activation of kind with w columns: def (the widest) when
+// it has them, else the one of that width (layoutScratch made one for
+// every width a layer has).
+func (s *scratch) widthOf(kind int, def Tensor, w int) Tensor {
+	if t, ok := s.widths[[2]int{kind, w}]; ok {
+		return t
+	}
+	return def
 }
 
 // maxScratch bounds how many batch shapes keep their activations.
@@ -449,6 +585,7 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 		return t
 	}
 	var qkv, attn, ffn, proj, dn int
+	var widths [][2]int // every (kind, width) of qkv, attn and act, to find the other ones
 	for _, sp := range c.Specs() {
 		if sp.IsDeltaNet() {
 			proj, dn = max(proj, sp.DeltaNet.ProjWidth()), max(dn, sp.DeltaNet.Inner())
@@ -456,9 +593,11 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 			a := sp.Attention
 			qkv = max(qkv, a.qkvWidth())
 			attn = max(attn, a.Heads*a.HeadDim)
+			widths = append(widths, [2]int{widthQKV, a.qkvWidth()}, [2]int{widthAttn, a.Heads * a.HeadDim})
 		}
-		if sp.Channel.Kind == ChannelGatedMLP {
+		if gated(&sp) {
 			ffn = max(ffn, sp.Channel.FFN)
+			widths = append(widths, [2]int{widthAct, sp.Channel.FFN})
 		}
 	}
 	s.ids, s.pos = mk(true, T), mk(true, T)
@@ -471,6 +610,17 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 	}
 	if ffn > 0 {
 		s.act = mk(false, T, ffn)
+	}
+	for _, kw := range widths {
+		if kw[1] != [...]int{qkv, attn, ffn}[kw[0]] && s.widths[kw] == nil {
+			if s.widths == nil {
+				s.widths = map[[2]int]Tensor{}
+			}
+			s.widths[kw] = mk(false, T, kw[1])
+		}
+	}
+	if P := c.PerLayerInput; P > 0 {
+		s.ple, s.pleGate, s.pleAct = mk(false, T, c.Layers*P), mk(false, T, P), mk(false, T, P)
 	}
 	rows := T
 	if !all {
@@ -507,7 +657,7 @@ func ScratchBytes(c *Config, T int, all bool) (total, largest int64) {
 	product := 0
 	for _, sp := range c.Specs() {
 		switch sp.Channel.Kind {
-		case ChannelGatedMLP:
+		case ChannelGatedMLP, ChannelGeGLU:
 			product = max(product, 2*sp.Channel.FFN)
 		case ChannelMoE:
 			product = max(product, c.Hidden)

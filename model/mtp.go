@@ -170,7 +170,8 @@ func (mt *MTP) Forward(cache KVCache, ids []int32, hidden Tensor, pos int) (logi
 	eps := float32(c.RMSEps)
 	b.MatMul(s.res, s.embd, mt.EmbedProj, MatMulFusion{Norm: mt.ENorm, Eps: eps})
 	b.MatMul(s.res, hidden, mt.HiddenProj, MatMulFusion{Norm: mt.HNorm, Eps: eps, Add: true})
-	mt.pass = pass{b: b, s: s.scratch, cache: cache, eps: eps}
+	mt.pass = pass{b: b, s: s.scratch, eps: eps}
+	mt.pass.useCache(cache)
 	mt.Layer.Mixer.mix(&mt.pass, 0)
 	mt.Layer.Channel.mix(&mt.pass)
 	b.MatMul(s.hidden, s.res, id, MatMulFusion{Norm: mt.HeadNorm, Eps: eps})

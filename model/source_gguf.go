@@ -8,7 +8,7 @@ import (
 )
 
 // FromGGUF maps a parsed GGUF file of architecture llama, qwen2, qwen3,
-// qwen3moe, qwen35, qwen35moe or phi3 onto a Config and canonical tensors. Tensor data is shared with g where no
+// qwen3moe, qwen35, qwen35moe, phi3, gemma3 or gemma4 onto a Config and canonical tensors. Tensor data is shared with g where no
 // merge is needed.
 func FromGGUF(g *loader.GGUF) (*Weights, error) { return fromGGUF(g, g, LoadOptions{}) }
 
@@ -57,7 +57,7 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 		c.QKNorm, c.RopeNeoX = true, true
 	case ArchQwen35, ArchQwen35MoE:
 		c.QKNorm, c.RopeNeoX, c.AttnOutputGate = true, true, true
-	case ArchPhi3:
+	case ArchPhi3, ArchGemma3, ArchGemma4:
 	default:
 		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: architecture %q", loader.ErrUnsupported, arch))
 	}
@@ -98,8 +98,17 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 			return nil, err
 		}
 	}
-	if arch == ArchPhi3 {
+	switch arch {
+	case ArchPhi3:
 		if err := ggufPhi3(g, src, &c); err != nil {
+			return nil, err
+		}
+	case ArchGemma3:
+		if err := ggufGemma3(g, arch, &c); err != nil {
+			return nil, err
+		}
+	case ArchGemma4:
+		if err := ggufGemma4(g, arch, &c); err != nil {
 			return nil, err
 		}
 	}
@@ -122,10 +131,12 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 		if v, ok := g.Bool(arch + ".expert_weights_norm"); ok {
 			c.NormTopK = v
 		}
-	} else if c.FFN, err = req("feed_forward_length"); err != nil {
-		return nil, err
+	} else if c.FFN == 0 { // gemma4's per-layer widths are read already
+		if c.FFN, err = req("feed_forward_length"); err != nil {
+			return nil, err
+		}
 	}
-	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" {
+	if typ, ok := g.String(arch + ".rope.scaling.type"); ok && typ != "none" && typ != "llama3" && arch != ArchGemma3 && arch != ArchGemma4 {
 		return nil, ferr("metadata "+arch+".rope.scaling.type", fmt.Errorf("%w: %q", loader.ErrUnsupported, typ))
 	}
 	return fromGGUFTensors(g.File, c, src, func(field string) string {
@@ -133,6 +144,9 @@ func fromGGUF(g *loader.GGUF, src tensorSource, o LoadOptions) (*Weights, error)
 			return "metadata " + arch + "." + k
 		}
 		if k, ok := ggufHybridKeys[field]; ok {
+			return "metadata " + arch + "." + k
+		}
+		if k, ok := ggufGemmaKeys[field]; ok {
 			return "metadata " + arch + "." + k
 		}
 		return field

@@ -212,6 +212,10 @@ func ggufTable(arch string) tensorTable {
 		return ggufQwen35Tensors
 	case ArchPhi3:
 		return ggufPhi3Tensors
+	case ArchGemma3:
+		return ggufGemma3Tensors
+	case ArchGemma4:
+		return ggufGemma4Tensors
 	}
 	return ggufTensors
 }

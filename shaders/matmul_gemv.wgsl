@@ -18,7 +18,8 @@
 // with the dot products; the scale is applied to the sums); silu reads the
 // part as gate_up (2F rows, one part): a workgroup's first R/2 rows are
 // gate rows i0.., the rest the same up rows, and it writes
-// out[t, i] = silu(gate) * up with out (T, F); acc adds to out.
+// out[t, i] = silu(gate) * up with out (T, F), or gelu_tanh(gate) * up
+// when silu is 2 (Gemma's GeGLU); acc adds to out.
 
 //#define GEMV
 override WTYPE: u32 = 3u;
@@ -46,7 +47,7 @@ struct Params {
     chunks: u32, // 16-byte chunks per weight row
     norm: u32,   // 1: x is read as RMSNorm(x) * nw
     eps: f32,    // norm's epsilon
-    silu: u32,   // 1: gate_up rows, out (T, N/2) = silu(gate) * up
+    silu: u32,   // 1: gate_up rows, out (T, N/2) = silu(gate) * up; 2: gelu_tanh(gate) * up
     acc: u32,    // 1: out += the result
 }
 
@@ -81,7 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let h = R / 2u;
     let ff = p.rows / 2u; // silu: F
-    if (p.silu == 1u) {
+    if (p.silu != 0u) {
         // gate rows rbase/2.. then the same up rows
         for (var r = 0u; r < R; r++) {
             let i = min(rbase / 2u + r % h, ff - 1u);
@@ -209,7 +210,7 @@ fn mv_scale(t: u32) -> f32 {
 
 // mv_store writes this thread's outputs, from the totals.
 fn mv_store(lid: u32, rbase: u32, tbase: u32) {
-    if (p.silu == 1u) {
+    if (p.silu != 0u) {
         let h = R / 2u;
         for (var v = lid; v < h * TB; v += WG) {
             let t = v / h;
@@ -220,7 +221,10 @@ fn mv_store(lid: u32, rbase: u32, tbase: u32) {
             let col = rbase / 2u + i;
             if (col < p.rows / 2u && tbase + t < p.t) {
                 let o = (tbase + t) * (p.n / 2u) + col;
-                let y = silu(g) * u;
+                var y = silu(g) * u;
+                if (p.silu == 2u) {
+                    y = gelu_tanh(g) * u;
+                }
                 if (p.acc == 1u) {
                     out[o] += y;
                 } else {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,9 @@ type chatLine struct {
 	Kwargs   map[string]json.RawMessage `json:"kwargs"`
 	Rendered string                     `json:"rendered"`
 	IDs      []int32                    `json:"ids"`
+	// Error, when set, is the template's own exception (raise_exception):
+	// rendering must fail with it.
+	Error string `json:"error"`
 }
 
 func kwargs(raw map[string]json.RawMessage) map[string]any {
@@ -42,12 +46,19 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // TestGoldenChat renders every golden chat with the model's own template
 // and checks the string and its ids.
 func TestGoldenChat(t *testing.T) {
-	for _, name := range goldenNames {
+	for _, name := range append(slices.Clone(goldenNames), "gemma3") {
 		t.Run(name, func(t *testing.T) {
 			tk := hfTok(t, filepath.Join("tokenizer", name))
 			lines := readJSONL[chatLine](t, filepath.Join(testdata, "tokenizer", name+".chat.jsonl"))
 			for n, c := range lines {
 				got, err := tk.RenderChat(c.Messages, ChatOptions{Kwargs: kwargs(c.Kwargs)})
+				if c.Error != "" {
+					var te *TemplateError
+					if !errors.As(err, &te) || !strings.Contains(err.Error(), c.Error) {
+						t.Errorf("line %d (%s): rendered %q, error %v; want the template's error %q", n+1, c.Case, got, err, c.Error)
+					}
+					continue
+				}
 				if err != nil {
 					t.Errorf("line %d (%s): %v", n+1, c.Case, err)
 					continue

@@ -192,6 +192,10 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 		addBOSDefault = p.addBOS
 	case "llama":
 		t.ggufSPM(m, types, scores)
+	case "gemma4":
+		if err := t.ggufGemma4(m, types); err != nil {
+			return nil, err
+		}
 	default:
 		m.fail("tokenizer.ggml.model", fmt.Errorf("%w: model %q", ErrUnsupported, model))
 	}
@@ -207,7 +211,8 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 		}
 	}
 	t.eos = t.withEOGTokens(t.eos)
-	if m.boolean("tokenizer.ggml.add_bos_token", addBOSDefault) && t.bos >= 0 {
+	// llama.cpp forces BOS on for gemma4 vocabularies.
+	if (m.boolean("tokenizer.ggml.add_bos_token", addBOSDefault) || model == "gemma4") && t.bos >= 0 {
 		t.prefix = []int32{t.bos}
 	}
 	if m.boolean("tokenizer.ggml.add_eos_token", false) && eos >= 0 {

@@ -136,6 +136,7 @@ var eogNames = []string{
 	"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
 	"<|endoftext|>", "<|end_of_text|>", "<EOT>", "_<EOT>", "<|return|>",
 	"<|call|>", "<end_of_utterance>",
+	"<eos>", "<turn|>", // Gemma's: its generation_config's eos_token_id is [<eos>, <end_of_turn>]
 }
 
 // withEOGTokens returns eos (primary first, deduplicated) followed by every

@@ -27,8 +27,10 @@ const (
 // common in these patterns), so patterns with nested unbounded quantifiers
 // are refused and every split runs under a time budget.
 type regexSplitter struct {
-	re          *regexp2.Regexp
-	remove      bool // behaviour "Removed": drop the matches, keep the gaps
+	re *regexp2.Regexp
+	// behavior is Hugging Face's SplitDelimiterBehavior: Isolated,
+	// Removed, MergedWithPrevious, MergedWithNext or Contiguous.
+	behavior    string
 	invert      bool
 	file, field string // where the pattern came from, for errors
 }
@@ -43,10 +45,8 @@ func newRegexSplitter(pattern string, behavior string, invert bool) (*regexSplit
 	}
 	re.MatchTimeout = regexMatchTimeout
 	switch behavior {
-	case "Isolated":
-		return &regexSplitter{re: re, invert: invert}, nil
-	case "Removed":
-		return &regexSplitter{re: re, remove: true, invert: invert}, nil
+	case "Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous":
+		return &regexSplitter{re: re, behavior: behavior, invert: invert}, nil
 	}
 	return nil, fmt.Errorf("%w: split behavior %q", ErrUnsupported, behavior)
 }
@@ -86,22 +86,86 @@ func (p *regexSplitter) split(s string, emit func(string)) error {
 		// regexp2 fails only on its match timeout.
 		return formatErr(p.file, p.field, fmt.Errorf("%w: pattern %q on a %d-byte piece of text: %v (budget %v)", ErrRegexBudget, p.re.String(), len(s), err, regexSplitBudget))
 	}
-	emitGap := !(p.remove && p.invert)
-	emitMatch := !(p.remove && !p.invert)
+	// The text as Hugging Face's split sees it: the matches and the gaps
+	// between them, in order, each marked as a delimiter or not (invert
+	// makes the gaps the delimiters).
+	var segs []segment
 	prev := 0
 	for _, sp := range matches {
-		if sp.a > prev && emitGap {
-			emit(s[prev:sp.a])
+		if sp.a > prev {
+			segs = append(segs, segment{prev, sp.a, p.invert})
 		}
-		if emitMatch {
-			emit(s[sp.a:sp.b])
-		}
+		segs = append(segs, segment{sp.a, sp.b, !p.invert})
 		prev = sp.b
 	}
-	if prev < len(s) && emitGap {
-		emit(s[prev:])
+	if prev < len(s) {
+		segs = append(segs, segment{prev, len(s), p.invert})
+	}
+	for _, sg := range splitBehavior(segs, p.behavior) {
+		emit(s[sg.a:sg.b])
 	}
 	return nil
+}
+
+// segment is a span [a, b) of a split's input; delim marks a delimiter.
+type segment struct {
+	a, b  int
+	delim bool
+}
+
+// splitBehavior applies Hugging Face's SplitDelimiterBehavior to segs (the
+// input's spans in order) and returns the pieces: Isolated keeps every
+// span, Removed drops the delimiters, MergedWithPrevious appends a
+// delimiter to the piece before it (unless that piece is a delimiter
+// itself), MergedWithNext prepends it to the piece after it (the same
+// way, from the end), Contiguous joins runs of delimiters.
+func splitBehavior(segs []segment, behavior string) []segment {
+	var out []segment
+	switch behavior {
+	case "Removed":
+		for _, sg := range segs {
+			if !sg.delim {
+				out = append(out, sg)
+			}
+		}
+		return out
+	case "MergedWithPrevious":
+		prevDelim := false
+		for _, sg := range segs {
+			if sg.delim && !prevDelim && len(out) > 0 {
+				out[len(out)-1].b = sg.b
+			} else {
+				out = append(out, segment{sg.a, sg.b, false})
+			}
+			prevDelim = sg.delim
+		}
+		return out
+	case "MergedWithNext":
+		prevDelim := false
+		for i := len(segs) - 1; i >= 0; i-- {
+			sg := segs[i]
+			if sg.delim && !prevDelim && len(out) > 0 {
+				out[len(out)-1].a = sg.a
+			} else {
+				out = append(out, segment{sg.a, sg.b, false})
+			}
+			prevDelim = sg.delim
+		}
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+		return out
+	case "Contiguous":
+		for _, sg := range segs {
+			if n := len(out); n > 0 && sg.delim && out[n-1].delim {
+				out[n-1].b = sg.b
+			} else {
+				out = append(out, sg)
+			}
+		}
+		return out
+	}
+	return segs // Isolated
 }
 
 // nestedQuantifier reports whether pattern repeats a group (with *, +, or

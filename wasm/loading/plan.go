@@ -189,6 +189,10 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	}
 	// Only attention layers keep keys and values; a Gated DeltaNet layer
 	// keeps a fixed-size f32 state instead, whatever the context.
+	// A model whose layers differ in KV heads or head dim (Gemma 4) keeps
+	// one cache per KV group, and a layer sharing another's KV keeps
+	// none: kvLayers·row is the values of one position over them all,
+	// row the largest group's (a binding holds one layer of one group).
 	kvLayers := int64(c.AttentionLayers())
 	var states int64
 	for _, sp := range c.Specs() {
@@ -197,6 +201,16 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 	}
 	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
+	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
+		var perPos int64
+		row = 0
+		for _, g := range groups {
+			r := int64(g.KVHeads) * int64(g.HeadDim) * elt
+			perPos += int64(g.Layers) * r
+			row = max(row, r)
+		}
+		kvLayers = (perPos + row - 1) / row // whole rows of the largest group
+	}
 	if gpu && c.Hybrid() {
 		// each layer's state is one buffer, and so is a prefill chunk's
 		// scratch (wgpu.DeltaNetBindings)

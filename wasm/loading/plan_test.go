@@ -319,3 +319,22 @@ func TestCheckDeltaNet(t *testing.T) {
 		t.Errorf("details %v", d)
 	}
 }
+
+// TestCheckKVGroups: a Gemma 4 config keeps keys and values for its
+// layers with their own KV only, each at its own head dim (two KV groups:
+// two local layers of 32, one global of 64; the three sharing layers none).
+func TestCheckKVGroups(t *testing.T) {
+	S, F := model.LayerSlidingAttention, model.LayerFullAttention
+	c := model.Config{Arch: model.ArchGemma4, Vocab: 512, Hidden: 64, Layers: 6, Heads: 4, KVHeads: 1, HeadDim: 64, HeadDimSWA: 32,
+		FFN: 96, RMSEps: 1e-6, RopeTheta: 1e6, RopeLocalTheta: 1e4, MaxContext: 8192, SlidingWindow: 6, SharedKVLayers: 3,
+		LayerTypes: []string{S, S, F, S, S, F}, TiedEmbeddings: true}
+	m := planManifest()
+	m.Arch, m.Config = c.Arch, c
+	p, err := loading.Check(m, loading.Limits{Backend: loading.BackendCPU}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 * 100 * (2*32 + 64) * 4); p.KVBytes != want {
+		t.Errorf("KV bytes %d, want %d", p.KVBytes, want)
+	}
+}

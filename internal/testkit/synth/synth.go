@@ -1,6 +1,6 @@
 // Package synth writes GGUF models with random weights in the shapes of
 // real ones (Llama-3.2-1B, DeepSeek-R1-Distill-Llama-70B, Qwen3-30B-A3B,
-// Phi-4-mini),
+// Phi-4-mini, Gemma-3-1B),
 // fewer layers where a test or a software adapter needs it: the bench's
 // synthetic model and the big-model loading tests. The tokenizer is a tiny
 // test model's vocabulary padded to the real size with filler tokens no
@@ -24,10 +24,12 @@ import (
 type Shape struct {
 	Name string // what it has the shape of, for general.name
 	// Arch is "llama", "qwen3moe" (q/k norms and routed experts, FFN
-	// being one expert's) or "phi3" (fused attn_qkv and gate/up in ffn_up,
+	// being one expert's), "phi3" (fused attn_qkv and gate/up in ffn_up,
 	// partial rotary over RopeDim dims, LongRoPE factors from
-	// OrigContext of Context positions).
+	// OrigContext of Context positions) or "gemma3" (q/k norms, sandwich
+	// norms, local layers of Window positions, five of every six).
 	Arch                                                string
+	Window                                              int // gemma3's sliding window
 	Layers, Hidden, Heads, KVHeads, HeadDim, FFN, Vocab int
 	Experts, ExpertsUsed                                int
 	// Untied gives the model an output.weight of its own (else the
@@ -53,6 +55,8 @@ var (
 	// positions.
 	Phi4Mini = Shape{Name: "Phi-4-mini", Arch: "phi3", Layers: 32, Hidden: 3072, Heads: 24, KVHeads: 8, HeadDim: 128,
 		FFN: 8192, Vocab: 200064, DType: loader.Q4_0, Context: 131072, RopeDim: 96, OrigContext: 4096}
+	Gemma3_1B = Shape{Name: "Gemma-3-1B", Arch: "gemma3", Layers: 26, Hidden: 1152, Heads: 4, KVHeads: 1, HeadDim: 256,
+		FFN: 6912, Vocab: 262144, Window: 512, DType: loader.Q4_0}
 )
 
 // Write writes a GGUF model of shape s with random weights (seeded by the
@@ -123,6 +127,11 @@ func archMeta(s Shape) []loader.MetaKV {
 			loader.MetaKV{Key: a + ".rope.scaling.original_context_length", Value: u(s.OrigContext)},
 			loader.MetaKV{Key: a + ".rope.scaling.attn_factor", Value: float32(attn)})
 	}
+	if a == "gemma3" {
+		meta = append(meta,
+			loader.MetaKV{Key: a + ".attention.sliding_window", Value: u(s.Window)},
+			loader.MetaKV{Key: a + ".rope.freq_base_swa", Value: float32(10000)})
+	}
 	if s.Experts > 0 {
 		meta = append(meta,
 			loader.MetaKV{Key: a + ".expert_count", Value: u(s.Experts)},
@@ -166,6 +175,10 @@ func tensors(s Shape) []*loader.Tensor {
 			mat(n("attn_v"), KV, D),
 			mat(n("attn_output"), D, Q),
 			ones(n("ffn_norm"), D))
+		if s.Arch == "gemma3" {
+			out = append(out, ones(n("attn_q_norm"), s.HeadDim), ones(n("attn_k_norm"), s.HeadDim),
+				ones(n("post_attention_norm"), D), ones(n("post_ffw_norm"), D))
+		}
 		if s.Experts == 0 {
 			out = append(out, mat(n("ffn_gate"), F, D), mat(n("ffn_up"), F, D), mat(n("ffn_down"), D, F))
 			continue
@@ -270,6 +283,16 @@ func tokenizerMeta(base string, vocab int) ([]loader.MetaKV, error) {
 			out := append([]int32(nil), types...)
 			for len(out) < vocab {
 				out = append(out, 1) // normal
+			}
+			meta = append(meta, loader.MetaKV{Key: kv.Key, Value: out})
+		case kv.Key == "tokenizer.ggml.scores": // a SentencePiece vocabulary's (gemma3)
+			scores, ok := kv.Value.([]float32)
+			if !ok {
+				return nil, fmt.Errorf("%s: tokenizer.ggml.scores is %T", base, kv.Value)
+			}
+			out := append([]float32(nil), scores...)
+			for len(out) < vocab {
+				out = append(out, -1e4) // fillers: never in a text, never preferred
 			}
 			meta = append(meta, loader.MetaKV{Key: kv.Key, Value: out})
 		case strings.HasPrefix(kv.Key, "tokenizer."), kv.Key == "general.alignment":
