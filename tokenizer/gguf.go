@@ -190,6 +190,8 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 		addBOSDefault = p.addBOS
 	case "llama":
 		t.ggufSPM(m, types, scores)
+	case "bert":
+		t.ggufWPM(m, types)
 	default:
 		m.fail("tokenizer.ggml.model", fmt.Errorf("%w: model %q", ErrUnsupported, model))
 	}
@@ -210,6 +212,10 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 	}
 	if m.boolean("tokenizer.ggml.add_eos_token", false) && eos >= 0 {
 		t.suffix = []int32{eos}
+	}
+	if model == "bert" {
+		// llama.cpp's WPM adds [CLS] and [SEP] whatever the add_* flags say.
+		t.ggufWPMSpecials(m)
 	}
 	if t.bos >= 0 {
 		t.bosToken, t.hasBOSToken = tokens[t.bos], true
