@@ -44,14 +44,14 @@ func checkEncoderGolden(t *testing.T, modelPath, goldenPath string) {
 	t.Logf("%s (%s): worst %.3g", filepath.Base(modelPath), g.Kind, worst)
 }
 
-// TestEncoderGolden runs the vendored tiny BERT models (CLS and mean
-// pooling) and tiny nomic-bert (rotary, SwiGLU), Q4_0 with a Q8_0 token
+// TestEncoderGolden runs the vendored tiny BERT model (CLS pooling) and
+// tiny nomic-bert (mean pooling, (rotary, SwiGLU), Q4_0 with a Q8_0 token
 // table, on the CPU backend against
 // llama.cpp's exact goldens: every pooled vector before and after L2
 // normalisation for 1, 12 and 64 tokens and a batch of three inputs of
 // different lengths run together, and the per-token hidden rows.
 func TestEncoderGolden(t *testing.T) {
-	for _, name := range []string{"tiny-bert-cls-q4_0", "tiny-bert-mean-q4_0", "tiny-nomic-bert-q4_0"} {
+	for _, name := range []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "embed")
 			checkEncoderGolden(t, filepath.Join(dir, "models", name+".gguf"), filepath.Join(dir, "golden", name+".json.gz"))
@@ -70,12 +70,16 @@ func TestEncoderGoldenShared(t *testing.T) {
 	for _, f := range files {
 		base := strings.TrimSuffix(filepath.Base(f), ".json")
 		modelName := strings.TrimSuffix(base, ".llamacpp-native")
-		if !strings.HasPrefix(modelName, "tiny-bert") && !strings.HasPrefix(modelName, "tiny-nomic-bert") {
-			continue
+		switch {
+		case strings.HasPrefix(modelName, "tiny-bert"), strings.HasPrefix(modelName, "tiny-nomic-bert"):
+			t.Run(base, func(t *testing.T) {
+				checkEncoderGolden(t, filepath.Join(dir, "models", modelName+".gguf"), f)
+			})
+		case strings.HasPrefix(modelName, "tiny-qwen3-embed"):
+			t.Run(base, func(t *testing.T) {
+				checkDecoderEmbedGolden(t, filepath.Join(dir, "models", modelName+".gguf"), f)
+			})
 		}
-		t.Run(base, func(t *testing.T) {
-			checkEncoderGolden(t, filepath.Join(dir, "models", modelName+".gguf"), f)
-		})
 	}
 }
 
@@ -122,4 +126,38 @@ func TestTruncate(t *testing.T) {
 	if got := model.Normalize([]float32{0, 0}); got[0] != 0 || got[1] != 0 {
 		t.Errorf("Normalize(0) = %v", got)
 	}
+}
+
+func checkDecoderEmbedGolden(t *testing.T, modelPath, goldenPath string) {
+	g, err := embedgolden.Read(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg, err := loader.ReadGGUF(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, ok, err := model.DecoderPooling(gg)
+	if err != nil || !ok || string(pool) != g.Pooling {
+		t.Fatalf("pooling %q %v %v, golden %s", pool, ok, err, g.Pooling)
+	}
+	w, err := model.FromGGUF(gg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &model.DecoderEmbedder{M: m, Pooling: pool}
+	worst := embedgolden.Check(t, g, embedgolden.Embedder{Embed: d.Embed, Hidden: d.Hidden, Normalize: model.Normalize}, 1)
+	t.Logf("%s (%s): worst %.3g", filepath.Base(modelPath), g.Kind, worst)
+}
+
+// TestDecoderEmbedGolden runs the vendored tiny Qwen3-Embedding (`qwen3`,
+// last-token pooling, causal, Q4_0) on the CPU backend against llama.cpp's
+// exact golden: pooled and normalised vectors and per-token rows.
+func TestDecoderEmbedGolden(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "embed")
+	checkDecoderEmbedGolden(t, filepath.Join(dir, "models", "tiny-qwen3-embed-q4_0.gguf"), filepath.Join(dir, "golden", "tiny-qwen3-embed-q4_0.json.gz"))
 }

@@ -36,8 +36,23 @@ type wpmCase struct {
 // CJK and emoji [UNK]) of the tiny embedding models against llama.cpp's
 // llama_tokenize.
 func TestGGUFWordPiece(t *testing.T) {
-	tk := ggufTok(t, filepath.Join(testdata, "embed", "models", "tiny-bert-cls-q4_0.gguf"))
-	cases := readJSONL[wpmCase](t, filepath.Join(testdata, "embed", "golden", "tokenize", "tiny-bert-cls.cases.jsonl"))
+	checkEmbedCases(t, "tiny-bert-cls-q4_0", "tiny-bert-cls")
+}
+
+// TestGGUFQwen3EmbedVocab checks the tiny Qwen3-Embedding vocabulary
+// (byte-level BPE; add_special appends <|endoftext|>, the token whose row
+// last-token pooling reads) against llama.cpp's llama_tokenize.
+func TestGGUFQwen3EmbedVocab(t *testing.T) {
+	checkEmbedCases(t, "tiny-qwen3-embed-q4_0", "tiny-qwen3-embed")
+}
+
+func checkEmbedCases(t *testing.T, model, cases string) {
+	tk := ggufTok(t, filepath.Join(testdata, "embed", "models", model+".gguf"))
+	cs := readJSONL[wpmCase](t, filepath.Join(testdata, "embed", "golden", "tokenize", cases+".cases.jsonl"))
+	checkCases(t, tk, cs)
+}
+
+func checkCases(t *testing.T, tk *Tokenizer, cases []wpmCase) {
 	if len(cases) < 8 {
 		t.Fatalf("%d cases", len(cases))
 	}
