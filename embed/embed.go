@@ -108,6 +108,10 @@ type Options struct {
 	// its special tokens: [CLS] first, [SEP] or <|endoftext|> last); false
 	// makes such an input an error naming it.
 	Truncate bool
+	// TruncateTo, with Truncate, cuts to at most this many tokens instead
+	// of the model's length (vLLM's truncate_prompt_tokens); 0: the
+	// model's length.
+	TruncateTo int
 	// Dimensions, when > 0, keeps the first Dimensions values of each
 	// vector and renormalises (Matryoshka); at most Model.Dim.
 	Dimensions int
@@ -133,11 +137,14 @@ func (e *DimensionsError) Error() string {
 // Tokenize tokenizes text as Embed does: specials added and parsed; with
 // truncate, cut to the model's length keeping the specials.
 func (m *Model) Tokenize(text string, truncate bool) ([]int32, error) {
+	return m.tokenize(text, truncate, m.E.MaxTokens())
+}
+
+func (m *Model) tokenize(text string, truncate bool, max int) ([]int32, error) {
 	ids, err := m.Tok.EncodeOpts(text, tokenizer.EncodeOptions{AddSpecial: true})
 	if err != nil {
 		return nil, err
 	}
-	max := m.E.MaxTokens()
 	if !truncate || max <= 0 || len(ids) <= max {
 		return ids, nil
 	}
@@ -170,15 +177,19 @@ func (m *Model) Embed(inputs []Input, o Options) ([]Result, error) {
 	}
 	seqs := make([][]int32, len(inputs))
 	max := m.E.MaxTokens()
+	cut := max
+	if o.TruncateTo > 0 && (cut <= 0 || o.TruncateTo < cut) {
+		cut = o.TruncateTo
+	}
 	for i, in := range inputs {
 		ids := in.Tokens
 		if in.IsText {
 			var err error
-			if ids, err = m.Tokenize(in.Text, o.Truncate); err != nil {
+			if ids, err = m.tokenize(in.Text, o.Truncate, cut); err != nil {
 				return nil, fmt.Errorf("input %d: %w", i, err)
 			}
-		} else if o.Truncate && max > 0 && len(ids) > max {
-			ids = ids[:max]
+		} else if o.Truncate && cut > 0 && len(ids) > cut {
+			ids = ids[:cut]
 		}
 		if len(ids) == 0 {
 			return nil, &model.InputError{Index: i, Reason: "no tokens"}
