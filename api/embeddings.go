@@ -4,10 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"wasmllm/embed"
+	"wasmllm/model"
 )
 
 // MaxEmbeddingInputs bounds the inputs of one embeddings request (OpenAI's
@@ -198,4 +201,24 @@ func NewEmbeddingResponse(r *EmbeddingRequest, model string, res []embed.Result)
 // EmbedOptions are embed's options for r.
 func (r *EmbeddingRequest) EmbedOptions() embed.Options {
 	return embed.Options{Truncate: r.Truncate, TruncateTo: r.TruncateTo, Dimensions: r.Dimensions}
+}
+
+// EmbedError is Classify for embed's errors: an input the model cannot
+// take (empty, too long, a token outside the vocabulary) or dimensions
+// past the model's are bad requests naming "input" or "dimensions".
+func EmbedError(err error) *Error {
+	var ie *model.InputError
+	var de *embed.DimensionsError
+	switch {
+	case errors.As(err, &ie):
+		e := &Error{Code: CodeBadRequest, Message: strings.TrimPrefix(ie.Error(), "model: "), Details: map[string]any{"param": "input", "index": ie.Index}, Err: err}
+		if errors.Is(err, model.ErrInputTooLong) {
+			e.Message = fmt.Sprintf("input %d has %d tokens, over the model's maximum of %d tokens: shorten it, or ask for truncation with truncate_prompt_tokens", ie.Index, ie.Tokens, ie.Max)
+			e.Details["tokens"], e.Details["max_tokens"] = ie.Tokens, ie.Max
+		}
+		return e
+	case errors.As(err, &de):
+		return &Error{Code: CodeBadRequest, Message: strings.TrimPrefix(de.Error(), "embed: "), Details: map[string]any{"param": "dimensions"}, Err: err}
+	}
+	return Classify(err)
 }

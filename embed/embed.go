@@ -54,11 +54,17 @@ func OpenGGUF(path string, b model.Backend) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromGGUF(g, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), b)
+}
+
+// FromGGUF is OpenGGUF on a parsed GGUF (read whole or through a ReaderAt,
+// as the browser worker reads one), the model called name.
+func FromGGUF(g *loader.GGUF, name string, b model.Backend) (*Model, error) {
+	path := g.File
 	tok, err := tokenizer.FromGGUF(g)
 	if err != nil {
 		return nil, err
 	}
-	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if model.IsEncoderGGUF(g) {
 		w, err := model.EncoderFromGGUF(g)
 		if err != nil {

@@ -140,3 +140,14 @@ export async function remote(): Promise<void> {
   // @ts-expect-error: logits processors run only with a local model
   await engine.completions.create({ prompt: "x", logits_processors: [() => {}] });
 }
+
+export async function embeddings(): Promise<void> {
+  const engine = await createEngine({ model: "/models/bge-small-en-v1.5-q8_0.gguf", embedding: true, backend: "webgpu" });
+  const r = await engine.embeddings.create({ input: ["a", "b"], dimensions: 128, truncate_prompt_tokens: -1 });
+  const v: number[] | string | undefined = r.data[0]?.embedding;
+  say(r.object, r.model, r.usage.prompt_tokens, v);
+  const b = await engine.embeddings.create({ input: [[101, 2054, 102]], encoding_format: "base64" });
+  say(b.data[0]?.encoding_format, b.data[0]?.index);
+  // @ts-expect-error: encoding_format is float or base64
+  await engine.embeddings.create({ input: "a", encoding_format: "hex" });
+}

@@ -1,0 +1,145 @@
+//go:build js
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"syscall/js"
+
+	"wasmllm/api"
+	"wasmllm/embed"
+	"wasmllm/internal/jsutil"
+	"wasmllm/loader"
+	"wasmllm/wasm/loading"
+)
+
+// An embedding model (createEngine({model, embedding: true})) is a GGUF
+// (bert, nomic-bert, or qwen3 with a pooling type) read whole into memory,
+// from its URL or a File, and built on WebGPU or the CPU backend (one
+// rank); "embeddings" then answers engine.embeddings.create.
+
+// maxEmbeddingGGUF bounds the GGUF an embedding load reads whole: the
+// embedding models this is for are at most a few hundred MB.
+const maxEmbeddingGGUF = 1 << 30
+
+// loadedEmbedder is the embedding model of a worker.
+type loadedEmbedder struct {
+	m    *embed.Model
+	be   *backend
+	info map[string]any
+}
+
+// loadEmbedding runs the "load_embedding" message.
+func (w *worker) loadEmbedding(j job) (map[string]any, error) {
+	var o loadOptions
+	if err := json.Unmarshal([]byte(j.body), &o); err != nil {
+		return nil, api.Errorf(api.CodeBadRequest, "load options: %v", err)
+	}
+	switch o.Backend {
+	case "", "auto", loading.BackendWebGPU, loading.BackendCPU:
+	default:
+		return nil, api.Errorf(api.CodeBadRequest, `load options: backend %q: want "webgpu" or "cpu"`, o.Backend)
+	}
+	w.forgetEmbedding()
+	var buf js.Value
+	name := o.Model
+	if f := j.msg.Get("file"); f.Truthy() {
+		if n := f.Get("name"); n.Type() == js.TypeString {
+			name = n.String()
+		}
+		if f.Get("size").Int() > maxEmbeddingGGUF {
+			return nil, api.Errorf(api.CodeModelTooLarge, "the embedding model's GGUF is over %d bytes", maxEmbeddingGGUF)
+		}
+		ab, err := jsutil.Await(j.ctx, f.Call("arrayBuffer"))
+		if err != nil {
+			return nil, api.Errorf(api.CodeNetwork, "reading %s: %v", name, err)
+		}
+		buf = ab
+	} else {
+		if o.Model == "" {
+			return nil, api.Errorf(api.CodeBadRequest, "load options: model is required")
+		}
+		resp, err := jsutil.Await(j.ctx, js.Global().Call("fetch", o.Model))
+		if err != nil {
+			return nil, api.Errorf(api.CodeNetwork, "fetching %s: %v", o.Model, err)
+		}
+		if !resp.Get("ok").Bool() {
+			return nil, api.Errorf(api.CodeNetwork, "fetching %s: HTTP %d", o.Model, resp.Get("status").Int())
+		}
+		ab, err := jsutil.Await(j.ctx, resp.Call("arrayBuffer"))
+		if err != nil {
+			return nil, api.Errorf(api.CodeNetwork, "reading %s: %v", o.Model, err)
+		}
+		buf = ab
+	}
+	n := buf.Get("byteLength").Int()
+	if n > maxEmbeddingGGUF {
+		return nil, api.Errorf(api.CodeModelTooLarge, "the embedding model's GGUF is over %d bytes", maxEmbeddingGGUF)
+	}
+	data := make([]byte, n)
+	js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(buf))
+	base := name[strings.LastIndexAny(name, "/\\")+1:]
+	base = strings.TrimSuffix(base, ".gguf")
+	g, err := loader.OpenGGUFAt(base+".gguf", bytes.NewReader(data), int64(n))
+	if err != nil {
+		return nil, api.Classify(err)
+	}
+	o.CPURanks = 1
+	be, err := openBackend(j.ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	m, err := embed.FromGGUF(g, base, be.b)
+	if err != nil {
+		if be.dev != nil {
+			be.dev.Close()
+		}
+		return nil, api.Classify(err)
+	}
+	info := map[string]any{"model": base, "backend": be.name, "arch": m.Arch, "dimensions": m.Dim,
+		"pooling": string(m.Pooling), "max_tokens": m.E.MaxTokens(), "embedding": true}
+	if be.adapter != nil {
+		info["adapter"] = be.adapter
+	}
+	if be.notice != "" {
+		info["notice"] = be.notice
+	}
+	w.embedder = &loadedEmbedder{m: m, be: be, info: info}
+	return info, nil
+}
+
+// forgetEmbedding frees the embedding model, if any.
+func (w *worker) forgetEmbedding() {
+	if w.embedder == nil {
+		return
+	}
+	if w.embedder.be.dev != nil {
+		w.embedder.be.dev.Close()
+	}
+	w.embedder = nil
+}
+
+// embeddings runs the "embeddings" message: engine.embeddings.create.
+func (w *worker) embeddings(j job) {
+	req, err := api.ParseEmbeddings([]byte(j.body))
+	if err != nil {
+		postError(j.id, api.Classify(err))
+		return
+	}
+	if w.embedder == nil {
+		postError(j.id, api.Errorf(api.CodeNotLoaded, "no embedding model is loaded: createEngine({model, embedding: true})"))
+		return
+	}
+	res, err := w.embedder.m.Embed(req.Inputs, req.EmbedOptions())
+	if err != nil {
+		postError(j.id, api.EmbedError(err))
+		return
+	}
+	name := w.embedder.info["model"].(string)
+	if req.Model != "" {
+		name = req.Model
+	}
+	postResult(j.id, api.NewEmbeddingResponse(req, name, res))
+}
