@@ -8,14 +8,22 @@ import (
 
 var _ model.EncoderOps = (*Backend)(nil)
 
-// AddBias implements model.EncoderOps.
+// rowsTask runs fn over row ranges across the workers.
+type rowsTask struct{ fn func(lo, hi int) }
+
+func (r *rowsTask) run(_, lo, hi int) { r.fn(lo, hi) }
+
+// AddBias implements model.EncoderOps: the reference's loop, rows across
+// the workers.
 func (b *Backend) AddBias(x, bias model.Tensor, gelu bool) {
 	xt := t(x)
 	N := xt.cols()
-	AddBias(xt.f, t(bias).f, len(xt.f)/N, N, gelu)
+	bv := t(bias).f
+	b.pool.Run(&rowsTask{func(lo, hi int) { AddBias(xt.f[lo*N:hi*N], bv, hi-lo, N, gelu) }}, len(xt.f)/N, max(1, minWork/(16*N)))
 }
 
-// LayerNorm implements model.EncoderOps.
+// LayerNorm implements model.EncoderOps: the reference's loop, rows across
+// the workers.
 func (b *Backend) LayerNorm(x, add, w, bias model.Tensor, eps float32) {
 	xt := t(x)
 	D := xt.cols()
@@ -23,7 +31,14 @@ func (b *Backend) LayerNorm(x, add, w, bias model.Tensor, eps float32) {
 	if add != nil {
 		a = t(add).f
 	}
-	LayerNorm(xt.f, a, t(w).f, t(bias).f, len(xt.f)/D, D, eps)
+	wv, bv := t(w).f, t(bias).f
+	b.pool.Run(&rowsTask{func(lo, hi int) {
+		var al []float32
+		if a != nil {
+			al = a[lo*D : hi*D]
+		}
+		LayerNorm(xt.f[lo*D:hi*D], al, wv, bv, hi-lo, D, eps)
+	}}, len(xt.f)/D, max(1, minWork/(8*D)))
 }
 
 // Rope implements model.EncoderOps.

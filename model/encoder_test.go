@@ -161,3 +161,38 @@ func TestDecoderEmbedGolden(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "embed")
 	checkDecoderEmbedGolden(t, filepath.Join(dir, "models", "tiny-qwen3-embed-q4_0.gguf"), filepath.Join(dir, "golden", "tiny-qwen3-embed-q4_0.json.gz"))
 }
+
+// TestEncoderHostileGGUF: a bert GGUF with keys missing or out of range, or
+// a tensor of the wrong shape, is a *loader.FormatError or *ConfigError
+// naming it, never a panic.
+func TestEncoderHostileGGUF(t *testing.T) {
+	path := filepath.Join("..", "testdata", "embed", "models", "tiny-bert-cls-q4_0.gguf")
+	for _, c := range []struct {
+		name string
+		edit func(g *loader.GGUF)
+		want string
+	}{
+		{"no block_count", func(g *loader.GGUF) { delete(g.Meta, "bert.block_count") }, "bert.block_count"},
+		{"zero heads", func(g *loader.GGUF) { g.Meta["bert.attention.head_count"] = uint32(0) }, "bert.attention.head_count"},
+		{"heads not dividing", func(g *loader.GGUF) { g.Meta["bert.attention.head_count"] = uint32(3) }, "num_heads"},
+		{"gqa", func(g *loader.GGUF) { g.Meta["bert.attention.head_count_kv"] = uint32(2) }, "head_count_kv"},
+		{"pooling 7", func(g *loader.GGUF) { g.Meta["bert.pooling_type"] = uint32(7) }, "pooling_type"},
+		{"eps NaN", func(g *loader.GGUF) { g.Meta["bert.attention.layer_norm_epsilon"] = float32(math.NaN()) }, "layer_norm_eps"},
+		{"more layers than tensors", func(g *loader.GGUF) { g.Meta["bert.block_count"] = uint32(3) }, "blk.2"},
+		{"wider than its tensors", func(g *loader.GGUF) { g.Meta["bert.embedding_length"] = uint32(256) }, "tensor"},
+		{"short position table", func(g *loader.GGUF) { g.Meta["bert.context_length"] = uint32(4096) }, "position_embd"},
+		{"not an encoder", func(g *loader.GGUF) { g.Meta["general.architecture"] = "llama" }, "architecture"},
+	} {
+		g, err := loader.ReadGGUF(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.edit(g)
+		_, err = model.EncoderFromGGUF(g)
+		var fe *loader.FormatError
+		var ce *model.ConfigError
+		if err == nil || !(errors.As(err, &fe) || errors.As(err, &ce)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a FormatError or ConfigError naming %s", c.name, err, c.want)
+		}
+	}
+}
