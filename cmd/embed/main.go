@@ -7,6 +7,7 @@
 //	go run ./cmd/embed -model testdata/embed/models/tiny-bert-cls-q4_0.gguf -input "the sun"
 //	go run ./cmd/embed -model M -tokens 101,204,219,102
 //	go run ./cmd/embed -model M -input TEXT -dimensions 64 -truncate
+//	go run ./cmd/embed -model M -input TEXT -backend webgpu   # in headless Chromium
 //
 // Text gets the model's special tokens ([CLS] … [SEP], <|endoftext|>) and
 // special tokens written in it are recognised; -tokens are used as given.
@@ -14,6 +15,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,12 +25,12 @@ import (
 	"strconv"
 	"strings"
 
-	"wasmllm/cpu"
 	"wasmllm/embed"
 	"wasmllm/model"
 )
 
 type config struct {
+	args                          []string // as given, to run again in the browser
 	model, input, tokens, backend string
 	threads, dimensions           int
 	truncate, inputSet            bool
@@ -40,17 +42,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "embed:", err)
 		os.Exit(2)
 	}
-	if err := run(c, os.Stdout); err != nil {
+	if err := run(context.Background(), c, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "embed:", err)
 		os.Exit(1)
 	}
 }
 
 func parseFlags(args []string) (*config, error) {
-	c := &config{}
+	c := &config{args: args}
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.StringVar(&c.model, "model", "", "a text-embedding GGUF (bert, nomic-bert, or qwen3 with a pooling type)")
-	fs.StringVar(&c.backend, "backend", "cpu", "cpu (webgpu: not yet for embeddings)")
+	fs.StringVar(&c.backend, "backend", "cpu", "cpu, or webgpu (in headless Chromium, as cmd/generate runs it)")
 	fs.StringVar(&c.input, "input", "", "the text to embed (specials added)")
 	fs.StringVar(&c.tokens, "tokens", "", "comma-separated token ids, used as given")
 	fs.IntVar(&c.threads, "threads", 0, "CPU threads (0: all)")
@@ -73,9 +75,7 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	switch c.backend {
-	case "cpu":
-	case "webgpu":
-		return nil, errors.New("-backend webgpu: the encoder ops have no WebGPU kernels yet; use -backend cpu")
+	case "cpu", "webgpu":
 	default:
 		return nil, fmt.Errorf("-backend %q: want cpu or webgpu", c.backend)
 	}
@@ -102,8 +102,16 @@ type output struct {
 	Tokens     int       `json:"tokens"`
 }
 
-func run(c *config, stdout io.Writer) error {
-	m, err := embed.OpenGGUF(c.model, cpu.New(c.threads))
+func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
+	if ran, err := runElsewhere(ctx, c, stdout, stderr); ran {
+		return err
+	}
+	b, closeB, err := newBackend(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeB()
+	m, err := embed.OpenGGUF(c.model, b)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,7 +38,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				var out bytes.Buffer
-				if err := run(c, &out); err != nil {
+				if err := run(context.Background(), c, &out, io.Discard); err != nil {
 					t.Fatalf("%s %v: %v", name, a[0], err)
 				}
 				var o output
@@ -64,7 +66,6 @@ func TestFlags(t *testing.T) {
 		{"-model", "m"},
 		{"-model", "m", "-input", "a", "-tokens", "1"},
 		{"-model", "m", "-input", "a", "-backend", "tpu"},
-		{"-model", "m", "-input", "a", "-backend", "webgpu"},
 	} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("%v: no error", args)
@@ -74,7 +75,35 @@ func TestFlags(t *testing.T) {
 		t.Errorf("empty -input: %v", err)
 	}
 	c, _ := parseFlags([]string{"-model", filepath.Join("..", "..", "testdata", "embed", "models", "tiny-bert-cls-q4_0.gguf"), "-tokens", "101,x"})
-	if err := run(c, &bytes.Buffer{}); err == nil {
+	if err := run(context.Background(), c, &bytes.Buffer{}, io.Discard); err == nil {
 		t.Error("-tokens 101,x: no error")
+	}
+}
+
+// TestWebGPU runs the command with -backend webgpu (in headless Chromium,
+// through wasmexec) and compares its output with llama.cpp's golden.
+func TestWebGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the command for the browser and starts Chromium")
+	}
+	dir := filepath.Join("..", "..", "testdata", "embed")
+	g, err := embedgolden.Read(filepath.Join(dir, "golden", "tiny-nomic-bert-q4_0.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseFlags([]string{"-model", filepath.Join(dir, "models", "tiny-nomic-bert-q4_0.gguf"), "-backend", "webgpu", "-input", g.InputTexts[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), c, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var o output
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if d := embedgolden.RelErr(o.Normalized, g.EmbeddingsNormalized[2]); d > *g.Tolerance || o.Tokens != len(g.Inputs[2]) {
+		t.Errorf("webgpu: rel err %.3g, %d tokens", d, o.Tokens)
 	}
 }
