@@ -15,6 +15,7 @@ package embed
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,6 +45,33 @@ type Model struct {
 
 // ErrNotEmbedding reports a model file that is not a text-embedding model.
 var ErrNotEmbedding = errors.New("not a text-embedding model (no encoder architecture and no pooling_type)")
+
+// Open loads a text-embedding model onto b: a GGUF file (OpenGGUF) or a
+// Hugging Face folder of a BERT encoder (OpenHF).
+func Open(path string, b model.Backend) (*Model, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return OpenHF(path, b)
+	}
+	return OpenGGUF(path, b)
+}
+
+// OpenHF loads a Hugging Face folder of a BERT encoder (config.json,
+// safetensors, tokenizer.json, sentence-transformers' 1_Pooling) onto b.
+func OpenHF(dir string, b model.Backend) (*Model, error) {
+	w, err := model.EncoderFromHF(dir)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromHFDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := model.BuildEncoder(b, w)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Name: filepath.Base(filepath.Clean(dir)), Tok: tok, E: e, Dim: w.Config.Hidden, Pooling: w.Config.Pooling, Arch: w.Config.Arch}, nil
+}
 
 // OpenGGUF loads a GGUF text-embedding model onto b: an encoder
 // architecture (bert, nomic-bert) or a decoder with <arch>.pooling_type

@@ -51,7 +51,7 @@ func main() {
 func parseFlags(args []string) (*config, error) {
 	c := &config{args: args}
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
-	fs.StringVar(&c.model, "model", "", "a text-embedding GGUF (bert, nomic-bert, or qwen3 with a pooling type)")
+	fs.StringVar(&c.model, "model", "", "a text-embedding GGUF (bert, nomic-bert, or qwen3 with a pooling type), or a Hugging Face folder of a BERT encoder")
 	fs.StringVar(&c.backend, "backend", "cpu", "cpu, or webgpu (in headless Chromium, as cmd/generate runs it)")
 	fs.StringVar(&c.input, "input", "", "the text to embed (specials added)")
 	fs.StringVar(&c.tokens, "tokens", "", "comma-separated token ids, used as given")
@@ -111,7 +111,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeB()
-	m, err := embed.OpenGGUF(c.model, b)
+	m, err := embed.Open(c.model, b)
 	if err != nil {
 		return err
 	}

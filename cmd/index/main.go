@@ -73,7 +73,7 @@ func run(c *config, stdout io.Writer) error {
 	if len(ps) == 0 {
 		return fmt.Errorf("-dir %s: no Markdown or HTML passages", c.dir)
 	}
-	m, err := embed.OpenGGUF(c.model, cpu.New(c.threads))
+	m, err := embed.Open(c.model, cpu.New(c.threads))
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func (e *Engine) embeddings(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 	if es.m == nil {
 		start := time.Now()
-		m, err := embed.OpenGGUF(path, cpu.New(e.cfg.Threads))
+		m, err := embed.Open(path, cpu.New(e.cfg.Threads))
 		if err != nil {
 			e.cfg.Logger.Printf("api: loading %s: %v", clip(name, 200), err)
 			msg := strings.ReplaceAll(err.Error(), path, name)
