@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -143,4 +144,30 @@ func embedError(err error) *Error {
 		return errorf(http.StatusBadRequest, "dimensions", "%s", strings.TrimPrefix(de.Error(), "embed: "))
 	}
 	return fromAPI(err)
+}
+
+// embedCard is an embedding model's card; MaxModelLen is its input length
+// once loaded.
+func (e *Engine) embedCard(name string) ModelCard {
+	c := ModelCard{ID: name, Object: "model", Created: e.started, OwnedBy: "wasmllm", Root: name}
+	e.mu.Lock()
+	if es := e.embeds[name]; es != nil && es.m != nil {
+		c.MaxModelLen = es.m.E.MaxTokens()
+	}
+	e.mu.Unlock()
+	return c
+}
+
+// embedCards are the embedding models' cards, by name.
+func (e *Engine) embedCards() []ModelCard {
+	names := make([]string, 0, len(e.cfg.Embedders))
+	for n := range e.cfg.Embedders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]ModelCard, len(names))
+	for i, n := range names {
+		out[i] = e.embedCard(n)
+	}
+	return out
 }

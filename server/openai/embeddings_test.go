@@ -169,3 +169,32 @@ func TestEmbeddingsErrors(t *testing.T) {
 	var tooMany ErrorBody
 	decode(t, te.post(t, "/v1/embeddings", map[string]any{"model": embedModel, "input": many}), 400, &tooMany)
 }
+
+// TestEmbeddingModelsListed: /v1/models lists the embedding models after
+// the folders, with max_model_len once loaded; /v1/models/NAME finds one.
+func TestEmbeddingModelsListed(t *testing.T) {
+	te, _ := newEmbedEngine(t)
+	get := func(path string) *http.Response {
+		resp, err := http.Get(te.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	var list ModelList
+	decode(t, get("/v1/models"), http.StatusOK, &list)
+	ids := []string{}
+	for _, c := range list.Data {
+		ids = append(ids, c.ID)
+	}
+	if strings.Join(ids, ",") != textModel+","+embedModel+",tiny-qwen3-embed-q4_0" {
+		t.Errorf("ids %v", ids)
+	}
+	var ok embeddingsBody
+	decode(t, te.post(t, "/v1/embeddings", map[string]any{"model": embedModel, "input": "a"}), http.StatusOK, &ok)
+	var card ModelCard
+	decode(t, get("/v1/models/"+embedModel), http.StatusOK, &card)
+	if card.ID != embedModel || card.MaxModelLen != 128 {
+		t.Errorf("card %+v", card)
+	}
+}

@@ -206,12 +206,17 @@ func (e *Engine) listModels(w http.ResponseWriter, r *http.Request) {
 	for _, n := range names {
 		list.Data = append(list.Data, e.card(n))
 	}
+	list.Data = append(list.Data, e.embedCards()...)
 	writeJSON(w, r, list)
 }
 
 func (e *Engine) getModel(w http.ResponseWriter, r *http.Request, name string) {
 	if err := noBody(r); err != nil {
 		WriteError(w, err)
+		return
+	}
+	if _, ok := e.cfg.Embedders[name]; ok {
+		writeJSON(w, r, e.embedCard(name))
 		return
 	}
 	if _, herr := e.dir(name); herr != nil {
