@@ -162,3 +162,56 @@ func checkEmbeddingsCreate(t *testing.T, b *browsertest.Browser, names []string)
 		t.Errorf("WebLLM embeddings.create: rel err %.3g", e)
 	}
 }
+
+// TestEmbeddingsRemote: createEngine({endpoint}) of go run . -api
+// -api-embed gives the same embeddings.create answers as the engine in the
+// page (llama.cpp's golden within its tolerance, the same usage).
+func TestEmbeddingsRemote(t *testing.T) {
+	t.Parallel()
+	models := t.TempDir()
+	gguf := filepath.Join(models, "tiny-bert-cls-q4_0.gguf")
+	data, err := os.ReadFile(browsertest.RepoFile("testdata/embed/models/tiny-bert-cls-q4_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gguf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := embedgolden.Read(browsertest.RepoFile("testdata/embed/golden/tiny-bert-cls-q4_0.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Models: models, Args: []string{"-api", "-api-embed", gguf}})
+	b := browsertest.NewBrowser(t)
+	b.Open(srv.URL + "/test.html")
+	type resp struct {
+		Model string `json:"model"`
+		Data  []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	input := jsValue([]string{g.InputTexts[1], g.InputTexts[2]})
+	var local, remote resp
+	b.MustRun(`wasmllm.createEngine({model: "/models/tiny-bert-cls-q4_0.gguf", embedding: true, backend: "cpu"}).then(async (e) => {
+		const r = await e.embeddings.create({input: `+input+`});
+		await e.unload();
+		return r;
+	})`, &local)
+	b.MustRun(`wasmllm.createEngine({endpoint: "/v1", model: "tiny-bert-cls-q4_0"}).then((e) => e.embeddings.create({input: `+input+`}))`, &remote)
+	for _, r := range []struct {
+		name string
+		r    resp
+	}{{"local", local}, {"remote", remote}} {
+		if r.r.Model != "tiny-bert-cls-q4_0" || len(r.r.Data) != 2 || r.r.Usage.PromptTokens != len(g.Inputs[1])+len(g.Inputs[2]) {
+			t.Fatalf("%s: %+v", r.name, r.r)
+		}
+		for i := range 2 {
+			if e := embedgolden.RelErr(r.r.Data[i].Embedding, g.EmbeddingsNormalized[1+i]); e > *g.Tolerance {
+				t.Errorf("%s item %d: rel err %.3g", r.name, i, e)
+			}
+		}
+	}
+}

@@ -721,6 +721,10 @@ export interface RemoteCompletionRequest extends Omit<CompletionRequest, "logits
  */
 export interface RemoteEngine {
   readonly info: RemoteEngineInfo;
+  /** The endpoint's /v1/embeddings: req.model names an embedding model (none: the server's only one). */
+  readonly embeddings: {
+    create(req: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
+  };
   /** The timings of the last response that had them (the Go server's -api sends them; vLLM does not). */
   readonly stats: Timings | null;
   readonly chat: {

@@ -544,6 +544,7 @@ export async function createEngine(opts) {
 	// An embedding model (a GGUF of bert, nomic-bert or Qwen3-Embedding):
 	// read whole, built as it is; engine.embeddings.create answers.
 	if (opts.embedding) {
+		if (opts.shared) throw new WasmLLMError("bad_request", "createEngine: an embedding model runs in a worker of its own (shared is not supported)", { param: "shared" });
 		if (!isGGUF(opts.model)) throw new WasmLLMError("bad_request", "createEngine: an embedding model is a GGUF (its URL or a File)", { param: "model" });
 		load.embedding = true;
 	}

@@ -119,6 +119,8 @@ import type { RemoteEngine, RemoteEngineInfo, RemoteEngineOptions, ToolCall } fr
 export async function remote(): Promise<void> {
   const opts: RemoteEngineOptions = { endpoint: "/v1", model: "Qwen/Qwen3-8B", apiKey: "k", maxRetries: 1, headers: { "X-Request-Id": "1" }, signal: new AbortController().signal };
   const engine: RemoteEngine = await createEngine(opts);
+  const emb = await engine.embeddings.create({ model: "bge-small-en-v1.5-q8_0", input: "a query", encoding_format: "float" });
+  say(emb.data[0]?.embedding, emb.usage.total_tokens);
   const info: RemoteEngineInfo = engine.info;
   say(info.backend === "remote", info.endpoint, info.model.id, info.context_length);
   const r = await engine.chat.completions.create({
