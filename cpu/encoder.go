@@ -47,46 +47,57 @@ func (b *Backend) Rope(x, pos model.Tensor, heads, headDim int, r *model.RoPE) {
 	b.rope(xt.f, t(pos).i, nil, xt.cols(), heads, headDim, r.NeoX, r.InvFreq)
 }
 
-// seqAttnTask runs bidirectional attention for (token, head) pairs [lo, hi).
+// seqAttnTask runs bidirectional attention for (sequence, head) pairs
+// [lo, hi) as two products on the matmul kernel (SIMD where there is
+// one): the scores S = Q·Kᵀ (L, L), softmax per row, then O = P·V.
 type seqAttnTask struct {
 	out, qkv []float32
-	seq      []int32
-	// start[t], end[t]: the rows of t's sequence (a batch's sequences are
-	// contiguous).
-	start, end []int32
-	H, Dh      int
-	scores     [][]float32
+	// bounds: each sequence's rows [start, end)
+	bounds []int32
+	H, Dh  int
+	bufs   [][]float32 // per worker: Q, K, Vᵀ (L·Dh each), S (L·L), O (L·Dh)
 }
 
 func (a *seqAttnTask) run(worker, lo, hi int) {
 	H, Dh := a.H, a.Dh
 	C := 3 * H * Dh
 	scale := float32(1 / math.Sqrt(float64(Dh)))
-	for th := lo; th < hi; th++ {
-		tk, h := th/H, th%H
-		u0, u1 := int(a.start[tk]), int(a.end[tk])
-		q := a.qkv[tk*C+h*Dh : tk*C+(h+1)*Dh]
-		s := a.scores[worker][:u1-u0]
-		maxS := float32(math.Inf(-1))
-		for j := range s {
-			u := u0 + j
-			s[j] = dotF32(q, a.qkv[u*C+H*Dh+h*Dh:u*C+H*Dh+(h+1)*Dh]) * scale
-			maxS = max(maxS, s[j])
-		}
-		var sum float32
-		for j := range s {
-			s[j] = expf(s[j] - maxS)
-			sum += s[j]
-		}
-		o := a.out[tk*H*Dh+h*Dh : tk*H*Dh+(h+1)*Dh]
-		clear(o)
-		inv := 1 / sum
-		for j := range s {
-			w := s[j] * inv
-			v := a.qkv[(u0+j)*C+2*H*Dh+h*Dh:]
-			for d := range o {
-				o[d] += w * v[d]
+	for sh := lo; sh < hi; sh++ {
+		s, h := sh/H, sh%H
+		u0, u1 := int(a.bounds[2*s]), int(a.bounds[2*s+1])
+		L := u1 - u0
+		buf := a.bufs[worker]
+		q, k, vt := buf[:L*Dh], buf[L*Dh:2*L*Dh], buf[2*L*Dh:3*L*Dh]
+		sc, o := buf[3*L*Dh:3*L*Dh+L*L], buf[3*L*Dh+L*L:4*L*Dh+L*L]
+		for j := range L {
+			row := a.qkv[(u0+j)*C:]
+			copy(q[j*Dh:(j+1)*Dh], row[h*Dh:(h+1)*Dh])
+			copy(k[j*Dh:(j+1)*Dh], row[H*Dh+h*Dh:H*Dh+(h+1)*Dh])
+			for d := range Dh {
+				vt[d*L+j] = row[2*H*Dh+h*Dh+d]
 			}
+		}
+		gemm(k, q, sc, L, Dh, L, L) // sc[t*L+j] = k[j]·q[t]
+		for t := range L {
+			r := sc[t*L : (t+1)*L]
+			maxS := float32(math.Inf(-1))
+			for j := range r {
+				r[j] *= scale
+				maxS = max(maxS, r[j])
+			}
+			var sum float32
+			for j := range r {
+				r[j] = expf(r[j] - maxS)
+				sum += r[j]
+			}
+			inv := 1 / sum
+			for j := range r {
+				r[j] *= inv
+			}
+		}
+		gemm(vt, sc, o, Dh, L, L, Dh) // o[t*Dh+d] = vᵀ[d]·p[t]
+		for t := range L {
+			copy(a.out[(u0+t)*H*Dh+h*Dh:(u0+t)*H*Dh+(h+1)*Dh], o[t*Dh:(t+1)*Dh])
 		}
 	}
 }
@@ -96,24 +107,20 @@ func (a *seqAttnTask) run(worker, lo, hi int) {
 func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, headDim int) {
 	sq := t(seq).i
 	T := len(sq)
-	start, end := make([]int32, T), make([]int32, T)
+	var bounds []int32
+	longest := 0
 	for i := 0; i < T; {
 		j := i
 		for j < T && sq[j] == sq[i] {
 			j++
 		}
-		for k := i; k < j; k++ {
-			start[k], end[k] = int32(i), int32(j)
-		}
+		bounds = append(bounds, int32(i), int32(j))
+		longest = max(longest, j-i)
 		i = j
 	}
-	var longest int
-	for i := range start {
-		longest = max(longest, int(end[i]-start[i]))
-	}
-	a := &seqAttnTask{out: t(out).f, qkv: t(qkv).f, seq: sq, start: start, end: end, H: heads, Dh: headDim}
-	b.workerBufs(&a.scores, longest)
-	b.pool.Run(a, T*heads, max(1, minWork/max(1, longest*headDim*2)))
+	a := &seqAttnTask{out: t(out).f, qkv: t(qkv).f, bounds: bounds, H: heads, Dh: headDim}
+	b.workerBufs(&a.bufs, 4*longest*headDim+longest*longest)
+	b.pool.Run(a, len(bounds)/2*heads, 1)
 }
 
 // Pool implements model.EncoderOps.

@@ -6,8 +6,9 @@ package model
 // conformance suite (package backendtest).
 //
 // A batch of S sequences is their tokens one after another, T in all; seq
-// (T) i32 gives each token's sequence, and bounds (S, 2) i32 each
-// sequence's rows [start, end).
+// (T) i32 gives each token's sequence (each sequence one contiguous run of
+// rows, as Encoder lays them out), and bounds (S, 2) i32 each sequence's
+// rows [start, end).
 type EncoderOps interface {
 	// AddBias adds bias (N) f32 to every row of x (T, N), in place, then
 	// applies the erf GELU, x·(1+erf(x/√2))/2, to every value when gelu is
