@@ -150,3 +150,32 @@ func TestHFFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestHFFolderErrors: what the encoder cannot run in a BertModel folder is
+// an error naming the file and field, never a panic or a silent mismatch.
+func TestHFFolderErrors(t *testing.T) {
+	for _, c := range []struct {
+		file, from, to, want string
+	}{
+		{"config.json", `"model_type": "bert"`, `"model_type": "roberta"`, "model_type"},
+		{"config.json", `"hidden_act": "gelu"`, `"hidden_act": "relu"`, "hidden_act"},
+		{"config.json", `"position_embedding_type": "absolute"`, `"position_embedding_type": "relative_key"`, "position_embedding_type"},
+		{"config.json", `"num_attention_heads": 4`, `"num_attention_heads": 3`, "num_heads"},
+		{"config.json", `"intermediate_size": 192`, `"intermediate_size": 100`, "intermediate"},
+		{"1_Pooling/config.json", `"pooling_mode_cls_token": true`, `"pooling_mode_max_tokens": true`, "pooling_mode_max_tokens"},
+	} {
+		dir := hfFolder(t)
+		p := filepath.Join(dir, c.file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), c.from) {
+			t.Fatalf("%s has no %s", c.file, c.from)
+		}
+		os.WriteFile(p, []byte(strings.Replace(string(b), c.from, c.to, 1)), 0o644)
+		if _, err := embed.Open(dir, cpu.New(1)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want an error naming %s", c.file, c.to, err, c.want)
+		}
+	}
+}
