@@ -61,12 +61,9 @@ func (w *worker) loadEmbedding(j job) (map[string]any, error) {
 		if o.Model == "" {
 			return nil, api.Errorf(api.CodeBadRequest, "load options: model is required")
 		}
-		resp, err := jsutil.Await(j.ctx, js.Global().Call("fetch", o.Model))
+		resp, err := w.cachedFetch(j, o.Model, o.Cache == nil || *o.Cache)
 		if err != nil {
-			return nil, api.Errorf(api.CodeNetwork, "fetching %s: %v", o.Model, err)
-		}
-		if !resp.Get("ok").Bool() {
-			return nil, api.Errorf(api.CodeNetwork, "fetching %s: HTTP %d", o.Model, resp.Get("status").Int())
+			return nil, err
 		}
 		ab, err := jsutil.Await(j.ctx, resp.Call("arrayBuffer"))
 		if err != nil {
@@ -142,4 +139,37 @@ func (w *worker) embeddings(j job) {
 		name = req.Model
 	}
 	postResult(j.id, api.NewEmbeddingResponse(req, name, res))
+}
+
+// embedCache is the Cache Storage of embedding GGUFs, by URL.
+const embedCache = "wasmllm-embed"
+
+// cachedFetch answers url from Cache Storage when it holds it (a GGUF at a
+// URL does not change), else fetches it and, with cache, keeps a copy: an
+// embedding model loads offline after its first load.
+func (w *worker) cachedFetch(j job, url string, cache bool) (js.Value, error) {
+	var store js.Value
+	if c := js.Global().Get("caches"); cache && c.Truthy() {
+		if s, err := jsutil.Await(j.ctx, c.Call("open", embedCache)); err == nil {
+			store = s
+			if hit, err := jsutil.Await(j.ctx, s.Call("match", url)); err == nil && hit.Truthy() {
+				return hit, nil
+			}
+		}
+	}
+	resp, err := jsutil.Await(j.ctx, js.Global().Call("fetch", url))
+	if err != nil {
+		return js.Value{}, api.Errorf(api.CodeNetwork, "fetching %s: %v", url, err)
+	}
+	if !resp.Get("ok").Bool() {
+		return js.Value{}, api.Errorf(api.CodeNetwork, "fetching %s: HTTP %d", url, resp.Get("status").Int())
+	}
+	if store.Truthy() {
+		// The copy is best effort: a full quota only costs the next load
+		// its download.
+		if _, err := jsutil.Await(j.ctx, store.Call("put", url, resp.Call("clone"))); err != nil {
+			post(j.id, "notice", map[string]any{"message": "the embedding model could not be cached: " + err.Error()})
+		}
+	}
+	return resp, nil
 }

@@ -75,7 +75,7 @@ func TestSearchComponent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(web, "search.html"), []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Models: models})
+	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Models: models, Args: []string{"-max-age", "10m"}})
 	b := browsertest.NewBrowser(t)
 	b.Open(srv.URL + "/search.html")
 	b.MustRun(`customElements.whenDefined("wasmllm-search").then(() => document.querySelector("wasmllm-search").ready).then(() => true)`, nil)
@@ -112,5 +112,33 @@ func TestSearchComponent(t *testing.T) {
 			}
 		}
 		t.Logf("%q: top %s (%.4f), %d passages", q, got.Hits[0].Page, got.Hits[0].Score, idx.Manifest.Count)
+	}
+
+	// Offline: with the server stopped, a new element in the page loads the
+	// index and the model from Cache Storage (the scripts and the wasm from
+	// the HTTP cache) and ranks as before.
+	var before, after []struct {
+		Index int `json:"index"`
+	}
+	b.MustRun(`document.querySelector("wasmllm-search").search("tokenizer").then(r => r.hits)`, &before)
+	srv.Stop()
+	b.MustRun(`(async () => {
+		document.querySelector("wasmllm-search").engine.unload();
+		const el = document.createElement("wasmllm-search");
+		el.setAttribute("index", "search-index/");
+		el.setAttribute("model", "/models/tiny-bert-cls-q4_0.gguf");
+		el.setAttribute("backend", "cpu");
+		el.setAttribute("results", "8");
+		document.body.append(el);
+		await el.ready;
+		return (await el.search("tokenizer")).hits;
+	})()`, &after)
+	if len(after) != len(before) {
+		t.Fatalf("offline: %d hits, online %d", len(after), len(before))
+	}
+	for i := range before {
+		if after[i].Index != before[i].Index {
+			t.Errorf("offline hit %d: %d, online %d", i, after[i].Index, before[i].Index)
+		}
 	}
 }

@@ -9,6 +9,9 @@
 // the page (engine.embeddings.create: WebGPU, or the CPU) and every passage
 // ranked by cosine, exactly as package search's Rank does natively: each
 // product and the sum in float64, in passage order, ties to the first.
+// After the first visit it works offline: the index files are kept in
+// Cache Storage ("wasmllm-search") and the model in the worker's
+// ("wasmllm-embed").
 //
 // Optional attributes: backend ("webgpu" or "cpu"), results (how many, 5),
 // base (what the pages' paths are relative to; default: the index
@@ -18,6 +21,8 @@
 // script.
 
 import { createEngine } from "./wasmllm.js";
+
+const INDEX_CACHE = "wasmllm-search";
 
 // half is the f32 value of the f16 bits h.
 function half(h) {
@@ -38,10 +43,23 @@ async function sha256Hex(buf) {
 export async function loadIndex(indexURL) {
 	const base = new URL(indexURL, globalThis.location.href);
 	if (!base.pathname.endsWith("/")) base.pathname += "/";
+	// Network first, Cache Storage when the network fails: the index
+	// works offline after the first visit (the manifest's sha256 keeps a
+	// mix of old and new files from passing).
 	const get = async (name) => {
-		const r = await fetch(new URL(name, base));
-		if (!r.ok) throw new Error(`${name}: HTTP ${r.status}`);
-		return r.arrayBuffer();
+		const url = new URL(name, base).href;
+		const store = globalThis.caches ? await caches.open(INDEX_CACHE).catch(() => null) : null;
+		try {
+			const r = await fetch(url, { cache: "no-cache" });
+			if (!r.ok) throw new Error(`${name}: HTTP ${r.status}`);
+			const buf = await r.clone().arrayBuffer();
+			if (store) await store.put(url, r).catch(() => {});
+			return buf;
+		} catch (e) {
+			const hit = store && await store.match(url);
+			if (hit) return hit.arrayBuffer();
+			throw e;
+		}
 	};
 	const manifest = JSON.parse(new TextDecoder().decode(await get("manifest.json")));
 	if (manifest.format !== "wasmllm-search/1" || manifest.vectors !== "f16") throw new Error(`unknown index format ${manifest.format} / ${manifest.vectors}`);
