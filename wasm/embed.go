@@ -46,10 +46,13 @@ func (w *worker) loadEmbedding(j job) (map[string]any, error) {
 	var buf js.Value
 	name := o.Model
 	if f := j.msg.Get("file"); f.Truthy() {
+		if f.Get("arrayBuffer").Type() != js.TypeFunction || f.Get("size").Type() != js.TypeNumber {
+			return nil, api.Errorf(api.CodeBadRequest, "an embedding model is one GGUF File (a split GGUF's parts are not supported)")
+		}
 		if n := f.Get("name"); n.Type() == js.TypeString {
 			name = n.String()
 		}
-		if f.Get("size").Int() > maxEmbeddingGGUF {
+		if f.Get("size").Float() > maxEmbeddingGGUF {
 			return nil, api.Errorf(api.CodeModelTooLarge, "the embedding model's GGUF is over %d bytes", maxEmbeddingGGUF)
 		}
 		ab, err := jsutil.Await(j.ctx, f.Call("arrayBuffer"))
