@@ -14,6 +14,37 @@ import (
 type DecoderEmbedder struct {
 	M       *Model
 	Pooling Pooling
+	// cache is reused from input to input (each runs from position 0),
+	// replaced by a larger one when an input needs it.
+	cache KVCache
+}
+
+// kvCacheFreer is a backend that frees a KV cache (the GPU's FreeKVCache).
+type kvCacheFreer interface{ FreeKVCache(KVCache) }
+
+// cacheFor returns a cache of at least n positions.
+func (d *DecoderEmbedder) cacheFor(n int) (KVCache, error) {
+	if _, hybrid := d.cache.(*HybridCache); d.cache != nil && d.cache.Capacity() >= n && !hybrid {
+		// a KV cache is rewritten from position 0; a recurrent state
+		// would not start over
+		return d.cache, nil
+	}
+	if d.cache != nil {
+		if f, ok := d.M.Backend().(kvCacheFreer); ok {
+			f.FreeKVCache(d.cache)
+		}
+		d.cache = nil
+	}
+	size := max(n, 64)
+	if mc := d.M.Config.MaxContext; mc > 0 {
+		size = min(size, max(mc, n))
+	}
+	c, err := d.M.NewCache(size)
+	if err != nil {
+		return nil, err
+	}
+	d.cache = c
+	return c, nil
 }
 
 // DecoderPooling reads a decoder GGUF's <arch>.pooling_type (1 mean,
@@ -43,7 +74,7 @@ func (d *DecoderEmbedder) Hidden(ids []int32) ([][]float32, error) {
 	if err := d.checkInput(0, ids); err != nil {
 		return nil, err
 	}
-	cache, err := d.M.NewCache(len(ids))
+	cache, err := d.cacheFor(len(ids))
 	if err != nil {
 		return nil, err
 	}
