@@ -137,5 +137,9 @@
 // of 64, one score per thread, an online softmax rescaling the output kept
 // in workgroup memory, heads of at most 256) and pool (CLS, mean, last).
 // A batch of sequences of different lengths is one dispatch each: the
-// sequences' rows lie end to end, with no padding.
+// sequences' rows lie end to end, with no padding. Measured (make bench
+// -short, SwiftShader): attend_seq runs at 0.007 of the FMA probe and a
+// whole small encoder batch at 0.05; attend_seq reads every key and value
+// once per query, so a workgroup per block of queries sharing key/value
+// tiles is the next step.
 package gpu
