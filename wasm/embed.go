@@ -98,14 +98,9 @@ func (w *worker) loadEmbedding(j job) (map[string]any, error) {
 		}
 		return nil, api.Classify(err)
 	}
-	info := map[string]any{"model": base, "backend": be.name, "arch": m.Arch, "dimensions": m.Dim,
-		"pooling": string(m.Pooling), "max_tokens": m.E.MaxTokens(), "embedding": true}
-	if be.adapter != nil {
-		info["adapter"] = be.adapter
-	}
-	if be.notice != "" {
-		info["notice"] = be.notice
-	}
+	info := map[string]any{"backend": be.name, "notice": be.notice, "adapter": be.adapter,
+		"model":     map[string]any{"name": base, "url": o.Model, "arch": m.Arch, "bytes": n},
+		"embedding": map[string]any{"dimensions": m.Dim, "pooling": string(m.Pooling), "max_tokens": m.E.MaxTokens()}}
 	w.embedder = &loadedEmbedder{m: m, be: be, info: info}
 	return info, nil
 }
@@ -137,7 +132,7 @@ func (w *worker) embeddings(j job) {
 		postError(j.id, api.EmbedError(err))
 		return
 	}
-	name := w.embedder.info["model"].(string)
+	name := w.embedder.info["model"].(map[string]any)["name"].(string)
 	if req.Model != "" {
 		name = req.Model
 	}

@@ -68,13 +68,19 @@ func checkEmbeddingsCreate(t *testing.T, b *browsertest.Browser, names []string)
 		}
 		for _, backend := range []string{"webgpu", "cpu"} {
 			var info struct {
-				Backend    string `json:"backend"`
-				Dimensions int    `json:"dimensions"`
-				Pooling    string `json:"pooling"`
-				MaxTokens  int    `json:"max_tokens"`
+				Backend string `json:"backend"`
+				Model   struct {
+					Name string `json:"name"`
+					Arch string `json:"arch"`
+				} `json:"model"`
+				Embedding struct {
+					Dimensions int    `json:"dimensions"`
+					Pooling    string `json:"pooling"`
+					MaxTokens  int    `json:"max_tokens"`
+				} `json:"embedding"`
 			}
 			b.MustRun(`wasmllm.createEngine({model: "/models/`+n+`.gguf", embedding: true, backend: "`+backend+`"}).then(e => (window.engine = e).info)`, &info)
-			if info.Backend != backend || info.Dimensions != g.NEmbdOut || info.Pooling != g.Pooling {
+			if info.Backend != backend || info.Embedding.Dimensions != g.NEmbdOut || info.Embedding.Pooling != g.Pooling || info.Model.Name != n || info.Model.Arch != g.Arch {
 				t.Fatalf("%s on %s: info %+v", n, backend, info)
 			}
 			var texts []string
@@ -128,7 +134,7 @@ func checkEmbeddingsCreate(t *testing.T, b *browsertest.Browser, names []string)
 			if e := embedgolden.RelErr(v, g.EmbeddingsNormalized[0]); e > *g.Tolerance {
 				t.Errorf("%s on %s: base64 token ids: rel err %.3g", n, backend, e)
 			}
-			long := make([]int32, info.MaxTokens+1)
+			long := make([]int32, info.Embedding.MaxTokens+1)
 			err = b.Run(`engine.embeddings.create({input: [[1, 2], `+jsValue(long)+`]})`, nil)
 			if je := wantCode(t, err, "bad_request"); je != nil && je.Details["param"] != "input" {
 				t.Errorf("too long: %+v", je)

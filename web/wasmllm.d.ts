@@ -207,6 +207,12 @@ export interface EngineInfo {
    * GGUF's) or found it converted, and offline when the GGUF could not be reached and the kept
    * conversion was used. Absent for a model folder.
    */
+  /**
+   * An engine made with embedding: true: its vectors' length, the model's pooling and the most
+   * tokens an input may have. Such an engine's info has backend, notice, adapter and model's name,
+   * url, arch and bytes; the rest is absent.
+   */
+  embedding?: { dimensions: number; pooling: "cls" | "mean" | "last"; max_tokens: number };
   gguf?: {
     folder: string; name: string; url?: string; bytes: number; etag?: string;
     converted: boolean; convert_ms?: number; lossless?: boolean; offline?: boolean;

@@ -145,6 +145,7 @@ export async function remote(): Promise<void> {
 
 export async function embeddings(): Promise<void> {
   const engine = await createEngine({ model: "/models/bge-small-en-v1.5-q8_0.gguf", embedding: true, backend: "webgpu" });
+  say(engine.info.embedding?.dimensions, engine.info.embedding?.pooling, engine.info.model.arch);
   const r = await engine.embeddings.create({ input: ["a", "b"], dimensions: 128, truncate_prompt_tokens: -1 });
   const v: number[] | string | undefined = r.data[0]?.embedding;
   say(r.object, r.model, r.usage.prompt_tokens, v);
