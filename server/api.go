@@ -25,8 +25,12 @@ func newAPI(cfg Config, h *handler) (http.Handler, error) {
 		if a.Context < 0 || a.Queue < 0 || a.Threads < 0 {
 			return nil, errors.New("-api-context, -api-queue and -api-threads must not be negative")
 		}
+		embedders, err := openai.EmbedFiles(a.Embed)
+		if err != nil {
+			return nil, err
+		}
 		return openai.NewEngine(openai.EngineConfig{Models: modelFolders{h}, Context: a.Context, Threads: a.Threads,
-			Queue: a.Queue, MaxBody: a.MaxBody, Logger: h.log}), nil
+			Queue: a.Queue, MaxBody: a.MaxBody, Logger: h.log, Embedders: embedders}), nil
 	case a.Upstream != "":
 		p, err := openai.NewProxy(openai.ProxyConfig{Upstream: a.Upstream, Key: a.UpstreamKey, MaxBody: a.MaxBody,
 			Timeout: a.UpstreamTimeout, Logger: h.log})

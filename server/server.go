@@ -56,6 +56,9 @@ type APIConfig struct {
 	Context int  // -api-context: each model's context in tokens (0: the model's, at most 4096)
 	Queue   int  // -api-queue: requests that may wait for a busy model
 	Threads int  // -api-threads: CPU threads per model (0: GOMAXPROCS)
+	// Embed are the text-embedding GGUFs of -api-embed, served at
+	// /v1/embeddings under their file names without .gguf.
+	Embed []string
 
 	Upstream        string        // -upstream: the deployment's base URL
 	UpstreamKey     string        // sent as "Authorization: Bearer KEY" (from -upstream-key-file)

@@ -120,6 +120,10 @@ func fuzzToks(t testing.TB) map[string]*Tokenizer {
 		"hf/tiny-qwen3":    hfTok(t, "hf/tiny-qwen3"),
 		"stories260K.gguf": ggufTok(t, filepath.Join(testdata, "models", "stories260K.gguf")),
 		"tok512.bin":       llama2cTok(t),
+		// WordPiece (llama.cpp's WPM over the tiny embedding models' vocab)
+		"tiny-bert-cls.gguf": ggufTok(t, filepath.Join(testdata, "embed", "models", "tiny-bert-cls-q4_0.gguf")),
+		// WordPiece from tokenizer.json (BertNormalizer, BertPreTokenizer)
+		"tokenizer/bert-base-uncased": hfTok(t, filepath.Join("tokenizer", "bert-base-uncased")),
 	}
 }
 

@@ -196,6 +196,8 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 		if err := t.ggufGemma4(m, types); err != nil {
 			return nil, err
 		}
+	case "bert":
+		t.ggufWPM(m, types)
 	default:
 		m.fail("tokenizer.ggml.model", fmt.Errorf("%w: model %q", ErrUnsupported, model))
 	}
@@ -217,6 +219,10 @@ func FromGGUF(g *loader.GGUF) (*Tokenizer, error) {
 	}
 	if m.boolean("tokenizer.ggml.add_eos_token", false) && eos >= 0 {
 		t.suffix = []int32{eos}
+	}
+	if model == "bert" {
+		// llama.cpp's WPM adds [CLS] and [SEP] whatever the add_* flags say.
+		t.ggufWPMSpecials(m)
 	}
 	if t.bos >= 0 {
 		t.bosToken, t.hasBOSToken = tokens[t.bos], true

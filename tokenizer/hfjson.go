@@ -157,6 +157,15 @@ func fromHF(file string, data []byte, cfgFile string, cfgData []byte) (*Tokenize
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, jsonErr(file, err)
 	}
+	if f.Model.Type == "WordPiece" {
+		var raw struct {
+			Model json.RawMessage `json:"model"`
+		}
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return nil, jsonErr(file, err)
+		}
+		return fromHFWordPiece(file, &f, raw.Model, cfgFile, cfgData)
+	}
 	if f.Model.Type != "BPE" && !(f.Model.Type == "" && f.Model.Merges != nil) {
 		return nil, formatErr(file, "model.type", fmt.Errorf("%w: model %q (only BPE)", ErrUnsupported, f.Model.Type))
 	}

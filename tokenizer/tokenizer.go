@@ -11,6 +11,7 @@ const (
 	modelBPE     modelKind = iota // BPE: byte-level (Hugging Face, GGUF gpt2) or over literal ▁-pieces with byte fallback (Hugging Face Llama/Mistral)
 	modelSPM                      // llama.cpp's SentencePiece-style vocab (GGUF llama)
 	modelLlama2C                  // llama2.c tokenizer.bin
+	modelWPM                      // WordPiece (BERT): Hugging Face WordPiece or GGUF bert
 )
 
 // Tokenizer encodes text to token ids and decodes them back. It is safe for
@@ -31,6 +32,7 @@ type Tokenizer struct {
 	pre       []splitter
 	bpe       *bpeModel
 	spm       *spmModel
+	wpm       *wpmModel
 
 	prefix, suffix []int32 // added around the text when AddSpecial is set
 	bos            int32
@@ -81,6 +83,8 @@ func (t *Tokenizer) EncodeOpts(text string, o EncodeOptions) ([]int32, error) {
 	switch t.kind {
 	case modelBPE:
 		out, err = t.encodeBPE(text, o.SpecialAsText, out)
+	case modelWPM:
+		out = t.encodeWPM(text, o.SpecialAsText, out)
 	default:
 		out = t.encodeSPM(text, o.SpecialAsText, out)
 	}
@@ -221,6 +225,9 @@ func (t *Tokenizer) TokenID(text string) (int32, bool) {
 			id, ok := t.bpe.rawID[string(raw)]
 			return id, ok
 		}
+	case modelWPM:
+		id, ok := t.wpm.toID[text]
+		return id, ok
 	default:
 		id, ok := t.spm.toID[text]
 		return id, ok

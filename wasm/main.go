@@ -35,8 +35,9 @@ type worker struct {
 	ctx       context.Context
 	cancelAll context.CancelFunc
 	loaded    *loadedModel
-	src       *loadSource // what the last successful load read, for reload
-	lost      *api.Error  // the device loss that unloaded the model, until a reload or load
+	src       *loadSource     // what the last successful load read, for reload
+	lost      *api.Error      // the device loss that unloaded the model, until a reload or load
+	embedder  *loadedEmbedder // the embedding model of load_embedding (embed.go)
 
 	mu      sync.Mutex
 	cancels map[int]context.CancelFunc // per job id, until the job ends
@@ -123,8 +124,18 @@ func (w *worker) run(j job) {
 		postResult(j.id, info)
 	case "chat", "completion":
 		w.generate(j)
+	case "load_embedding":
+		info, err := w.loadEmbedding(j)
+		if err != nil {
+			postError(j.id, api.Classify(err))
+			return
+		}
+		postResult(j.id, info)
+	case "embeddings":
+		w.embeddings(j)
 	case "unload":
 		w.forget()
+		w.forgetEmbedding()
 		postResult(j.id, map[string]any{})
 	case "reset":
 		// Forget the KV cache's prefix: the next request prefills all of

@@ -116,6 +116,9 @@ export class RemoteEngine {
 		this.stats = null;
 		this.chat = { completions: { create: (req, o) => this._create("chat/completions", req, o) } };
 		this.completions = { create: (req, o) => this._create("completions", req, o) };
+		// The endpoint's /v1/embeddings (go run . -api -api-embed FILE): req.model
+		// names an embedding model (none: the server's only one).
+		this.embeddings = { create: (req, o) => this._create("embeddings", req, o) };
 	}
 
 	_url(path) { return this._endpoint + "/" + path; }
@@ -161,7 +164,7 @@ export class RemoteEngine {
 		}
 		req = Object.assign({}, req);
 		delete req.logits_processors;
-		if (!req.model) req.model = this.info.model.id;
+		if (!req.model && path !== "embeddings") req.model = this.info.model.id;
 		let body;
 		try {
 			body = JSON.stringify(req);

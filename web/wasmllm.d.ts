@@ -72,6 +72,12 @@ export interface EngineOptions {
    * the same file reads nothing of it.
    */
   model: string | Blob | Blob[];
+  /**
+   * The model is a text-embedding GGUF (bert, nomic-bert, or qwen3 with a pooling type, as
+   * Qwen3-Embedding): it is read whole and built as it is (no conversion, no Cache Storage), and
+   * engine.embeddings.create answers; chat and completions do not.
+   */
+  embedding?: boolean;
   /** Download progress. */
   onProgress?: (p: Progress) => void;
   /** Messages for the user: the CPU fallback, a shard that could not be cached. */
@@ -201,6 +207,12 @@ export interface EngineInfo {
    * GGUF's) or found it converted, and offline when the GGUF could not be reached and the kept
    * conversion was used. Absent for a model folder.
    */
+  /**
+   * An engine made with embedding: true: its vectors' length, the model's pooling and the most
+   * tokens an input may have. Such an engine's info has backend, notice, adapter and model's name,
+   * url, arch and bytes; the rest is absent.
+   */
+  embedding?: { dimensions: number; pooling: "cls" | "mean" | "last"; max_tokens: number };
   gguf?: {
     folder: string; name: string; url?: string; bytes: number; etag?: string;
     converted: boolean; convert_ms?: number; lossless?: boolean; offline?: boolean;
@@ -537,8 +549,42 @@ export interface Completion {
   timings?: Timings;
 }
 
+/** OpenAI's CreateEmbeddingRequest, with vLLM's truncate_prompt_tokens. */
+export interface EmbeddingCreateParams {
+  /** A string, strings, token ids (used as given), or arrays of token ids; at most 2048 inputs. */
+  input: string | string[] | number[] | number[][];
+  model?: string;
+  /** "float" (the default) or "base64": the little-endian float32 bytes, base64-encoded. */
+  encoding_format?: "float" | "base64";
+  /** Keep the first N values and renormalise (Matryoshka). */
+  dimensions?: number;
+  /** -1: cut an input over the model's length to it; N: to N tokens. Unset: such an input is a bad_request naming it. */
+  truncate_prompt_tokens?: number;
+  user?: string;
+}
+
+/** One embedding: the model's pooling, L2-normalised. */
+export interface EmbeddingItem {
+  object: "embedding";
+  index: number;
+  embedding: number[] | string;
+  encoding_format?: "base64";
+}
+
+/** OpenAI's CreateEmbeddingResponse. */
+export interface CreateEmbeddingResponse {
+  object: "list";
+  data: EmbeddingItem[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
 export interface Engine {
   readonly info: EngineInfo;
+  /** engine.embeddings.create, for an engine made with embedding: true. */
+  readonly embeddings: {
+    create(req: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
+  };
   /** Timings of the last finished request; null before the first. */
   readonly stats: Timings | null;
   readonly chat: {
@@ -681,6 +727,10 @@ export interface RemoteCompletionRequest extends Omit<CompletionRequest, "logits
  */
 export interface RemoteEngine {
   readonly info: RemoteEngineInfo;
+  /** The endpoint's /v1/embeddings: req.model names an embedding model (none: the server's only one). */
+  readonly embeddings: {
+    create(req: EmbeddingCreateParams, options?: RequestOptions): Promise<CreateEmbeddingResponse>;
+  };
   /** The timings of the last response that had them (the Go server's -api sends them; vLLM does not). */
   readonly stats: Timings | null;
   readonly chat: {

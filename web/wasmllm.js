@@ -291,6 +291,25 @@ export class Engine {
 		this.stats = null;
 		this.chat = { completions: { create: (req, options) => this._create("chat", req, options) } };
 		this.completions = { create: (req, options) => this._create("completion", req, options) };
+		/**
+		 * OpenAI's embeddings.create for an engine made with embedding: true:
+		 * {input, model, encoding_format, dimensions, truncate_prompt_tokens}
+		 * to {object: "list", data: [{object, index, embedding}], model, usage}.
+		 */
+		this.embeddings = { create: (req, options) => this._embed(req, options) };
+	}
+
+	_embed(req, options) {
+		if (!req || typeof req !== "object") return Promise.reject(new WasmLLMError("bad_request", "embeddings.create() needs a request object"));
+		const signal = options && options.signal;
+		if (signal && signal.aborted) return Promise.reject(abortError());
+		let body;
+		try {
+			body = JSON.stringify(req);
+		} catch (e) {
+			return Promise.reject(new WasmLLMError("bad_request", `the request is not JSON: ${e.message}`));
+		}
+		return this._conn.call("embeddings", { body });
 	}
 
 	_create(op, req, options) {
@@ -522,6 +541,13 @@ export async function createEngine(opts) {
 		persist: opts.persist !== false,
 		persist_bytes: opts.persistBytes == null ? -1 : Number(opts.persistBytes),
 	};
+	// An embedding model (a GGUF of bert, nomic-bert or Qwen3-Embedding):
+	// read whole, built as it is; engine.embeddings.create answers.
+	if (opts.embedding) {
+		if (opts.shared) throw new WasmLLMError("bad_request", "createEngine: an embedding model runs in a worker of its own (shared is not supported)", { param: "shared" });
+		if (!isGGUF(opts.model)) throw new WasmLLMError("bad_request", "createEngine: an embedding model is a GGUF (its URL or a File)", { param: "model" });
+		load.embedding = true;
+	}
 	const handlers = { onProgress: opts.onProgress, onNotice: opts.onNotice, file, shared: opts.shared ? opts : null };
 	const { conn, info } = await start(opts, load, file, handlers, opts.signal);
 	if (info.notice && opts.onNotice) opts.onNotice(info.notice);
@@ -560,7 +586,7 @@ async function start(opts, load, file, handlers, signal) {
 		} finally {
 			if (started.blob) URL.revokeObjectURL(started.blob);
 		}
-		let info = await conn.call("load", { body: JSON.stringify(load), file }, { onProgress: handlers.onProgress, onNotice: handlers.onNotice });
+		let info = await conn.call(load.embedding ? "load_embedding" : "load", { body: JSON.stringify(load), file }, { onProgress: handlers.onProgress, onNotice: handlers.onNotice });
 		if (shared) {
 			info = Object.assign({}, info, { shared: Object.assign({ reused: false, clients: 1 }, info.shared, { mode: shared.mode, reason: shared.reason }) });
 		}

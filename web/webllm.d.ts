@@ -20,11 +20,15 @@
 // - a LogitProcessor runs after logit_bias (WebLLM: before);
 // - response_format takes WebLLM's forms (json_object with a schema
 //   string, grammar with GBNF) and OpenAI's json_schema;
-// - embeddings and forwardTokensAndSample are refused (bad_request);
+// - embeddings need a model record with model_type ModelType.embedding
+//   whose model is a GGUF URL (bert, nomic-bert, Qwen3-Embedding);
+//   forwardTokensAndSample is refused (bad_request);
 // - errors are WasmLLMError with a code (see wasmllm.d.ts), not WebLLM's
 //   error classes.
 
 import type {
+  EmbeddingCreateParams,
+  CreateEmbeddingResponse,
   ChatCompletionRequest as WasmChatRequest,
   CompletionRequest as WasmCompletionRequest,
   ChatCompletion as WasmChatCompletion,
@@ -184,8 +188,8 @@ export interface Completions {
   create(req: CompletionCreateParamsBase): Promise<AsyncIterable<Completion> | Completion>;
 }
 export interface Embeddings {
-  /** Not supported: rejects with bad_request. */
-  create(req: unknown): Promise<never>;
+  /** OpenAI's embeddings.create, for a model loaded from a record with model_type ModelType.embedding. */
+  create(req: EmbeddingCreateParams): Promise<CreateEmbeddingResponse>;
 }
 
 /** What both MLCEngine and WebWorkerMLCEngine offer. */
@@ -208,7 +212,7 @@ export interface MLCEngineInterface {
   completion(request: CompletionCreateParamsNonStreaming): Promise<Completion>;
   completion(request: CompletionCreateParamsStreaming): Promise<AsyncIterable<Completion>>;
   completion(request: CompletionCreateParamsBase): Promise<AsyncIterable<Completion> | Completion>;
-  embedding(request: unknown): Promise<never>;
+  embedding(request: EmbeddingCreateParams): Promise<CreateEmbeddingResponse>;
   /** "prefill: N tokens/sec, decoding: N tokens/sec", since the load or the last resetChat(). */
   runtimeStatsText(modelId?: string): Promise<string>;
   /** Stops the request being generated: it ends with finish_reason "abort" and the text so far. */
@@ -243,7 +247,7 @@ export declare class MLCEngine implements MLCEngineInterface {
   completion(request: CompletionCreateParamsNonStreaming): Promise<Completion>;
   completion(request: CompletionCreateParamsStreaming): Promise<AsyncIterable<Completion>>;
   completion(request: CompletionCreateParamsBase): Promise<AsyncIterable<Completion> | Completion>;
-  embedding(request: unknown): Promise<never>;
+  embedding(request: EmbeddingCreateParams): Promise<CreateEmbeddingResponse>;
   runtimeStatsText(modelId?: string): Promise<string>;
   interruptGenerate(): void;
   unload(): Promise<void>;
@@ -288,7 +292,7 @@ export declare class WebWorkerMLCEngine implements MLCEngineInterface {
   completion(request: CompletionCreateParamsNonStreaming): Promise<Completion>;
   completion(request: CompletionCreateParamsStreaming): Promise<AsyncIterable<Completion>>;
   completion(request: CompletionCreateParamsBase): Promise<AsyncIterable<Completion> | Completion>;
-  embedding(request: unknown): Promise<never>;
+  embedding(request: EmbeddingCreateParams): Promise<CreateEmbeddingResponse>;
   runtimeStatsText(modelId?: string): Promise<string>;
   interruptGenerate(): void;
   unload(): Promise<void>;

@@ -173,8 +173,10 @@ export class MLCEngine {
 		const merged = Object.assign({}, record.overrides || {}, chatOpts || {});
 		const c = this._config;
 		if (cb) cb({ progress: 0, timeElapsed: 0, text: `Start to fetch params of ${record.model_id}` });
+		const embedding = record.model_type === ModelType.embedding;
 		const engine = await createEngine({
 			model: new URL(record.model, baseURL()).href,
+			embedding,
 			contextLength: merged.context_window_size > 0 ? merged.context_window_size : 0,
 			signal,
 			onProgress: cb ? (p) => cb(progressReport(p, t0, record.model_id)) : undefined,
@@ -186,7 +188,7 @@ export class MLCEngine {
 			engine.unload();
 			throw err("aborted", "reload was aborted");
 		}
-		this._loaded.set(record.model_id, { engine, record, chatOpts: merged, message: "", last: null,
+		this._loaded.set(record.model_id, { engine, record, embedding, chatOpts: merged, message: "", last: null,
 			totals: { prefill_tokens: 0, prefill_ms: 0, decode_tokens: 0, decode_ms: 0 } });
 		if (cb) cb({ progress: 1, timeElapsed: (performance.now() - t0) / 1000, text: `Finish loading on ${deviceLabel(engine.info)}` });
 	}
@@ -288,8 +290,18 @@ export class MLCEngine {
 	completion(req) { return this._generate("completion", req); }
 
 	/** Embeddings are not supported by wasmllm. */
-	async embedding() {
-		throw err("bad_request", "embeddings are not supported by wasmllm");
+	/**
+	 * OpenAI's embeddings.create (engine.embeddings.create calls it), for a
+	 * model whose record has model_type ModelType.embedding: a GGUF of
+	 * bert, nomic-bert or Qwen3-Embedding.
+	 */
+	async embedding(req) {
+		if (!req || typeof req !== "object") throw err("bad_request", "embeddings.create() needs a request object");
+		const [modelId, s] = this._state("EmbeddingCreateParams", req.model);
+		if (!s.embedding) throw err("bad_request", `EmbeddingCreateParams: ${modelId} is not an embedding model (its record's model_type is not ModelType.embedding)`, { param: "model" });
+		const r = await s.engine.embeddings.create(Object.assign({}, req, { model: modelId }));
+		r.model = modelId;
+		return r;
 	}
 
 	/** Stops the request being generated: it ends with finish_reason "abort" and what it has so far. */

@@ -119,6 +119,8 @@ import type { RemoteEngine, RemoteEngineInfo, RemoteEngineOptions, ToolCall } fr
 export async function remote(): Promise<void> {
   const opts: RemoteEngineOptions = { endpoint: "/v1", model: "Qwen/Qwen3-8B", apiKey: "k", maxRetries: 1, headers: { "X-Request-Id": "1" }, signal: new AbortController().signal };
   const engine: RemoteEngine = await createEngine(opts);
+  const emb = await engine.embeddings.create({ model: "bge-small-en-v1.5-q8_0", input: "a query", encoding_format: "float" });
+  say(emb.data[0]?.embedding, emb.usage.total_tokens);
   const info: RemoteEngineInfo = engine.info;
   say(info.backend === "remote", info.endpoint, info.model.id, info.context_length);
   const r = await engine.chat.completions.create({
@@ -139,4 +141,16 @@ export async function remote(): Promise<void> {
   await engine.unload();
   // @ts-expect-error: logits processors run only with a local model
   await engine.completions.create({ prompt: "x", logits_processors: [() => {}] });
+}
+
+export async function embeddings(): Promise<void> {
+  const engine = await createEngine({ model: "/models/bge-small-en-v1.5-q8_0.gguf", embedding: true, backend: "webgpu" });
+  say(engine.info.embedding?.dimensions, engine.info.embedding?.pooling, engine.info.model.arch);
+  const r = await engine.embeddings.create({ input: ["a", "b"], dimensions: 128, truncate_prompt_tokens: -1 });
+  const v: number[] | string | undefined = r.data[0]?.embedding;
+  say(r.object, r.model, r.usage.prompt_tokens, v);
+  const b = await engine.embeddings.create({ input: [[101, 2054, 102]], encoding_format: "base64" });
+  say(b.data[0]?.encoding_format, b.data[0]?.index);
+  // @ts-expect-error: encoding_format is float or base64
+  await engine.embeddings.create({ input: "a", encoding_format: "hex" });
 }

@@ -125,3 +125,12 @@ export function workerMain() {
     handler.onmessage(msg);
   };
 }
+
+export async function embeddings() {
+  const appConfig: webllm.AppConfig = {
+    model_list: [{ model: "/models/snowflake-arctic-embed-m-q8_0.gguf", model_id: "snowflake-arctic-embed-m", model_type: webllm.ModelType.embedding }],
+  };
+  const engine = await webllm.CreateMLCEngine("snowflake-arctic-embed-m", { appConfig });
+  const reply = await engine.embeddings.create({ input: ["[CLS] What is snowflake? [SEP]", "[CLS] Where can I get the best tacos? [SEP]"] });
+  console.log(reply.data.length, reply.usage.prompt_tokens);
+}

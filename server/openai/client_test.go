@@ -31,7 +31,8 @@ const (
 // model: models, completions and chat, streamed and not, usage, the
 // client's error classes, and an abort that must stop the server's
 // generation (the next request does not wait behind it, and the server's
-// log says the request ended early). It needs node and npm (testkit.Need).
+// log says the request ended early), and embeddings.create (float and
+// base64) against llama.cpp's golden. It needs node and npm (testkit.Need).
 func TestOpenAIClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the OpenAI client test builds the server and installs an npm package")
@@ -51,14 +52,16 @@ func TestOpenAIClient(t *testing.T) {
 	}
 	web := t.TempDir()
 	srv := browsertest.StartServer(t, browsertest.ServerOptions{Web: web, Wasm: filepath.Join(web, "none.wasm"), Models: models,
-		Args: []string{"-api", "-api-context", strconv.Itoa(abortTokens + 192)}})
+		Args: []string{"-api", "-api-context", strconv.Itoa(abortTokens + 192),
+			"-api-embed", browsertest.RepoFile("testdata/embed/models/" + embedModel + ".gguf")}})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "client.test.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "WASMLLM_BASE_URL="+srv.URL+"/v1", "WASMLLM_TEXT_MODEL="+textModel,
-		"WASMLLM_CHAT_MODEL="+chatModel, "WASMLLM_ABORT_TOKENS="+strconv.Itoa(abortTokens))
+		"WASMLLM_CHAT_MODEL="+chatModel, "WASMLLM_ABORT_TOKENS="+strconv.Itoa(abortTokens),
+		"WASMLLM_EMBED_MODEL="+embedModel, "WASMLLM_EMBED_GOLDEN="+browsertest.RepoFile("testdata/embed/golden/"+embedModel+".json.gz"))
 	out, err := cmd.CombinedOutput()
 	serverLog := strings.Join(srv.Log(), "\n")
 	if err != nil {
@@ -79,7 +82,7 @@ func TestOpenAIClient(t *testing.T) {
 	if !aborted {
 		t.Errorf("no aborted chat request in the server's log:\n%s", serverLog)
 	}
-	for _, want := range []string{"GET /v1/models 200 ", "POST /v1/completions 200 ", "POST /v1/chat/completions 200 ", "POST /v1/chat/completions 404 ", "POST /v1/completions 400 "} {
+	for _, want := range []string{"GET /v1/models 200 ", "POST /v1/completions 200 ", "POST /v1/chat/completions 200 ", "POST /v1/chat/completions 404 ", "POST /v1/completions 400 ", "POST /v1/embeddings 200 ", "POST /v1/embeddings 400 "} {
 		if len(srv.Requests(want)) == 0 {
 			t.Errorf("no %q in the access log:\n%s", want, serverLog)
 		}

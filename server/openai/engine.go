@@ -4,7 +4,8 @@
 //   - Engine (-api) answers with the native CPU engine, for the converted
 //     model folders the static server lists at /models/: /v1/models,
 //     /v1/completions and /v1/chat/completions, streamed (Server-Sent
-//     Events) or not, with vLLM's parameter names. The request's model
+//     Events) or not, with vLLM's parameter names; and /v1/embeddings for
+//     the text-embedding GGUFs of -api-embed (embeddings.go). The request's model
 //     names a folder; each model loads on its first request and stays
 //     loaded, and answers one request at a time, with a bounded queue.
 //   - Proxy (-upstream) passes /v1/ to a vLLM (or any OpenAI-compatible)
@@ -60,6 +61,9 @@ type EngineConfig struct {
 	// MaxBody bounds a request body in bytes (0: DefaultMaxBody).
 	MaxBody int64
 	Logger  *log.Logger
+	// Embedders are the text-embedding models of /v1/embeddings: name ->
+	// GGUF file (EmbedFiles).
+	Embedders map[string]string
 }
 
 // DefaultQueue is the command's default EngineConfig.Queue.
@@ -72,6 +76,8 @@ type Engine struct {
 
 	mu    sync.Mutex
 	slots map[string]*slot
+	// embeds are the embedding models, loaded on first use (embeddings.go).
+	embeds map[string]*embedSlot
 
 	// load builds a model's engine (engine.Load on the CPU backend); tests
 	// change it, and params, which is applied to every request's sampling
@@ -136,8 +142,12 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodPost) {
 			e.generate(w, r, api.KindChat)
 		}
+	case p == "/v1/embeddings":
+		if allow(w, r, http.MethodPost) {
+			e.embeddings(w, r)
+		}
 	default:
-		WriteError(w, errorf(http.StatusNotFound, "", "%s is not an endpoint of this server: it serves /v1/models, /v1/completions and /v1/chat/completions", clip(p, 100)))
+		WriteError(w, errorf(http.StatusNotFound, "", "%s is not an endpoint of this server: it serves /v1/models, /v1/completions, /v1/chat/completions and /v1/embeddings", clip(p, 100)))
 	}
 }
 
@@ -196,12 +206,17 @@ func (e *Engine) listModels(w http.ResponseWriter, r *http.Request) {
 	for _, n := range names {
 		list.Data = append(list.Data, e.card(n))
 	}
+	list.Data = append(list.Data, e.embedCards()...)
 	writeJSON(w, r, list)
 }
 
 func (e *Engine) getModel(w http.ResponseWriter, r *http.Request, name string) {
 	if err := noBody(r); err != nil {
 		WriteError(w, err)
+		return
+	}
+	if _, ok := e.cfg.Embedders[name]; ok {
+		writeJSON(w, r, e.embedCard(name))
 		return
 	}
 	if _, herr := e.dir(name); herr != nil {

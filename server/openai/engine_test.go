@@ -55,7 +55,7 @@ func TestModelsEndpoint(t *testing.T) {
 	if eb.Error.Type != "NotFoundError" || eb.Error.Code != 404 || eb.Error.Param == nil || *eb.Error.Param != "model" {
 		t.Errorf("unknown model: %+v", eb.Error)
 	}
-	decode(t, get("/v1/embeddings"), http.StatusNotFound, &eb)
+	decode(t, get("/v1/audio/speech"), http.StatusNotFound, &eb)
 	resp := te.post(t, "/v1/models", map[string]any{})
 	if resp.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST /v1/models: Allow %q", resp.Header.Get("Allow"))

@@ -132,6 +132,8 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 			"moe_q4_k":         func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 1, 256, 16, 4, 256) },
 			"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 16, 256, 16, 4, 256) },
 			"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 16, 256, 16, 4, 256) },
+			"attend_seq":       func(k *kernelBench, n string) error { return k.attendSeq(n, 4, 64, 4, 32) },
+			"encoder_q8_0":     func(k *kernelBench, n string) error { return k.encoder(n, loader.Q8_0, 4, 32, 128, 2) },
 		}
 	}
 	return map[string]func(k *kernelBench, name string) error{
@@ -159,6 +161,12 @@ func kernelCases(quick bool) map[string]func(k *kernelBench, name string) error 
 		// a prefill chunk of 128 tokens through the same experts
 		"moe_prefill_q4":   func(k *kernelBench, n string) error { return k.moe(n, loader.Q4, 128, 2048, 128, 8, 768) },
 		"moe_prefill_q4_k": func(k *kernelBench, n string) error { return k.moe(n, loader.Q4_K, 128, 2048, 128, 8, 768) },
+		// text embeddings (issue 38): bge-small's attention over 64 inputs
+		// of 128 tokens, then 16 such inputs through a bge-small-shaped
+		// bert with Q8_0 matrices (16, not 64: a software adapter takes
+		// seconds a batch)
+		"attend_seq":   func(k *kernelBench, n string) error { return k.attendSeq(n, 64, 128, 12, 32) },
+		"encoder_q8_0": func(k *kernelBench, n string) error { return k.encoder(n, loader.Q8_0, 16, 128, 384, 12) },
 	}
 }
 

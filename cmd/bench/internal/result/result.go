@@ -150,10 +150,11 @@ type Model struct {
 // mode) has small shapes of fewer.
 func KernelNames(quick bool) []string {
 	if quick {
-		return []string{"gemv_q4", "gemv_q8", "gemv_q4_k", "gemv_q6_k", "gemv_q5_k", "gemv_q3_k", "gemv_q2_k", "gemm_q4", "gemm_q4_k", "attn_decode_1k", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k"}
+		return []string{"gemv_q4", "gemv_q8", "gemv_q4_k", "gemv_q6_k", "gemv_q5_k", "gemv_q3_k", "gemv_q2_k", "gemm_q4", "gemm_q4_k", "attn_decode_1k", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k", "attend_seq", "encoder_q8_0"}
 	}
 	return []string{"gemv_q4_qkv", "gemv_q4_gate_up", "gemv_q4_down", "gemv_q4_lm_head", "gemv_q8_gate_up",
-		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemv_q5_k_gate_up", "gemv_q3_k_gate_up", "gemv_q2_k_gate_up", "gemm_q4", "gemm_q4_k", "attn_decode_1k", "attn_decode_4k", "attn_decode_4k_f16", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k"}
+		"gemv_q4_k_gate_up", "gemv_q6_k_gate_up", "gemv_q5_k_gate_up", "gemv_q3_k_gate_up", "gemv_q2_k_gate_up", "gemm_q4", "gemm_q4_k", "attn_decode_1k", "attn_decode_4k", "attn_decode_4k_f16", "moe_q4", "moe_q4_k", "moe_prefill_q4", "moe_prefill_q4_k",
+		"attend_seq", "encoder_q8_0"}
 }
 
 // Fastest keeps each kernel's fastest row (least Ms), in the order of its

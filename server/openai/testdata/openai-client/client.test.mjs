@@ -5,7 +5,11 @@
 //   WASMLLM_TEXT_MODEL  a model without a chat template (stories260K)
 //   WASMLLM_CHAT_MODEL  a model with one (tiny-qwen3 converted with Qwen3's)
 //   WASMLLM_ABORT_TOKENS  max_tokens of the request the abort test cuts short
+//   WASMLLM_EMBED_MODEL   an embedding model of -api-embed (tiny-bert-cls-q4_0)
+//   WASMLLM_EMBED_GOLDEN  its llama.cpp golden (.json.gz)
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import assert from "node:assert/strict";
 import OpenAI, { APIError, BadRequestError, NotFoundError } from "openai";
 
@@ -25,7 +29,7 @@ test("models.list and models.retrieve", async () => {
     assert.equal(m.object, "model");
     ids.push(m.id);
   }
-  assert.deepEqual(ids.sort(), [chatModel, textModel].sort());
+  assert.deepEqual(ids.sort(), [chatModel, textModel, process.env.WASMLLM_EMBED_MODEL].sort());
   const m = await client.models.retrieve(textModel);
   assert.equal(m.id, textModel);
 });
@@ -249,4 +253,44 @@ test("abort stops the server's generation", async () => {
   const waited = Date.now() - start;
   assert.equal(next.usage.completion_tokens, 4);
   assert.ok(waited < 10_000, `the next request took ${waited} ms: the aborted one went on`);
+});
+
+test("embeddings.create: float, base64 (the client's default), batches, dimensions, errors", async () => {
+  const embedModel = process.env.WASMLLM_EMBED_MODEL;
+  const golden = JSON.parse(gunzipSync(readFileSync(process.env.WASMLLM_EMBED_GOLDEN)).toString("utf8"));
+  const relErr = (got, want) => {
+    let d = 0, w = 0;
+    for (let i = 0; i < want.length; i++) {
+      d = Math.max(d, Math.abs(got[i] - want[i]));
+      w = Math.max(w, Math.abs(want[i]));
+    }
+    assert.equal(got.length, want.length);
+    return d / w;
+  };
+  const texts = [golden.input_texts[3], golden.input_texts[4], golden.input_texts[5]];
+  const tokens = golden.inputs[3].length + golden.inputs[4].length + golden.inputs[5].length;
+  // The client asks for base64 unless told otherwise and decodes it.
+  for (const format of [undefined, "float", "base64"]) {
+    const res = await client.embeddings.create({ model: embedModel, input: texts, ...(format ? { encoding_format: format } : {}) });
+    assert.equal(res.object, "list");
+    assert.equal(res.model, embedModel);
+    assert.equal(res.data.length, 3);
+    assert.equal(res.usage.prompt_tokens, tokens);
+    assert.equal(res.usage.total_tokens, tokens);
+    res.data.forEach((d, i) => {
+      assert.equal(d.index, i);
+      let v = d.embedding;
+      if (format === "base64") {
+        const b = Buffer.from(v, "base64");
+        v = Array.from(new Float32Array(b.buffer, b.byteOffset, b.length / 4));
+      }
+      assert.ok(relErr(v, golden.embeddings_normalized[3 + i]) <= golden.tolerance, `${format} item ${i}`);
+    });
+  }
+  const ids = await client.embeddings.create({ model: embedModel, input: golden.inputs[1], encoding_format: "float" });
+  assert.ok(relErr(ids.data[0].embedding, golden.embeddings_normalized[1]) <= golden.tolerance);
+  const dims = await client.embeddings.create({ model: embedModel, input: "the sun", dimensions: 16, encoding_format: "float" });
+  assert.equal(dims.data[0].embedding.length, 16);
+  await assert.rejects(client.embeddings.create({ model: embedModel, input: "the sun ".repeat(200) }), (e) => e instanceof BadRequestError && /input 0 has \d+ tokens/.test(e.message));
+  await assert.rejects(client.embeddings.create({ model: "no-such-model", input: "a" }), NotFoundError);
 });

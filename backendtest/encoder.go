@@ -1,0 +1,142 @@
+package backendtest
+
+import (
+	"fmt"
+	"testing"
+
+	"wasmllm/cpu"
+	"wasmllm/model"
+)
+
+// The encoder ops (model.EncoderOps), run for a backend that has them.
+
+// encoderOps returns b's encoder ops, or fails t.
+func encoderOps(t *testing.T, b model.Backend) model.EncoderOps {
+	t.Helper()
+	ops, ok := b.(model.EncoderOps)
+	if !ok {
+		t.Fatalf("%T has no EncoderOps", b)
+	}
+	return ops
+}
+
+// seqBatch is a batch of sequences of the lengths lens: each token's
+// sequence id and each sequence's [start, end) rows.
+func seqBatch(lens ...int) (seq, bounds []int32) {
+	for s, n := range lens {
+		bounds = append(bounds, int32(len(seq)), int32(len(seq)+n))
+		for range n {
+			seq = append(seq, int32(s))
+		}
+	}
+	return seq, bounds
+}
+
+func testAddBias(t *testing.T, b model.Backend) {
+	ops := encoderOps(t, b)
+	r := rng(21)
+	for _, sh := range [][2]int{{1, 64}, {7, 96}, {33, 300}} {
+		T, N := sh[0], sh[1]
+		for _, gelu := range []bool{false, true} {
+			xv, bias := randF32(r, T*N, 4), randF32(r, N, 1)
+			x := input(t, b, xv, T, N)
+			ops.AddBias(x, upload(t, b, f32Tensor("bias", bias, N)), gelu)
+			want := append([]float32(nil), xv...)
+			cpu.AddBias(want, bias, T, N, gelu)
+			compare(t, fmt.Sprintf("AddBias T=%d N=%d gelu=%v", T, N, gelu), read(t, b, x, T*N), want, 1e-5)
+		}
+	}
+}
+
+func testLayerNorm(t *testing.T, b model.Backend) {
+	ops := encoderOps(t, b)
+	r := rng(22)
+	for _, sh := range [][2]int{{1, 64}, {5, 96}, {40, 384}} {
+		T, D := sh[0], sh[1]
+		for _, withAdd := range []bool{false, true} {
+			xv, addv := randF32(r, T*D, 3), randF32(r, T*D, 3)
+			for i := range xv {
+				xv[i] += 5 // a mean far from 0
+			}
+			wv, bv := randF32(r, D, 1), randF32(r, D, 0.2)
+			x := input(t, b, xv, T, D)
+			var add model.Tensor
+			var addHost []float32
+			if withAdd {
+				add, addHost = input(t, b, addv, T, D), addv
+			}
+			ops.LayerNorm(x, add, upload(t, b, f32Tensor("w", wv, D)), upload(t, b, f32Tensor("b", bv, D)), 1e-12)
+			want := append([]float32(nil), xv...)
+			cpu.LayerNorm(want, addHost, wv, bv, T, D, 1e-12)
+			compare(t, fmt.Sprintf("LayerNorm T=%d D=%d add=%v", T, D, withAdd), read(t, b, x, T*D), want, 1e-5)
+		}
+	}
+}
+
+func testRope(t *testing.T, b model.Backend) {
+	ops := encoderOps(t, b)
+	r := rng(23)
+	for _, c := range []struct{ T, H, Dh int }{{1, 2, 32}, {9, 3, 32}, {70, 4, 64}} {
+		C := 3 * c.H * c.Dh
+		xv := randF32(r, c.T*C, 1)
+
+		pos := make([]int32, c.T)
+		for i := range pos {
+			pos[i] = int32(i)
+			if i >= c.T/2 {
+				pos[i] = int32(i - c.T/2)
+			}
+		}
+		spec := model.RopeSpec{Theta: 1000, Dim: c.Dh, NeoX: true}
+		rp := &model.RoPE{Dim: c.Dh, NeoX: true, InvFreq: spec.InvFreq()}
+		x := input(t, b, xv, c.T, C)
+		ops.Rope(x, ids(t, b, pos), 2*c.H, c.Dh, rp)
+		want := append([]float32(nil), xv...)
+		cpu.Rope(want, pos, C, 2*c.H, c.Dh, true, rp.InvFreq)
+		compare(t, fmt.Sprintf("Rope T=%d H=%d Dh=%d", c.T, c.H, c.Dh), read(t, b, x, c.T*C), want, 1e-5)
+	}
+}
+
+func testAttendSeq(t *testing.T, b model.Backend, o Options) {
+	ops := encoderOps(t, b)
+	r := rng(24)
+	tol := o.AttentionTol
+	if tol == 0 {
+		tol = 1e-4
+	}
+	for _, c := range []struct {
+		H, Dh int
+		lens  []int
+	}{{2, 32, []int{1}}, {4, 32, []int{12}}, {3, 32, []int{5, 1, 17}}, {2, 64, []int{64, 3, 40}}} {
+		seq, _ := seqBatch(c.lens...)
+		T := len(seq)
+		qkv := randF32(r, T*3*c.H*c.Dh, 2)
+		out := b.NewF32(T, c.H*c.Dh)
+		ops.AttendSeq(out, input(t, b, qkv, T, 3*c.H*c.Dh), ids(t, b, seq), c.H, c.Dh)
+		want := make([]float32, T*c.H*c.Dh)
+		cpu.AttendSeq(want, qkv, seq, T, c.H, c.Dh)
+		compare(t, fmt.Sprintf("AttendSeq H=%d Dh=%d lens=%v", c.H, c.Dh, c.lens), read(t, b, out, len(want)), want, tol)
+	}
+}
+
+func testPool(t *testing.T, b model.Backend) {
+	ops := encoderOps(t, b)
+	r := rng(25)
+	for _, lens := range [][]int{{1}, {12}, {5, 1, 64}} {
+		_, bounds := seqBatch(lens...)
+		T := int(bounds[len(bounds)-1])
+		for _, D := range []int{64, 96} {
+			xv := randF32(r, T*D, 2)
+			for _, mode := range []model.Pooling{model.PoolMean, model.PoolCLS, model.PoolLast} {
+				S := len(lens)
+				out := b.NewF32(S, D)
+				bt := b.NewI32(S, 2)
+				b.WriteI32(bt, bounds)
+				ops.Pool(out, input(t, b, xv, T, D), bt, mode)
+				want := make([]float32, S*D)
+				cpu.Pool(want, xv, bounds, D, mode)
+				compare(t, fmt.Sprintf("Pool %s lens=%v D=%d", mode, lens, D), read(t, b, out, S*D), want, 1e-5)
+			}
+		}
+	}
+}
