@@ -83,12 +83,21 @@ func jsAPIGoldens(t *testing.T, b *browsertest.Browser, url string, files []*gol
 	b.Open(url + "/test.html")
 	b.MustRun(pageHelpers, nil)
 	// The CPU engine runs on 1, 2 and 3 ranks (Web Workers), every weight
-	// matrix split across them.
-	for _, mode := range []struct {
+	// matrix split across them. Each golden runs in one mode, the modes in
+	// turn, so that every golden and every mode goes through the JS API in
+	// each browser (each mode on at least two models); the GPU suite
+	// (gpu.TestModelGolden and its KV variants) runs every golden on every
+	// backend in both browsers.
+	modes := []struct {
 		backend, kv string
 		ranks       int
-	}{{"webgpu", "f32", 0}, {"webgpu", "f16", 0}, {"cpu", "", 1}, {"cpu", "", 2}, {"cpu", "", 3}} {
-		for _, g := range files {
+	}{{"webgpu", "f32", 0}, {"webgpu", "f16", 0}, {"cpu", "", 1}, {"cpu", "", 2}, {"cpu", "", 3}}
+	if len(files) < 2*len(modes) {
+		t.Fatalf("%d goldens for %d modes: want two a mode", len(files), len(modes))
+	}
+	for i, g := range files {
+		mode := modes[i%len(modes)]
+		{
 			name := modelName(g)
 			label := mode.backend + mode.kv
 			if mode.ranks > 0 {

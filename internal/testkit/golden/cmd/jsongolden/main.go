@@ -5,7 +5,7 @@
 //	go run ./internal/testkit/golden/cmd/jsongolden -o testdata/golden testdata/golden/*.json
 //
 // -every N thins the prompt rows (golden.Encode): the long goldens of the
-// quantised models keep every 8th position's logits.
+// quantised models keep every 32nd position's logits.
 //
 // An MTP golden (NAME.mtp.json: trunk and MTP rows and a draft chain)
 // becomes DIR/NAME.mtpgolden in its own compact form (golden.EncodeMTP).
