@@ -12,6 +12,7 @@ import (
 
 	"wasmllm/cpu"
 	"wasmllm/internal/testkit/golden"
+	"wasmllm/internal/testkit/shareddata"
 	"wasmllm/loader"
 	"wasmllm/model"
 )
@@ -237,14 +238,31 @@ func TestKQuantModel(t *testing.T) {
 	}
 }
 
-// TestKQuantGoldens converts each vendored K-quant GGUF (testdata/k: Q2_K,
-// Q3_K_M; llama, qwen3, qwen3moe) with -quant keep, wants zero error
-// reported, and runs the converted folder on the CPU against the exact
-// golden.
+// TestKQuantGoldens converts each K-quant GGUF (Q2_K, Q3_K_M; llama,
+// qwen3, qwen3moe) with -quant keep, wants zero error reported, and runs
+// the converted folder on the CPU against the exact golden. The llama and
+// qwen3 files are vendored (testdata/k); the qwen3moe one (1.7 MB) is read
+// from the shared data (internal/testkit/shareddata: testdata-k, the
+// original of testdata/k) and runs in make test-extended
+// (WASMLLM_EXTENDED=1), skipped otherwise.
 func TestKQuantGoldens(t *testing.T) {
-	for _, name := range []string{"k-qwen3-q2_k", "k-llama3-q3_k_m", "k-qwen3moe-q2_k"} {
-		t.Run(name, func(t *testing.T) {
-			dir, r := convertTo(t, filepath.Join(testdata, "k", "models", name+".gguf"), quantKeep)
+	for _, c := range []struct {
+		name   string
+		shared bool
+	}{
+		{"k-qwen3-q2_k", false},
+		{"k-llama3-q3_k_m", false},
+		{"k-qwen3moe-q2_k", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := filepath.Join(testdata, "k", "models", c.name+".gguf")
+			want := filepath.Join(testdata, "k", "golden", c.name+".golden")
+			if c.shared {
+				k := shareddata.Dir(t, "testdata-k")
+				src = filepath.Join(k, "models", c.name+".gguf")
+				want = filepath.Join(k, "golden", c.name+".json") // the original JSON form
+			}
+			dir, r := convertTo(t, src, quantKeep)
 			kept := map[string]int{}
 			for _, s := range r.Tensors {
 				if !s.Lossless || s.MaxAbs != 0 {
@@ -259,7 +277,7 @@ func TestKQuantGoldens(t *testing.T) {
 				t.Errorf("total max abs error %g, K-quants kept %v", r.Total.MaxAbs, kept)
 			}
 			w, _ := loadFolder(t, dir)
-			checkExact(t, w, golden.Read(t, filepath.Join(testdata, "k", "golden", name+".golden")))
+			checkExact(t, w, golden.Read(t, want))
 		})
 	}
 }

@@ -248,8 +248,9 @@ func kquantMoECheck(t *testing.T, b *Backend, r *rand.Rand, gt, dn loader.DType,
 }
 
 // TestKQuantGolden runs the K-quant goldens of testdata/k on the GPU (every
-// K-quant weight, MoE experts included, as ggml's blocks) against the
-// goldens and the CPU backend.
+// K-quant weight as ggml's blocks; llama and qwen3) against the goldens and
+// the CPU backend. The K-quant MoE experts (qwen3moe) are not vendored:
+// TestKQuantGoldenShared runs them from the shared data.
 func TestKQuantGolden(t *testing.T) {
 	kquantGoldens(t, golden.Files(t, "../testdata/k/golden", "exact", false, false))
 }

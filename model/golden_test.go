@@ -140,8 +140,10 @@ func checkGoldenDir(t *testing.T, files []*golden.File) {
 	}
 }
 
-// TestGoldenCPUKQuantQwen2 runs the vendored K-quant (Q2_K..Q6_K, one
-// file per type and architecture) and Qwen2 goldens.
+// TestGoldenCPUKQuantQwen2 runs the vendored K-quant (Q2_K..Q6_K over the
+// llama and qwen3 files) and Qwen2 goldens. The K-quant MoE (qwen3moe) is
+// not vendored (the repository's size limit): TestGoldenCPUShared runs it
+// from the shared data in make test-extended.
 func TestGoldenCPUKQuantQwen2(t *testing.T) {
 	checkGoldenDir(t, golden.Files(t, "../testdata/k/golden", "exact", true, false))
 	checkGoldenDir(t, golden.Files(t, "../testdata/qwen2/golden", "exact", true, false))
