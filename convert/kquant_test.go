@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
+	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/golden"
 	"wasmllm/internal/testkit/shareddata"
 	"wasmllm/loader"
@@ -244,16 +245,17 @@ func TestKQuantModel(t *testing.T) {
 // qwen3 files are vendored (testdata/k); the qwen3moe one (1.7 MB) is read
 // from the shared data (internal/testkit/shareddata: testdata-k, the
 // original of testdata/k) and runs in make test-extended
-// (WASMLLM_EXTENDED=1), skipped otherwise.
+// (WASMLLM_EXTENDED=1) only.
 func TestKQuantGoldens(t *testing.T) {
-	for _, c := range []struct {
+	type kcase struct {
 		name   string
 		shared bool
-	}{
-		{"k-qwen3-q2_k", false},
-		{"k-llama3-q3_k_m", false},
-		{"k-qwen3moe-q2_k", true},
-	} {
+	}
+	cases := []kcase{{"k-qwen3-q2_k", false}, {"k-llama3-q3_k_m", false}}
+	if testkit.Extended() {
+		cases = append(cases, kcase{"k-qwen3moe-q2_k", true})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := filepath.Join(testdata, "k", "models", c.name+".gguf")
 			want := filepath.Join(testdata, "k", "golden", c.name+".golden")
