@@ -26,10 +26,12 @@ func TestConvertGoldens(t *testing.T) {
 		{"models/stories260K.bin", "stories260K.golden"}, // tok512.bin beside it
 	}
 	for _, m := range tinyModels {
-		for _, q := range []string{"f32", "q8_0", "q4_0"} {
+		for _, q := range []string{"q8_0", "q4_0"} {
 			cases = append(cases, tc{"models/" + m + "-" + q + ".gguf", m + "-" + q + ".golden"})
 		}
-		cases = append(cases, tc{"hf/" + m, m + "-f32.golden"})
+		// The F32 GGUF and the Hugging Face folder (the same weights):
+		// golden "" is f32Golden's.
+		cases = append(cases, tc{"models/" + tinyF32(m) + ".gguf", "f32:" + m}, tc{"hf/" + m, "f32:" + m})
 	}
 	// Qwen2 (q/k/v biases): its data and goldens live in testdata/qwen2.
 	for _, q := range []string{"f32", "q8_0", "q4_0"} {
@@ -54,7 +56,11 @@ func TestConvertGoldens(t *testing.T) {
 				}
 			}
 			w, tok := loadFolder(t, dir)
-			checkExact(t, w, readGolden(t, c.golden))
+			if m, ok := strings.CutPrefix(c.golden, "f32:"); ok {
+				checkExact(t, w, f32Golden(t, m))
+			} else {
+				checkExact(t, w, readGolden(t, c.golden))
+			}
 
 			_, srcTok, err := source.Load(in, "")
 			if err != nil {
@@ -154,8 +160,16 @@ func TestLosslessRepack(t *testing.T) {
 func TestQuantizeLikeLlamaQuantize(t *testing.T) {
 	for _, m := range tinyModels {
 		for _, c := range []struct{ quant, file string }{{quantQ8, "q8_0"}, {quantQ4, "q4_0"}} {
+			if m == "tiny-qwen3moe" && c.quant == quantQ4 {
+				// Its F32 source here is the q8_0 file dequantised: q8 gives
+				// that file back; q4 of it is not llama-quantize's q4_0 of
+				// the original. The MoE experts' quantisation to Q4_0 is
+				// checked by the fixture build of tiny-qwen35moe-q4_0.gguf
+				// (llama-quantize's sha256).
+				continue
+			}
 			t.Run(m+"/"+c.quant, func(t *testing.T) {
-				dir, _ := convertTo(t, filepath.Join(testdata, "models", m+"-f32.gguf"), c.quant)
+				dir, _ := convertTo(t, filepath.Join(testdata, "models", tinyF32(m)+".gguf"), c.quant)
 				ref := sourceWeights(t, filepath.Join(testdata, "models", m+"-"+c.file+".gguf"))
 				w, _ := loadFolder(t, dir)
 				for name, want := range ref.Tensors {
@@ -192,7 +206,7 @@ func TestQuantErrorReport(t *testing.T) {
 	for _, m := range []string{"tiny-llama3", "tiny-qwen3moe"} {
 		for _, q := range []string{quantQ8, quantQ4, quantF16} {
 			t.Run(m+"/"+q, func(t *testing.T) {
-				in := filepath.Join(testdata, "models", m+"-f32.gguf")
+				in := filepath.Join(testdata, "models", tinyF32(m)+".gguf")
 				dir, r := convertTo(t, in, q)
 				src := sourceWeights(t, in)
 				w, _ := loadFolder(t, dir)
@@ -216,6 +230,12 @@ func TestQuantErrorReport(t *testing.T) {
 						if s.Dst != "F32" || s.MaxAbs != 0 {
 							t.Errorf("%s: %s with error %g, want lossless F32", s.Name, s.Dst, s.MaxAbs)
 						}
+					case m == "tiny-qwen3moe" && s.Dst == "q8":
+						// Its F32 source is the q8_0 file dequantised: Q8_0
+						// blocks land on the same grid, with no error.
+						if s.MaxAbs != 0 {
+							t.Errorf("%s -> q8: max abs error %g, want 0 (the source is Q8_0 values)", s.Name, s.MaxAbs)
+						}
 					case s.RelRMS < bounds[s.Dst][0] || s.RelRMS > bounds[s.Dst][1]:
 						t.Errorf("%s -> %s: relative rms error %.3g outside %v", s.Name, s.Dst, s.RelRMS, bounds[s.Dst])
 					}
@@ -224,7 +244,7 @@ func TestQuantErrorReport(t *testing.T) {
 				if !near(math.Sqrt(sumSq/float64(n)), r.Total.RMS) || !near(math.Sqrt(sumSq/refSq), r.Total.RelRMS) {
 					t.Errorf("model error rms %g rel %g, recomputed %g %g", r.Total.RMS, r.Total.RelRMS, math.Sqrt(sumSq/float64(n)), math.Sqrt(sumSq/refSq))
 				}
-				g := readGolden(t, m+"-f32.golden")
+				g := f32Golden(t, m)
 				rows, ids := runGolden(t, w, g)
 				agree, worst := 0, 0.0
 				for i := range g.Greedy {

@@ -109,7 +109,7 @@ func TestBadInput(t *testing.T) {
 	// after shards have been written; the error names the first byte
 	// missing.
 	t.Run("cut while converting", func(t *testing.T) {
-		data, err := os.ReadFile(filepath.Join(testdata, "models", "tiny-qwen3moe-f32.gguf"))
+		data, err := os.ReadFile(filepath.Join(testdata, "models", "tiny-qwen3moe-dq8.gguf"))
 		if err != nil {
 			t.Fatal(err)
 		}

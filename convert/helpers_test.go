@@ -158,3 +158,71 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// tinyF32 is tiny model m's F32 GGUF (under testdata/models, no extension):
+// the F32 original, or for tiny-qwen3moe its q8_0 file dequantised (the F32
+// original and its goldens are in ../shared, read by make test-extended).
+func tinyF32(m string) string {
+	if m == "tiny-qwen3moe" {
+		return "tiny-qwen3moe-dq8"
+	}
+	return m + "-f32"
+}
+
+// f32Golden is the golden of tinyF32(m): the exact golden of the F32
+// original, or for the dequantised file the forward of that file itself on
+// the q8_0 golden's prompt (selfGolden): what a lossless conversion must
+// reproduce. The q8_0 and q4_0 goldens check the MoE's numerics.
+func f32Golden(t *testing.T, m string) *golden.File {
+	t.Helper()
+	if m != "tiny-qwen3moe" {
+		return readGolden(t, m+"-f32.golden")
+	}
+	g := readGolden(t, "tiny-qwen3moe-q8_0.golden")
+	return selfGolden(t, sourceWeights(t, filepath.Join(testdata, "models", tinyF32(m)+".gguf")), g.Tokens, len(g.Greedy))
+}
+
+// selfGolden runs tokens and then steps greedy steps on w (CPU backend,
+// each step fed its own argmax) and returns them as a golden file with
+// tolerance 1e-6, its rows laid out as runGolden returns them.
+func selfGolden(t *testing.T, w *model.Weights, tokens []int32, steps int) *golden.File {
+	t.Helper()
+	m, err := model.Build(cpu.New(2), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Config.Vocab
+	cache, err := m.NewCache(len(tokens) + steps + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &golden.File{Kind: "exact", Tolerance: 1e-6, Tokens: tokens}
+	out, err := m.Forward(cache, tokens, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]float32, len(tokens)*V)
+	if err := m.Backend().ReadF32(out, all); err != nil {
+		t.Fatal(err)
+	}
+	for r := range tokens {
+		g.Logits = append(g.Logits, all[r*V:(r+1)*V])
+	}
+	row := g.Logits[len(tokens)-1]
+	for step := range steps {
+		id := argmax(row)
+		g.Greedy = append(g.Greedy, id)
+		if step == steps-1 {
+			break
+		}
+		if out, err = m.Forward(cache, []int32{id}, len(tokens)+step, false); err != nil {
+			t.Fatal(err)
+		}
+		row = make([]float32, V)
+		if err := m.Backend().ReadF32(out, row); err != nil {
+			t.Fatal(err)
+		}
+		g.GreedyLogits = append(g.GreedyLogits, row)
+	}
+	return g
+}

@@ -19,7 +19,7 @@ import (
 // tensors, as convert does, and from the same weights read whole: the
 // folders must be identical byte for byte.
 func TestLazyMatchesEager(t *testing.T) {
-	for _, in := range []string{"models/tiny-qwen3moe-f32.gguf", "models/tiny-qwen3moe-q4_0.gguf", "models/tiny-llama3-q8_0.gguf", "hf/tiny-qwen3moe", "hf/tiny-llama3"} {
+	for _, in := range []string{"models/tiny-qwen3moe-dq8.gguf", "models/tiny-qwen3moe-q4_0.gguf", "models/tiny-llama3-q8_0.gguf", "hf/tiny-qwen3moe", "hf/tiny-llama3"} {
 		for _, q := range []string{quantKeep, quantQ4} {
 			t.Run(in+"/"+q, func(t *testing.T) {
 				in := filepath.Join(testdata, in)
@@ -162,11 +162,11 @@ func replicateLayers(t *testing.T, x *loader.Tensor, layers int) []*loader.Tenso
 	return out
 }
 
-// deepGGUF writes tiny-qwen3moe-f32.gguf with its two layers repeated to
+// deepGGUF writes tiny-qwen3moe-dq8.gguf with its two layers repeated to
 // make layers layers.
 func deepGGUF(t *testing.T, layers int) string {
 	t.Helper()
-	g, err := loader.ReadGGUF(filepath.Join(testdata, "models", "tiny-qwen3moe-f32.gguf"))
+	g, err := loader.ReadGGUF(filepath.Join(testdata, "models", "tiny-qwen3moe-dq8.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,8 +48,8 @@ func TestChromiumGoldens(t *testing.T) {
 }
 
 // goldenModels converts the model of every exact golden (the test models
-// and the Qwen2 ones) into a models folder, with shards of 1 MiB: the
-// experts of tiny-qwen3moe-f32 (2 MiB) are a tensor in parts over two
+// and the Qwen2 ones) into a models folder, with shards of 256 KiB: the
+// experts of tiny-qwen3moe-q8_0 (0.5 MiB) are a tensor in parts over
 // shards, as a big model's embedding and head are.
 func goldenModels(t *testing.T) ([]*golden.File, string) {
 	t.Helper()
@@ -62,7 +62,7 @@ func goldenModels(t *testing.T) ([]*golden.File, string) {
 	parts := 0
 	for _, g := range files {
 		dir := filepath.Join(models, modelName(g))
-		browsertest.Convert(t, g.ModelPath(), dir, browsertest.ConvertOptions{Quant: "keep", ShardMB: 1})
+		browsertest.Convert(t, g.ModelPath(), dir, browsertest.ConvertOptions{Quant: "keep", ShardMB: 0.25})
 		m, err := manifest.Read(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -367,7 +367,7 @@ type stepStats struct {
 // decode steps.
 func TestModelEngine(t *testing.T) {
 	b := modelBackend(t)
-	for _, name := range []string{"stories260K", "tiny-llama3-q4_0", "tiny-qwen3-q8_0", "tiny-qwen3moe-q4_0", "tiny-qwen3moe-f32"} {
+	for _, name := range []string{"stories260K", "tiny-llama3-q4_0", "tiny-qwen3-q8_0", "tiny-qwen3moe-q4_0", "tiny-qwen3moe-q8_0"} {
 		t.Run(name, func(t *testing.T) {
 			if f := os.Getenv("WASMLLM_GOLDEN"); !strings.Contains(name, f) {
 				t.Skip("WASMLLM_GOLDEN")

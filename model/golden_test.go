@@ -86,7 +86,7 @@ func checkGolden(t *testing.T, m *model.Model, g *golden.File, tol float64) {
 
 func TestGoldenCPU(t *testing.T) {
 	files := golden.Files(t, "../testdata/golden", "exact", true, false)
-	if len(files) < 20 {
+	if len(files) < 18 {
 		t.Fatalf("only %d exact golden files found", len(files))
 	}
 	for _, g := range files {
@@ -150,9 +150,11 @@ func TestGoldenCPUKQuantQwen2(t *testing.T) {
 }
 
 // TestGoldenCPUShared runs every exact golden of the shared K-quant and
-// Qwen2 data (15 K-quant files, 4 long goldens; make test-extended).
+// Qwen2 data (15 K-quant files, 4 long goldens) and of the original test
+// models' JSON goldens, tiny-qwen3moe-f32's among them (make
+// test-extended).
 func TestGoldenCPUShared(t *testing.T) {
-	for _, sub := range []string{"testdata-k", "testdata-qwen2"} {
+	for _, sub := range []string{"testdata-k", "testdata-qwen2", "testdata"} {
 		t.Run(sub, func(t *testing.T) {
 			checkGoldenDir(t, golden.FilesJSON(t, filepath.Join(shareddata.Dir(t, sub), "golden"), "exact", true, false))
 		})

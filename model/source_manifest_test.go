@@ -52,7 +52,7 @@ func writeFolder(t *testing.T, w *model.Weights, shardBytes int64) string {
 // TestManifestGoldens writes GGUF models as converted folders split into
 // many shards, loads them with source.Weights and checks the exact goldens.
 func TestManifestGoldens(t *testing.T) {
-	for _, name := range []string{"tiny-llama3-q4_0", "tiny-qwen3-q8_0", "tiny-qwen3moe-f32"} {
+	for _, name := range []string{"tiny-llama3-q4_0", "tiny-qwen3-q8_0", "tiny-qwen3moe-q8_0"} {
 		t.Run(name, func(t *testing.T) {
 			src := loadWeights(t, "../testdata/models/"+name+".gguf")
 			dir := writeFolder(t, src, 64<<10)
@@ -81,7 +81,7 @@ func TestManifestGoldens(t *testing.T) {
 }
 
 func TestTensorNames(t *testing.T) {
-	for _, name := range []string{"stories260K", "tiny-llama3-f32", "tiny-qwen3-f32", "tiny-qwen3moe-f32"} {
+	for _, name := range []string{"stories260K", "tiny-llama3-f32", "tiny-qwen3-f32", "tiny-qwen3moe-dq8"} {
 		w := loadWeights(t, "../testdata/models/"+name+".gguf")
 		names := w.Config.TensorNames()
 		for n := range w.Tensors {

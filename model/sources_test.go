@@ -10,20 +10,29 @@ import (
 )
 
 // TestTwoSources loads one model from two formats and checks that both meet
-// the same golden file and agree with each other position by position.
+// the same golden file and agree with each other position by position. The
+// MoE case has no golden of its own: its F32 weights are the q8_0 file
+// dequantised (tiny-qwen3moe-dq8; the F32 original is in ../shared), whose
+// goldens check the MoE's numerics; here the Hugging Face folder's
+// mapping (experts split per expert) must give the GGUF's logits.
 func TestTwoSources(t *testing.T) {
 	cases := []struct{ a, b, golden string }{
 		{"../testdata/models/stories260K.gguf", "../testdata/models/stories260K.bin", "../testdata/golden/stories260K.golden"},
 		{"../testdata/models/tiny-llama3-f32.gguf", "../testdata/hf/tiny-llama3", "../testdata/golden/tiny-llama3-f32.long.golden"},
 		{"../testdata/models/tiny-qwen3-f32.gguf", "../testdata/hf/tiny-qwen3", "../testdata/golden/tiny-qwen3-f32.long.golden"},
-		{"../testdata/models/tiny-qwen3moe-f32.gguf", "../testdata/hf/tiny-qwen3moe", "../testdata/golden/tiny-qwen3moe-f32.golden"},
+		{"../testdata/models/tiny-qwen3moe-dq8.gguf", "../testdata/hf/tiny-qwen3moe", ""},
 		// Qwen2: q/k/v biases merged from three GGUF tensors and from three
 		// safetensors ones must agree.
 		{"../testdata/qwen2/models/tiny-qwen2-f32.gguf", "../testdata/qwen2/hf/tiny-qwen2", "../testdata/qwen2/golden/tiny-qwen2-f32.golden"},
 	}
 	for _, c := range cases {
 		t.Run(c.b, func(t *testing.T) {
-			g := golden.Read(t, c.golden)
+			tokens := []int32{1, 17, 230, 5, 99, 42, 7, 300, 11, 64, 2, 128}
+			var g *golden.File
+			if c.golden != "" {
+				g = golden.Read(t, c.golden)
+				tokens = g.Tokens
+			}
 			var rows [2][]float32
 			for i, path := range []string{c.a, c.b} {
 				w, err := source.Weights(path)
@@ -34,13 +43,15 @@ func TestTwoSources(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkGolden(t, m, g, g.Tolerance)
-				cache, _ := m.NewCache(len(g.Tokens))
-				logits, err := m.Forward(cache, g.Tokens, 0, true)
+				if g != nil {
+					checkGolden(t, m, g, g.Tolerance)
+				}
+				cache, _ := m.NewCache(len(tokens))
+				logits, err := m.Forward(cache, tokens, 0, true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				rows[i] = make([]float32, len(g.Tokens)*m.Config.Vocab)
+				rows[i] = make([]float32, len(tokens)*m.Config.Vocab)
 				m.Backend().ReadF32(logits, rows[i])
 			}
 			if e, i := golden.RowError(rows[1], rows[0]); e > 1e-5 {

@@ -85,12 +85,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	var o convert.Options
-	var shardMB int
+	var shardMB float64
 	var reportFile string
 	progress := isTerminal(stderr)
 	fs.StringVar(&o.Out, "o", "", "output model folder (replaced if it holds a model)")
 	fs.StringVar(&o.Quant, "quant", convert.DefaultQuant, "weight layout: keep, q4, q8 or f16")
-	fs.IntVar(&shardMB, "shard-mb", manifest.DefaultShardBytes>>20, "shard size in MiB")
+	fs.Float64Var(&shardMB, "shard-mb", manifest.DefaultShardBytes>>20, "shard size in MiB (a fraction is allowed: 0.25)")
 	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer: tokenizer.json or its folder, a GGUF file, or a llama2.c tokenizer.bin")
 	fs.StringVar(&o.Name, "name", "", "model name in the manifest (default: the output folder's name)")
 	fs.StringVar(&reportFile, "report", "", "also write the error report as JSON to FILE")
@@ -112,14 +112,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: want exactly one INPUT, got %d", errUsage, fs.NArg())
 	case o.Out == "":
 		return fmt.Errorf("%w: -o OUT_DIR is required", errUsage)
-	case shardMB <= 0 || int64(shardMB) > manifest.MaxShardBytes>>20:
-		return fmt.Errorf("%w: -shard-mb %d out of range", errUsage, shardMB)
+	case !(shardMB*(1<<20) >= 4096 && shardMB*(1<<20) <= manifest.MaxShardBytes):
+		return fmt.Errorf("%w: -shard-mb %g out of range", errUsage, shardMB)
 	}
 	if err := convert.CheckQuant(o.Quant); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	o.In = fs.Arg(0)
-	o.ShardBytes = int64(shardMB) << 20
+	o.ShardBytes = int64(shardMB * (1 << 20))
 	var bar *progressbar.ProgressBar
 	if progress {
 		o.Progress = func(n, total int64) {

@@ -68,6 +68,8 @@ func TestUsage(t *testing.T) {
 		{"-o", out, in, in},
 		{"-o", out, "-quant", "q5", in},
 		{"-o", out, "-shard-mb", "0", in},
+		{"-o", out, "-shard-mb", "0.001", in}, // under 4 KiB
+		{"-o", out, "-shard-mb", "NaN", in},
 		{"-o", out, "-nope", in},
 	} {
 		var stdout, stderr bytes.Buffer

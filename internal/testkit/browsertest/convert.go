@@ -16,9 +16,9 @@ var convertBuild built
 
 // ConvertOptions configure Convert; zero values are cmd/convert's defaults.
 type ConvertOptions struct {
-	ShardMB   int    // -shard-mb
-	Quant     string // -quant: keep, q4, q8 or f16
-	Tokenizer string // -tokenizer: a tokenizer.json folder, GGUF or tokenizer.bin
+	ShardMB   float64 // -shard-mb (MiB; a fraction is allowed)
+	Quant     string  // -quant: keep, q4, q8 or f16
+	Tokenizer string  // -tokenizer: a tokenizer.json folder, GGUF or tokenizer.bin
 }
 
 // Convert runs cmd/convert on src (a GGUF file, a Hugging Face folder or a
@@ -31,7 +31,7 @@ func Convert(t testing.TB, src, dst string, o ConvertOptions) *manifest.Manifest
 	}
 	args := []string{"-o", dst, "-progress=false"}
 	if o.ShardMB > 0 {
-		args = append(args, "-shard-mb", strconv.Itoa(o.ShardMB))
+		args = append(args, "-shard-mb", strconv.FormatFloat(o.ShardMB, 'g', -1, 64))
 	}
 	if o.Quant != "" {
 		args = append(args, "-quant", o.Quant)

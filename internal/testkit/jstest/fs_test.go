@@ -41,7 +41,7 @@ func TestGetwd(t *testing.T) {
 }
 
 func TestOSReadFileMatchesFetch(t *testing.T) {
-	for _, rel := range []string{"go.mod", "testdata/models/stories260K.gguf", "testdata/models/tiny-qwen3moe-f32.gguf"} {
+	for _, rel := range []string{"go.mod", "testdata/models/stories260K.gguf", "testdata/models/tiny-qwen3moe-dq8.gguf"} {
 		want, err := ReadFile(rel)
 		if err != nil {
 			t.Fatal(err)
@@ -79,7 +79,7 @@ func TestAbsolutePath(t *testing.T) {
 // TestFileReadSeek reads a 6.8 MB file in odd pieces with Read, ReadAt and
 // Seek, across the 1 MiB read-ahead chunks, and compares with the whole file.
 func TestFileReadSeek(t *testing.T) {
-	const rel = "testdata/models/tiny-qwen3moe-f32.gguf"
+	const rel = "testdata/models/tiny-qwen3moe-dq8.gguf"
 	want, err := ReadFile(rel)
 	if err != nil {
 		t.Fatal(err)
