@@ -25,7 +25,10 @@ import (
 // split on expert boundaries), Phi-4-mini (two layers: its tied
 // 200,064-row embedding, the LM head, split under the same binding) and
 // Gemma-3-1B (two layers: its 262,144-row tied embedding, 151 MiB as q4,
-// in parts under the same binding) with
+// in parts under the same binding) and Gemma-4-E2B (four layers, local,
+// global, and the two kinds reusing their KV: heads of 256 and 512, the
+// 262,144-row embedding, 216 MiB as q4, and the per-layer embeddings'
+// (262144, 4×256) table, 144 MiB, in parts under the same binding) with
 // random weights: written as GGUF,
 // converted, served, loaded through the JS API in Chromium (the adapter's
 // own buffer limits for the 70B, the WebGPU default binding for the MoE),
@@ -44,6 +47,8 @@ func TestBigModels(t *testing.T) {
 	phi4.Layers = 2
 	gemma := synth.Gemma3_1B
 	gemma.Layers = 2
+	gemma4 := synth.Gemma4E2B
+	gemma4.Layers, gemma4.Period, gemma4.SharedKV = 4, 2, 2 // s g s g, the last two on layers 0 and 1's KV
 	for _, c := range []struct {
 		name   string
 		shape  synth.Shape
@@ -59,6 +64,9 @@ func TestBigModels(t *testing.T) {
 		// Gemma 3's 262k-row embedding (the tied head too) split under the
 		// default 128 MiB binding
 		{"gemma-3-1b-2l", gemma, "testdata/gemma/models/tiny-gemma3-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "token_embd.weight"},
+		// Gemma 4 E2B: global heads of 512, the per-layer embeddings'
+		// table split under the default 128 MiB binding
+		{"gemma-4-e2b-4l", gemma4, "testdata/gemma/models/tiny-gemma4-q4_0.gguf", "{maxStorageBufferBindingSize: 128 << 20}", "per_layer_token_embd.weight"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			models := t.TempDir()
