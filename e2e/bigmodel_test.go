@@ -28,9 +28,9 @@ import (
 // in parts under the same binding) and Gemma-4-E2B (four layers, local,
 // global, and the two kinds reusing their KV: heads of 256 and 512, the
 // 262,144-row embedding, 216 MiB as q4, and the per-layer embeddings'
-// (262144, 4×256) table, 144 MiB, in parts under the same binding; then
-// loaded again with that table in the worker's memory, perLayerEmbeddings
-// "host") with random weights: written as GGUF,
+// (262144, 4×256) table, 144 MiB, in parts over the shards and kept in the
+// worker's memory, perLayerEmbeddings "host", as the plan keeps the real
+// E2B's) with random weights: written as GGUF,
 // converted, served, loaded through the JS API in Chromium (the adapter's
 // own buffer limits for the 70B, the WebGPU default binding for the MoE),
 // and a prefill and one decode step there give the CPU engine's tokens
@@ -56,9 +56,9 @@ func TestBigModels(t *testing.T) {
 		base   string
 		limits string // createEngine's limits
 		parts  string // a tensor that must be in parts
-		// perLayer, when set, loads the model a second time with
-		// createEngine's perLayerEmbeddings set to it (Gemma 4: "host",
-		// the table in the worker's memory, its rows uploaded per token)
+		// perLayer is createEngine's perLayerEmbeddings (Gemma 4: "host",
+		// the table in the worker's memory, its rows uploaded per token,
+		// as the plan puts the real E2B's)
 		perLayer string
 	}{
 		{"r1-distill-llama-70b-1l", llama70, "testdata/models/tiny-llama3-q4_0.gguf", "{}", "output.weight", ""},
@@ -102,13 +102,7 @@ func TestBigModels(t *testing.T) {
 			b := browsertest.NewBrowser(t)
 			b.Timeout = 10 * time.Minute
 			b.Open(srv.URL + "/test.html")
-			places := []string{""}
-			if c.perLayer != "" {
-				places = append(places, c.perLayer)
-			}
-			for _, place := range places {
-				bigBrowserRun(t, b, c.name, c.limits, place, prompt, want)
-			}
+			bigBrowserRun(t, b, c.name, c.limits, c.perLayer, prompt, want)
 		})
 	}
 }
