@@ -99,6 +99,7 @@ func testRoPEKV(t *testing.T, b model.Backend, o Options) {
 	}
 	cases := [][7]int{ // H, Hk, Dh, prior, T, qknorm, bias
 		{8, 2, 16, 0, 1, 1, 0}, {4, 2, 32, 7, 1, 0, 1}, {8, 2, 64, 30, 3, 1, 0}, {4, 1, 128, 5, 6, 0, 0}, {2, 2, 8, 3, 1, 0, 0}, {32, 8, 128, 40, 1, 1, 0},
+		{4, 1, 512, 3, 2, 1, 0}, // Gemma 4 E2B's global heads
 	}
 	for _, neox := range []bool{false, true} {
 		for _, c := range cases {
@@ -138,13 +139,16 @@ func testAttend(t *testing.T, b model.Backend, o Options) {
 	// prior positions, then T new tokens
 	// A sliding window (the last column, 0 for none) cuts keys inside a
 	// chunk or tile, drops whole ones, spans one token or covers them all.
-	windowed := [][6]int{{8, 2, 16, 0, 12, 5}, {4, 2, 32, 300, 1, 100}, {8, 2, 32, 100, 7, 64}, {4, 1, 128, 511, 2, 1}, {16, 4, 64, 0, 33, 16}, {4, 2, 32, 20, 3, 4096}}
+	windowed := [][6]int{{8, 2, 16, 0, 12, 5}, {4, 2, 32, 300, 1, 100}, {8, 2, 32, 100, 7, 64}, {4, 1, 128, 511, 2, 1}, {16, 4, 64, 0, 33, 16}, {4, 2, 32, 20, 3, 4096},
+		{2, 1, 512, 90, 1, 40}}
 	cases := [][6]int{ // H, Hk, Dh, prior, T, window
 		{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 254, 1, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0},
 		{8, 8, 64, 1000, 1, 0}, {32, 8, 128, 300, 1, 0}, {8, 2, 32, 100, 7, 0}, {16, 4, 64, 0, 33, 0}, {4, 1, 128, 511, 2, 0},
+		{8, 1, 512, 0, 20, 0}, {8, 1, 512, 130, 1, 0}, // Gemma 4 E2B's global heads: prefill, decode
 	}
 	if o.Short {
-		cases = [][6]int{{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0}, {8, 2, 32, 100, 7, 0}, {4, 1, 128, 511, 2, 0}}
+		cases = [][6]int{{8, 2, 16, 0, 1, 0}, {8, 2, 16, 0, 12, 0}, {4, 2, 32, 255, 1, 0}, {4, 2, 32, 256, 1, 0}, {8, 2, 32, 100, 7, 0}, {4, 1, 128, 511, 2, 0},
+			{4, 1, 512, 0, 9, 0}, {4, 1, 512, 70, 1, 0}}
 	}
 	for _, c := range append(cases, windowed...) {
 		H, Hk, Dh, prior, T, window := c[0], c[1], c[2], c[3], c[4], c[5]

@@ -26,7 +26,7 @@ type ahead struct {
 func (e *Engine) greedyAhead(logits model.Tensor, more bool) (id int32, ok bool, err error) {
 	b := e.Model.Backend()
 	ar, isAsync := b.(model.AsyncReader)
-	if !isAsync {
+	if !isAsync || e.Model.HostIDs() { // a model that reads its ids on the host waits for each
 		return 0, false, nil
 	}
 	var read model.PendingI32

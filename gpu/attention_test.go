@@ -341,7 +341,8 @@ func TestAttentionPrefill(t *testing.T) {
 	}
 }
 
-// TestAttentionHeadDim256 covers the largest head both kernels take.
+// TestAttentionHeadDim256 covers the largest head whose decode value
+// threads take one unit in f32.
 func TestAttentionHeadDim256(t *testing.T) {
 	b := newTestBackend(t, webgpu.Options{})
 	a := newAttnRef(t, b, loader.F32, 8, 2, 256, 100, 3)
@@ -352,6 +353,44 @@ func TestAttentionHeadDim256(t *testing.T) {
 	for p := 29; p < 70; p++ {
 		got, want, _ = a.step(t, p, 1, true)
 		checkClose(t, fmt.Sprintf("decode Dh=256 at %d", p), got, want, attnTol)
+	}
+}
+
+// TestAttentionHeadDim512 covers Gemma 4 E2B's global heads (512; 320 an
+// awkward one past 256) in f32 and f16 caches: prefill (two-row tiles),
+// decode with one thread a key and with Dh/16 lanes, across chunks and
+// splits, and the reduce that takes two units a thread; 520 is refused.
+func TestAttentionHeadDim512(t *testing.T) {
+	b := newTestBackend(t, webgpu.Options{})
+	seed := uint64(60)
+	for _, dt := range []loader.DType{loader.F32, loader.F16} {
+		for _, sh := range [][3]int{{8, 1, 512}, {2, 2, 320}} {
+			H, Hk, Dh := sh[0], sh[1], sh[2]
+			seed++
+			a := newAttnRef(t, b, dt, H, Hk, Dh, 200, seed)
+			what := fmt.Sprintf("%s H=%d Hk=%d Dh=%d", dt, H, Hk, Dh)
+			tol := attnTol
+			got, want, _ := a.step(t, 0, 70, false)
+			checkClose(t, what+" prefill T=70", got, want, tol)
+			got, want, _ = a.step(t, 70, 9, false)
+			checkClose(t, what+" prefill T=9 at 70", got, want, tol)
+			p := 79 // two chunks of keys: NS=2 splits them
+			for _, lanes := range []int{1, laneCount(Dh)} {
+				a.setLanes(lanes)
+				for _, ns := range []int{1, 2} {
+					a.setSplits(ns)
+					got, want, _ = a.step(t, p, 1, false)
+					checkClose(t, fmt.Sprintf("%s decode lanes=%d NS=%d at %d", what, lanes, ns, p), got, want, tol)
+					p++
+				}
+			}
+		}
+	}
+	if _, err := b.NewKVCacheOf(loader.F32, 1, 8, 1, 520); err == nil {
+		t.Error("a cache of heads of 520 was made; want a *KVShapeError")
+	}
+	if _, err := b.NewKVCacheOf(loader.F32, 1, 8, 1, 260); err == nil {
+		t.Error("a cache of heads of 260 (not a multiple of 8 past 256) was made; want a *KVShapeError")
 	}
 }
 

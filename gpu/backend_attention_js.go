@@ -61,8 +61,8 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 	if layers <= 0 || capacity <= 0 || kvHeads <= 0 || headDim <= 0 {
 		return nil, shapeErr("every dimension must be positive")
 	}
-	if headDim > maxHeadDim || headDim%(16/elt) != 0 {
-		return nil, shapeErr(fmt.Sprintf("the head dim must be a multiple of %d of at most %d", 16/elt, maxHeadDim))
+	if !headDimOK(headDim, dt) {
+		return nil, shapeErr(fmt.Sprintf("the head dim must be a multiple of %d (of 8 past %d) of at most %d", 16/elt, maxHeadDim/2, maxHeadDim))
 	}
 	if layers > 1<<16 || kvHeads > 1<<16 {
 		return nil, shapeErr("too many layers or heads")
@@ -267,14 +267,15 @@ func decodeBatch(G, Dh, lanes int) int {
 }
 
 // decodeSlices is S, the partials each decode workgroup writes per query:
-// its 64 threads split the head's UH 16-byte units (Dh/4 in f32, Dh/8 in
-// f16), and the keys among the 64/UH slices so formed.
+// its 64 threads split the head's VU value units (Dh/4 vec4 in f32, Dh/8
+// pairs of vec4 in f16 or for f32 heads of more than 256), and the keys
+// among the 64/VU slices so formed.
 func decodeSlices(Dh int, f16 bool) int {
-	uh := Dh / 4
-	if f16 {
-		uh = Dh / 8
+	vu := Dh / 4
+	if f16 || vu > decodeChunk {
+		vu = Dh / 8
 	}
-	return decodeChunk / uh
+	return decodeChunk / vu
 }
 
 // attnDecode records flash-decoding (partial, then reduce) and reports

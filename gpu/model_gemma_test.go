@@ -66,7 +66,9 @@ func TestGemma3GoldenShared(t *testing.T) {
 // TestGemma4Golden runs the vendored tiny-gemma4-q4_0 golden (Gemma 4
 // E2B's layout: per-layer head dims and FFN widths, shared KV in two KV
 // groups, per-layer embeddings, the soft-cap) on WebGPU against the golden
-// and the CPU engine, and again with an f16 KV cache.
+// and the CPU engine, again with an f16 KV cache, and with the per-layer
+// table kept off the GPU (its rows gathered on the host and written per
+// batch: the prompt, then each greedy step).
 func TestGemma4Golden(t *testing.T) {
 	files := gemmaFiles(golden.Files(t, "../testdata/gemma/golden", "exact", true, false), "tiny-gemma4-")
 	if len(files) != 1 {
@@ -82,6 +84,19 @@ func TestGemma4Golden(t *testing.T) {
 			}
 			defer freeModel(b, m)
 			qwen35Golden(t, m, g, loader.F16)
+		})
+		t.Run(g.Name+"/per-layer-on-host", func(t *testing.T) {
+			w := goldenWeights(t, g)
+			w.PerLayerOnHost = true
+			m, err := model.Build(b, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, m)
+			if m.PLEmbed != nil || m.PerLayerUploadBytes() != 6*32*4 {
+				t.Fatalf("table on the GPU %v, %d bytes a token", m.PLEmbed != nil, m.PerLayerUploadBytes())
+			}
+			qwen35Golden(t, m, g, loader.F32)
 		})
 	}
 }

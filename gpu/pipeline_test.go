@@ -11,7 +11,10 @@ import (
 	"wasmllm/cpu"
 	"wasmllm/engine"
 	"wasmllm/internal/testkit/golden"
+	"wasmllm/loader"
+	"wasmllm/model"
 	"wasmllm/sampler"
+	"wasmllm/tokenizer"
 )
 
 // TestPipelinedStop: a stop token found in a pipelined greedy decode (one
@@ -80,5 +83,48 @@ func TestPipelinedStop(t *testing.T) {
 	}
 	if !slices.Equal(gs.Tokens, cs.Tokens) {
 		t.Errorf("seeded sample: gpu %v, cpu %v", gs.Tokens, cs.Tokens)
+	}
+}
+
+// TestPipelinedPerLayerOnHost: a Gemma 4 model whose per-layer table is
+// kept on the host reads its ids there, so its greedy decode does not go
+// ahead of the readback (ForwardFrom would refuse), and still gives the
+// golden's greedy ids; with the table on the GPU the same request goes
+// ahead.
+func TestPipelinedPerLayerOnHost(t *testing.T) {
+	b := modelBackend(t)
+	g := golden.Read(t, "../testdata/gemma/golden/tiny-gemma4-q4_0.golden")
+	f, err := loader.ReadGGUF(g.ModelPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, onHost := range []bool{true, false} {
+		w := goldenWeights(t, g)
+		w.PerLayerOnHost = onHost
+		m, err := model.Build(b, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := engine.New(m, tok, engine.Options{Context: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := sampler.DefaultParams()
+		p.Temperature, p.MaxTokens, p.IgnoreEOS = 0, len(g.Greedy), true
+		res, err := e.Generate(context.Background(), &engine.Request{Tokens: g.Tokens, Params: p}, func(engine.Token) error { return nil })
+		freeModel(b, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Tokens, g.Greedy) {
+			t.Errorf("table on the host %v: greedy %v, golden %v", onHost, res.Tokens, g.Greedy)
+		}
+		if ahead := e.Stats.StepsAhead; (ahead == 0) != onHost {
+			t.Errorf("table on the host %v: %d steps went ahead", onHost, ahead)
+		}
 	}
 }

@@ -20,6 +20,19 @@ func TestCheckConfig(t *testing.T) {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
+	// Gemma 4 E2B's global heads of 512 are taken; wider ones are not.
+	S := model.LayerSlidingAttention
+	e2b := func(dh int) *model.Config {
+		return &model.Config{Arch: model.ArchGemma4, Vocab: 512, Hidden: 64, Layers: 2, Heads: 4, KVHeads: 1, HeadDim: dh, HeadDimSWA: 256,
+			FFN: 96, RMSEps: 1e-6, RopeTheta: 1e6, RopeLocalTheta: 1e4, MaxContext: 8192, SlidingWindow: 6, LayerTypes: []string{S, F}}
+	}
+	if err := CheckConfig(e2b(512)); err != nil {
+		t.Errorf("Gemma 4 with global heads of 512: %v", err)
+	}
+	var ue0 *model.UnsupportedError
+	if err := CheckConfig(e2b(640)); !errors.As(err, &ue0) || ue0.Arch != model.ArchGemma4 {
+		t.Errorf("heads of 640: got %v, want a *model.UnsupportedError", err)
+	}
 	wide := &model.Config{Arch: model.ArchQwen35, Layers: 2, LayerTypes: []string{L, F}, LinearHeadDim: 512}
 	err := CheckConfig(wide)
 	var ue *model.UnsupportedError

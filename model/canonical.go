@@ -60,10 +60,15 @@ const (
 )
 
 // OnHost reports whether Build reads tensor name on the host rather than
-// uploading it (the frequency divisors: rope_freqs, LongRoPE's factors), so
-// a loader keeps its bytes in memory.
+// uploading it (the frequency divisors: rope_freqs, LongRoPE's factors;
+// Gemma 4's layer output scales), so a loader keeps its bytes in memory.
 func OnHost(name string) bool {
-	return name == NameRopeFreqs || name == NameRopeFactorsShort || name == NameRopeFactorsLong
+	if name == NameRopeFreqs || name == NameRopeFactorsShort || name == NameRopeFactorsLong {
+		return true
+	}
+	var l int
+	_, err := fmt.Sscanf(name, NameLayerScale, &l)
+	return err == nil && fmt.Sprintf(NameLayerScale, l) == name
 }
 
 // canonicalTensor is one tensor of the canonical set.

@@ -132,6 +132,20 @@ func TestGoldenCPUGemma4(t *testing.T) {
 			}
 			checkGolden(t, m, g, g.Tolerance)
 		})
+		// The per-layer table kept on the host: its rows gathered and
+		// written per batch, 6 layers × 32 × 4 bytes a token.
+		t.Run(g.Name+"/per-layer-on-host", func(t *testing.T) {
+			w := loadWeights(t, g.ModelPath())
+			w.PerLayerOnHost = true
+			m, err := model.Build(cpu.New(0), w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.PLEmbed != nil || !m.PerLayerOnHost() || !m.HostIDs() || m.PerLayerUploadBytes() != 6*32*4 {
+				t.Fatalf("table uploaded %v, on host %v, %d bytes a token", m.PLEmbed != nil, m.PerLayerOnHost(), m.PerLayerUploadBytes())
+			}
+			checkGolden(t, m, g, g.Tolerance)
+		})
 	}
 }
 

@@ -16,7 +16,8 @@ type Model struct {
 	Norm   Tensor // (D)
 	LMHead Tensor // (V, D); Embed when tied
 	// Gemma 4's per-layer embeddings (NamePLEmbed, NamePLProj, NamePLNorm);
-	// nil without.
+	// nil without, and PLEmbed nil when the table is kept on the host
+	// (Weights.PerLayerOnHost, perlayer_host.go).
 	PLEmbed, PLProj, PLNorm Tensor
 	Layers                  []Layer
 	// MTP is the NextN/MTP block, the draft model of speculative decoding
@@ -31,7 +32,8 @@ type Model struct {
 	b        Backend
 	identity Tensor // (D, D) f32, uploaded on first use (mtp.go)
 	scratch  map[scratchKey]*scratch
-	pass     pass // what the layers of the Forward under way share, kept so a step allocates nothing
+	plHost   *perLayerHost // the per-layer table in host memory; nil when on the backend or absent
+	pass     pass          // what the layers of the Forward under way share, kept so a step allocates nothing
 }
 
 // Build uploads w to b and assembles the model, each layer as its spec says.
@@ -57,7 +59,18 @@ func Build(b Backend, w *Weights) (*Model, error) {
 	}
 	m.Embed, m.Norm = up(NameEmbed), up(NameNorm)
 	if c.PerLayerInput > 0 {
-		m.PLEmbed, m.PLProj, m.PLNorm = up(NamePLEmbed), up(NamePLProj), up(NamePLNorm)
+		if w.PerLayerOnHost {
+			t, gerr := w.Get(NamePLEmbed)
+			if gerr == nil {
+				m.plHost, gerr = newPerLayerHost(w, t)
+			}
+			if gerr != nil {
+				return nil, gerr
+			}
+		} else {
+			m.PLEmbed = up(NamePLEmbed)
+		}
+		m.PLProj, m.PLNorm = up(NamePLProj), up(NamePLNorm)
 	}
 	m.LMHead = m.Embed
 	if !c.TiedEmbeddings {
@@ -374,6 +387,9 @@ func (m *Model) ForwardFrom(cache KVCache, idT Tensor, pos int) (Tensor, error) 
 	if err := checkState(cache, pos); err != nil {
 		return nil, err
 	}
+	if m.HostIDs() {
+		return nil, errors.New("model: the per-layer embeddings are on the host: a forward needs its ids there")
+	}
 	return m.forward(cache, nil, idT, pos, false, false)
 }
 
@@ -430,6 +446,13 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 	} else {
 		b.WriteI32(s.ids, ids)
 	}
+	if m.plHost != nil { // the batch's per-layer rows, gathered here
+		rows, err := m.plHost.gather(ids)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteF32(s.ple, rows)
+	}
 	b.Embed(s.res, m.Embed, s.ids)
 	if scale := c.EmbedScale(); scale != 0 {
 		b.Scale(s.res, scale)
@@ -442,7 +465,7 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 		f.rec = h
 		h.len = pos + T
 	}
-	if m.PLEmbed != nil {
+	if c.PerLayerInput > 0 {
 		m.perLayerEmbed(f)
 	}
 	marker, _ := b.(LayerMarker)
@@ -488,11 +511,14 @@ func (m *Model) forward(cache KVCache, ids []int32, idT Tensor, pos int, all, hi
 // perLayerEmbed computes Gemma 4's per-layer inputs of the batch into
 // s.ple (T, L*P), from the ids and the scaled embedding in s.res:
 // (RMSNorm(PLProj·x/sqrt(D))·PLNorm per layer's P values +
-// PLEmbed[id]·sqrt(P)) / sqrt(2). Four ops.
+// PLEmbed[id]·sqrt(P)) / sqrt(2). Four ops; three when the table is on
+// the host (forward wrote the rows into s.ple).
 func (m *Model) perLayerEmbed(f *pass) {
 	b, s, c := f.b, f.s, &m.Config
 	P := c.PerLayerInput
-	b.Embed(s.ple, m.PLEmbed, s.ids)
+	if m.plHost == nil {
+		b.Embed(s.ple, m.PLEmbed, s.ids)
+	}
 	b.Scale(s.ple, float32(math.Sqrt(float64(P))))
 	b.MatMul(s.ple, s.res, m.PLProj, MatMulFusion{Scale: float32(1 / math.Sqrt(float64(c.Hidden))),
 		PostNorm: m.PLNorm, PostNormGroup: P, Eps: f.eps, Add: true})

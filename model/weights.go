@@ -21,6 +21,11 @@ type Weights struct {
 	Uploaded map[string]Tensor
 	// Source names where the weights came from, for messages.
 	Source string
+	// PerLayerOnHost keeps Gemma 4's per-layer embedding table
+	// (NamePLEmbed, its bytes in Tensors) in host memory: Build does not
+	// upload it, and each forward gathers its tokens' rows on the host
+	// (perlayer_host.go).
+	PerLayerOnHost bool
 }
 
 // Names returns the tensor names in a stable order.

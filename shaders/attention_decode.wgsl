@@ -20,7 +20,9 @@
 // neighbouring 16-byte units of one key row, so the loads coalesce, and
 // each keeps its quarter of every query in registers instead of reading
 // it from workgroup memory per key); for the values a thread takes one
-// unit of the head over a slice of the chunk's keys. Queries go in
+// unit of the head over a slice of the chunk's keys (two vec4 of the
+// head: an f16 unit, or with f32 heads of more than 256 two units, so
+// that heads up to 512 still fit the 64 threads). Queries go in
 // blocks of four, so that scores, maxima, weights and their rescaling are
 // vec4 operations and every register a thread keeps is a named vector
 // (SwiftShader pays dearly for indexing a local array).
@@ -50,7 +52,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> part: array<vec4<f32>>; // (T, H, NS, S, Dh/4) weighted values, then (T, H, NS, S) (m, l, chunks, keys)
 @group(0) @binding(5) var<uniform> p: Params;
 
-override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16), at most 256
+override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16 or over 256), at most 512
 override QB: u32 = 1u;           // query heads per workgroup, at most 8; QB*Dh at most 1024
 override KV_F16: bool = false;
 // LANES: threads per key for the scores, 1 or Dh/16 (Dh a multiple of 16
@@ -60,6 +62,11 @@ override LANES: u32 = 1u;
 
 const CH: u32 = 64u;             // keys per chunk = threads per workgroup
 override DH4: u32 = DH / 4u;
+// VP: a value thread takes two vec4 of the head, one f16 unit or (f32
+// heads over 256) two f32 units, VW of them; VU threads take a key's values.
+override VP: bool = KV_F16 || DH4 > CH;
+override VW: u32 = select(1u, 2u, VP && !KV_F16);
+override VU: u32 = select(DH4, DH4 / 2u, VP);
 override HI: bool = QB > 4u;     // a second block of four queries
 override QB4: u32 = select(1u, 2u, HI);
 const NEG: f32 = -3.0e38;
@@ -136,10 +143,10 @@ fn pick(i: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) -> vec4<
 }
 
 // partial: thread tid scores key tid of each chunk against the QB queries;
-// for the values it owns unit tid % UH of the head over slice s = tid / UH
-// of the chunk's keys (s, s + S, ...), for all QB queries, and sums their
-// weights on the way. Query g's values are in o_g (its first four, or four
-// f32 values) and f_g (its last four in f16). Each slice writes its own
+// for the values it owns value unit tid % VU of the head over slice
+// s = tid / VU of the chunk's keys (s, s + S, ...), for all QB queries, and
+// sums their weights on the way. Query g's values are in o_g (its first
+// four, or four f32 values) and f_g (its last four when VP). Each slice writes its own
 // partial (the running maxima are the workgroup's), so the workgroup ends
 // without a barrier; the reduce sums NS*S partials.
 @compute @workgroup_size(CH)
@@ -159,7 +166,7 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     let lo = first_key(last);
     let clo = lo / CH;
     let UH = units();
-    let per = select(1u, 2u, KV_F16); // vec4 of values per unit
+    let per = select(1u, 2u, VP); // vec4 of values per value unit
     let qb = t * p.row4 + h0 * DH4;
     // The lane's registers: query g's vec4 i at qr[4g + i], zero past QB.
     let lane = tid % LANES;
@@ -175,9 +182,9 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
             qs[i] = select(vec4<f32>(0.0), qkv[qb + min(i, QB * DH4 - 1u)], i < QB * DH4);
         }
     }
-    let slices = p.slices; // CH / UH, UH <= 64
-    let u = tid % UH;
-    let s = tid / UH;      // a slice past slices takes no values
+    let slices = p.slices; // CH / VU, VU <= 64
+    let u = tid % VU;
+    let s = tid / VU;      // a slice past slices takes no values
     // Explicit initialisers throughout: on SwiftShader a var declared in a
     // loop body without one kept its value from the previous iteration.
     var mq0 = NEG4;              // running maxima of queries 0-3 (uniform)
@@ -297,17 +304,17 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         o0 *= a0.x; o1 *= a0.y; o2 *= a0.z; o3 *= a0.w;
         ls0 *= a0;
         ls1 *= a1;
-        if (KV_F16) {
+        if (VP) {
             f0 *= a0.x; f1 *= a0.y; f2 *= a0.z; f3 *= a0.w;
         }
         if (HI) {
             o4 *= a1.x; o5 *= a1.y; o6 *= a1.z; o7 *= a1.w;
-            if (KV_F16) {
+            if (VP) {
                 f4 *= a1.x; f5 *= a1.y; f6 *= a1.z; f7 *= a1.w;
             }
         }
         if (s < slices) {
-            var vi = (kh * p.cap + j0 + s) * UH + u;
+            var vi = (kh * p.cap + j0 + s) * UH + u * VW;
             for (var i = s; i < n; i += slices) {
                 let vw = vc[vi];
                 var v = bitcast<vec4<f32>>(vw);
@@ -315,18 +322,20 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
                 if (KV_F16) {
                     v = lo_half(vw);
                     vh = hi_half(vw);
+                } else if (VP) {
+                    vh = bitcast<vec4<f32>>(vc[vi + 1u]);
                 }
                 let r0 = sc[i];
                 ls0 += r0;
                 o0 += r0.x * v; o1 += r0.y * v; o2 += r0.z * v; o3 += r0.w * v;
-                if (KV_F16) {
+                if (VP) {
                     f0 += r0.x * vh; f1 += r0.y * vh; f2 += r0.z * vh; f3 += r0.w * vh;
                 }
                 if (HI) {
                     let r1 = sc[CH + i];
                     ls1 += r1;
                     o4 += r1.x * v; o5 += r1.y * v; o6 += r1.z * v; o7 += r1.w * v;
-                    if (KV_F16) {
+                    if (VP) {
                         f4 += r1.x * vh; f5 += r1.y * vh; f6 += r1.z * vh; f7 += r1.w * vh;
                     }
                 }
@@ -357,7 +366,7 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         let row = ((t * p.heads + h0 + g) * p.ns + w) * slices + s;
         let ob = row * DH4 + u * per;
         part[ob] = og;
-        if (KV_F16) {
+        if (VP) {
             part[ob + 1u] = fg;
         }
         if (u == 0u) {
@@ -401,11 +410,21 @@ fn fold_sum() -> f32 {
     return l;
 }
 
+// gate is the output's factor for unit u of head h of token t: sigmoid of
+// Qwen3.5's output gate, or 1.
+fn gate(t: u32, h: u32, u: u32) -> vec4<f32> {
+    if (rp.gate4 == 0u) {
+        return vec4<f32>(1.0);
+    }
+    return 1.0 / (1.0 + exp(-gq[t * rp.row4 + rp.gate4 + h * DH4 + u]));
+}
+
 // reduce: the partials of the splits that held keys, min(NS, chunks) of
 // them with S partials each, are summed: the 64
 // threads split them for the max and the sum; for the output each of the
 // Dh/4 units gets 64/(Dh/4) threads over strided splits, whose sums are
-// then added.
+// then added (heads over 256: each thread takes units tid, tid + 64 over
+// every partial).
 @compute @workgroup_size(64)
 fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let h = wg.x;
@@ -430,7 +449,17 @@ fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) li
     workgroupBarrier();
     l = fold_sum();
 
-    // Dh <= 256, so DH4 <= 64: slices >= 1.
+    if (DH4 > 64u) {
+        for (var u = tid; u < DH4; u += 64u) {
+            var o = vec4<f32>(0.0);
+            for (var c = 0u; c < n; c++) {
+                o += exp(part_in[rp.stats + row + c].x - m) * part_in[(row + c) * DH4 + u];
+            }
+            out[(t * rp.heads + h) * DH4 + u] = o / l * gate(t, h, u);
+        }
+        return;
+    }
+    // Here DH4 <= 64: slices >= 1.
     let slices = 64u / DH4;
     let u = tid % DH4;
     if (tid < DH4 * slices) {
@@ -446,10 +475,6 @@ fn reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) li
         for (var k = 1u; k < slices; k++) {
             o += racc[k * DH4 + tid];
         }
-        var g = vec4<f32>(1.0);
-        if (rp.gate4 > 0u) { // Qwen3.5's output gate: o * sigmoid(gate)
-            g = 1.0 / (1.0 + exp(-gq[t * rp.row4 + rp.gate4 + h * DH4 + tid]));
-        }
-        out[(t * rp.heads + h) * DH4 + tid] = o / l * g;
+        out[(t * rp.heads + h) * DH4 + tid] = o / l * gate(t, h, tid);
     }
 }

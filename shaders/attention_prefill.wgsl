@@ -39,8 +39,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>; // (T, H*Dh/4) f32
 @group(0) @binding(5) var<uniform> p: Params;
 
-override DH: u32 = 64u;  // Dh, a multiple of 4 (8 when KV_F16), at most 256
-override BQ: u32 = 16u;  // query rows per tile: even, BQ <= 16, BQ*Dh <= 1024 (so BQ/2 * ceil(Dh/8) <= 64)
+override DH: u32 = 64u;  // Dh, a multiple of 4 (8 when KV_F16), at most 512
+override BQ: u32 = 16u;  // query rows per tile: even, BQ <= 16, BQ*Dh <= 1024 (so BQ/2 * ceil(Dh/8) <= 64; Dh 512: BQ 2)
 override BK: u32 = 16u;  // keys per tile: even, BK <= 16, BK*Dh <= 1024
 override KV_F16: bool = false;
 override DH4: u32 = DH / 4u;

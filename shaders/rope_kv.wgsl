@@ -42,7 +42,7 @@ override KV_F16: bool = false;
 const WG: u32 = 64u;
 const TAU: f32 = 6.283185307179586;
 
-var<workgroup> hv: array<f32, 256>; // the head, Dh <= 256
+var<workgroup> hv: array<f32, 512>; // the head, Dh <= 512 (Gemma 4's global layers)
 var<workgroup> part: array<f32, WG>;
 
 // cos_sin_turns is rope.wgsl's: (cos, sin) of t turns, t in [0, 1).

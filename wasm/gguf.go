@@ -197,7 +197,11 @@ func (r *loadRun) convertGGUFOnce() error {
 	if err != nil {
 		return err
 	}
-	if _, err := loading.CheckKV(lay, r.be.limits, r.o.Context, kv); err != nil {
+	lim := r.be.limits
+	if lim.PerLayer, err = loading.ParsePerLayer(r.o.PerLayerEmbeddings); err != nil {
+		return err
+	}
+	if _, err := loading.CheckKV(lay, lim, r.o.Context, kv); err != nil {
 		return err
 	}
 	store := &jsStore{local: local, beforeManifest: func() error {

@@ -52,6 +52,10 @@ type loadOptions struct {
 	// Local is set on a converted GGUF's folder (wasm/gguf.go): it lies in
 	// Cache Storage (or memory) alone.
 	Local bool `json:"-"`
+	// PerLayerEmbeddings is where Gemma 4's per-layer embedding table
+	// goes on WebGPU (createEngine's perLayerEmbeddings): "" or "auto",
+	// "gpu", or "host" (the worker's memory, a row uploaded per token).
+	PerLayerEmbeddings string `json:"per_layer_embeddings"`
 	// Limits lower the WebGPU device's limits (tests, or to leave room).
 	Limits struct {
 		MaxStorageBufferBindingSize uint64 `json:"maxStorageBufferBindingSize"`
@@ -273,7 +277,11 @@ func (r *loadRun) readManifest() error {
 	if r.kv, err = r.kvType(); err != nil {
 		return err
 	}
-	r.plan, err = loading.CheckKV(r.m, r.be.limits, r.o.Context, r.kv)
+	lim := r.be.limits
+	if lim.PerLayer, err = loading.ParsePerLayer(r.o.PerLayerEmbeddings); err != nil {
+		return err
+	}
+	r.plan, err = loading.CheckKV(r.m, lim, r.o.Context, r.kv)
 	return err
 }
 
@@ -315,6 +323,9 @@ func (r *loadRun) readTokenizer() error {
 func (r *loadRun) downloadShards() error {
 	asm := loading.NewAssembler(r.m, r.o.Model)
 	r.asm = asm
+	if r.plan.PerLayerOnHost {
+		asm.OnHost = map[string]bool{model.NamePLEmbed: true}
+	}
 	var shard js.Value
 	// Tensors in parts are staged in JavaScript, and go to the GPU or the
 	// ranks from there as the others do from their shard.
@@ -406,6 +417,7 @@ func (r *loadRun) buildEngine() error {
 		return err
 	}
 	r.asm = nil
+	weights.PerLayerOnHost = r.plan.PerLayerOnHost
 	mdl, err := model.Build(r.be.b, weights)
 	if err != nil {
 		return err
@@ -441,7 +453,9 @@ func (r *loadRun) info() map[string]any {
 			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
 		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes,
-			"activation_bytes": r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk},
+			"activation_bytes": r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk,
+			"per_layer_on_host": r.plan.PerLayerOnHost, "per_layer_host_bytes": r.plan.PerLayerHostBytes,
+			"per_layer_token_bytes": r.plan.PerLayerTokenBytes},
 		"load": map[string]any{
 			"ms":                  msSince(r.start),
 			"phases_ms":           r.phases,

@@ -117,6 +117,13 @@ export interface EngineOptions {
   cache?: boolean;
   /** Bytes of weights the wasm heap may hold (default 2 GiB). */
   heapBytes?: number;
+  /**
+   * Where Gemma 4's per-layer embedding table goes on WebGPU: "auto" (the
+   * default: the worker's memory when it outweighs the rest of the weights
+   * and heapBytes holds it), "gpu", or "host" (the worker's memory; each
+   * token uploads its row). info.plan says where it went.
+   */
+  perLayerEmbeddings?: "auto" | "gpu" | "host";
   /** Lower the WebGPU device's limits (testing, or to leave room for other work). */
   limits?: { maxStorageBufferBindingSize?: number; maxBufferSize?: number };
   /** Use these figures instead of navigator.storage.estimate() for the quota check (testing). */
@@ -137,7 +144,7 @@ export interface EngineOptions {
    * engine runs in a SharedWorker (shared-worker.js beside worker.js), so a
    * tab asking for a model another tab has loaded (same model and the
    * options that shape the engine: backend, contextLength, kvCacheDtype,
-   * cpuRanks, cpuMinShardBytes, heapBytes, limits, wasmURL) joins it at
+   * cpuRanks, cpuMinShardBytes, heapBytes, perLayerEmbeddings, limits, wasmURL) joins it at
    * once, downloading and loading nothing; onProgress follows a load
    * already under way. Requests from the tabs take turns (round robin, one
    * request at a time), a tab that closes or navigates away has its own
@@ -200,7 +207,11 @@ export interface EngineInfo {
   /** kv_bytes: the whole KV cache, in kv_cache_dtype; activation_bytes: a
    * decode step's and a prefill batch's activations; prefill_chunk: the
    * tokens of a prefill batch (shortened to fit the device's binding limit). */
-  plan: { weight_bytes: number; kv_bytes: number; activation_bytes: number; prefill_chunk: number };
+  plan: {
+    weight_bytes: number; kv_bytes: number; activation_bytes: number; prefill_chunk: number;
+    /** Gemma 4: the per-layer table in the worker's memory (its bytes), and what a token uploads. */
+    per_layer_on_host: boolean; per_layer_host_bytes: number; per_layer_token_bytes: number;
+  };
   /**
    * A GGUF model: where its conversion is kept (folder), what was read (name, url, bytes, etag),
    * whether this load converted it (converted, convert_ms, lossless: every value equal to the

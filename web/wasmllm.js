@@ -533,6 +533,7 @@ export async function createEngine(opts) {
 		cpu_ranks: opts.cpuRanks || 0,
 		cpu_min_shard_bytes: opts.cpuMinShardBytes || 0,
 		heap_bytes: opts.heapBytes || 0,
+		per_layer_embeddings: opts.perLayerEmbeddings || "",
 		concurrency: opts.concurrency || 0,
 		max_retries: opts.maxRetries || 0,
 		cache: opts.cache !== false,
@@ -558,7 +559,7 @@ export async function createEngine(opts) {
 // the same engine share one. Download options (cache, concurrency...) are
 // left out: a tab that joins downloads nothing.
 const sharedKey = (load, file, wasmURL) => JSON.stringify([file ? ggufFolder(file) : load.model, load.backend, load.context_length,
-	load.kv_cache_dtype, load.cpu_ranks, load.cpu_min_shard_bytes, load.heap_bytes, load.limits, wasmURL]);
+	load.kv_cache_dtype, load.cpu_ranks, load.cpu_min_shard_bytes, load.heap_bytes, load.per_layer_embeddings, load.limits, wasmURL]);
 
 // start opens an engine and loads load into it: in a worker of its own, or
 // with opts.shared in the origin's SharedWorker for that model (shared.js),

@@ -28,6 +28,9 @@ type Assembler struct {
 	// Stager holds the tensors in parts while they arrive (MemStager,
 	// Go memory, unless set).
 	Stager Stager
+	// OnHost names tensors kept in Go memory, never offered to Upload
+	// (the per-layer table of a plan with Plan.PerLayerOnHost).
+	OnHost map[string]bool
 
 	m        *manifest.Manifest
 	source   string
@@ -154,7 +157,7 @@ func (a *Assembler) addPart(ti *manifest.TensorInfo, pc piece, read func(dst []b
 // offer hands ti to Upload when it goes to the backend straight; it
 // reports whether Upload took it.
 func (a *Assembler) offer(ti *manifest.TensorInfo) (bool, error) {
-	if a.Upload == nil || !ResidentOnGPU(ti) {
+	if a.Upload == nil || !ResidentOnGPU(ti) || a.OnHost[ti.Name] {
 		return false, nil
 	}
 	t, err := a.Upload(ti)

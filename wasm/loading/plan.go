@@ -55,6 +55,38 @@ type Limits struct {
 	// PrefillChunk is the tokens of a prefill batch (the engine's
 	// PrefillChunk; 0 means DefaultPrefillChunk).
 	PrefillChunk int
+	// PerLayer is where Gemma 4's per-layer embedding table goes on
+	// WebGPU: PerLayerAuto (the zero value), PerLayerGPU or PerLayerHost.
+	PerLayer PerLayerPlace
+}
+
+// PerLayerPlace is where a WebGPU plan keeps Gemma 4's per-layer
+// embedding table (model.NamePLEmbed), which is read one row per token.
+type PerLayerPlace int
+
+const (
+	// PerLayerAuto keeps the table in the worker's memory when it is
+	// larger than the rest of the weights on the GPU (Gemma 4 E2B's is
+	// several times larger) and the heap holds it; on the GPU otherwise.
+	PerLayerAuto PerLayerPlace = iota
+	// PerLayerGPU keeps it in GPU buffers (split by rows as any tensor).
+	PerLayerGPU
+	// PerLayerHost keeps it in the worker's memory.
+	PerLayerHost
+)
+
+// ParsePerLayer reads createEngine's perLayerEmbeddings: "" or "auto",
+// "gpu", "host"; anything else is an *OptionError.
+func ParsePerLayer(s string) (PerLayerPlace, error) {
+	switch s {
+	case "", "auto":
+		return PerLayerAuto, nil
+	case "gpu":
+		return PerLayerGPU, nil
+	case "host":
+		return PerLayerHost, nil
+	}
+	return 0, &OptionError{Msg: fmt.Sprintf("perLayerEmbeddings %q: want \"auto\", \"gpu\" or \"host\"", s)}
 }
 
 // DefaultPrefillChunk is engine.Options.PrefillChunk's default.
@@ -72,6 +104,12 @@ type Plan struct {
 	// prompt and its answer allocate beside the weights and the KV cache.
 	ActivationBytes int64
 	PrefillChunk    int // tokens per prefill batch, at most Context
+	// PerLayerOnHost: Gemma 4's per-layer embedding table stays in the
+	// worker's memory (PerLayerHostBytes of it, not in WeightBytes), and
+	// each token uploads its row, PerLayerTokenBytes (L·P f32 values).
+	PerLayerOnHost     bool
+	PerLayerHostBytes  int64
+	PerLayerTokenBytes int64
 }
 
 // Check verifies, before anything is downloaded, that every tensor of m
@@ -111,6 +149,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	// rank's rows at a time, cpu.Backend.UploadFrom: twice a share, for
 	// the rows in flight and rank 0's own before they are widened).
 	var rank0, peer, transit int64
+	var plHost, plGPU int64 // the per-layer table's bytes in the shards and on the GPU
 	ranks := max(1, lim.Ranks)
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
@@ -143,10 +182,13 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 				return nil, &TooLargeError{What: fmt.Sprintf("tensor %q (%v %s): %s", t.Name, t.Shape, t.DType, what),
 					Limit: "the device's " + bufName, Need: need, Have: int64(buf)}
 			}
+			onGPU := gpuBytes(d, n, t.Bytes)
 			if kquantOnGPU(d, t.Shape) {
-				p.WeightBytes += n / 256 * int64(wgpu.KQuantBlockBytes(d))
-			} else {
-				p.WeightBytes += gpuBytes(d, n, t.Bytes)
+				onGPU = n / 256 * int64(wgpu.KQuantBlockBytes(d))
+			}
+			p.WeightBytes += onGPU
+			if t.Name == model.NamePLEmbed && loader.CanDequantize(d) {
+				plHost, plGPU = t.Bytes, onGPU
 			}
 			if !ResidentOnGPU(t) {
 				hostBytes += t.Bytes
@@ -185,6 +227,12 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	if gpu {
 		if err := wgpu.CheckConfig(c); err != nil {
 			return nil, err
+		}
+		if plHost > 0 && (lim.PerLayer == PerLayerHost ||
+			lim.PerLayer == PerLayerAuto && plGPU > p.WeightBytes-plGPU && hostBytes+plHost <= heap) {
+			p.WeightBytes -= plGPU
+			hostBytes += plHost
+			p.PerLayerOnHost, p.PerLayerHostBytes, p.PerLayerTokenBytes = true, plHost, model.PerLayerRowBytes(c)
 		}
 	}
 	// Only attention layers keep keys and values; a Gated DeltaNet layer

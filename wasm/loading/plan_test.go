@@ -338,3 +338,51 @@ func TestCheckKVGroups(t *testing.T) {
 		t.Errorf("KV bytes %d, want %d", p.KVBytes, want)
 	}
 }
+
+// TestCheckPerLayer: on WebGPU Gemma 4's per-layer table (here 6 layers
+// × 32 values over 4096 tokens, q8: three times the rest) goes to the
+// worker's memory by default, out of the GPU's weight bytes, each token
+// uploading 6·32·4 bytes; PerLayerGPU keeps it there, PerLayerHost takes
+// it off even when smaller, and a heap too small for it leaves it on the
+// GPU in auto. ParsePerLayer refuses other words.
+func TestCheckPerLayer(t *testing.T) {
+	S, F := model.LayerSlidingAttention, model.LayerFullAttention
+	c := model.Config{Arch: model.ArchGemma4, Vocab: 4096, Hidden: 64, Layers: 6, Heads: 4, KVHeads: 1, HeadDim: 64, HeadDimSWA: 32,
+		FFN: 96, RMSEps: 1e-6, RopeTheta: 1e6, RopeLocalTheta: 1e4, MaxContext: 8192, SlidingWindow: 6, SharedKVLayers: 3,
+		PerLayerInput: 32, LayerTypes: []string{S, S, F, S, S, F}, TiedEmbeddings: true}
+	m := planManifest()
+	m.Arch, m.Config = c.Arch, c
+	const table = 4096 * 192 / 32 * 34 // q8: 32 bytes and a scale a group
+	m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: model.NamePLEmbed, DType: "q8", Shape: []int{4096, 192}, Offset: 278528, Bytes: table})
+	m.Shards[0].Bytes = 278528 + table
+	lim := loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 27, MaxBufferSize: 1 << 28}
+	rest := int64(256000 + 4608 + 16384)
+	for _, c := range []struct {
+		place  loading.PerLayerPlace
+		heap   int64
+		onHost bool
+	}{{loading.PerLayerAuto, 0, true}, {loading.PerLayerGPU, 0, false}, {loading.PerLayerHost, 0, true}, {loading.PerLayerAuto, 100000, false}} {
+		l := lim
+		l.PerLayer, l.HeapBytes = c.place, c.heap
+		p, err := loading.Check(m, l, 100)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		want := rest + table
+		if c.onHost {
+			want = rest
+		}
+		if p.PerLayerOnHost != c.onHost || p.WeightBytes != want || (c.onHost && (p.PerLayerHostBytes != table || p.PerLayerTokenBytes != 6*32*4)) {
+			t.Errorf("%+v: on host %v (%d bytes, %d a token), weight bytes %d; want %v, %d", c, p.PerLayerOnHost, p.PerLayerHostBytes, p.PerLayerTokenBytes, p.WeightBytes, c.onHost, want)
+		}
+	}
+	for s, want := range map[string]loading.PerLayerPlace{"": loading.PerLayerAuto, "auto": loading.PerLayerAuto, "gpu": loading.PerLayerGPU, "host": loading.PerLayerHost} {
+		if got, err := loading.ParsePerLayer(s); got != want || err != nil {
+			t.Errorf("ParsePerLayer(%q) = %v, %v", s, got, err)
+		}
+	}
+	var oe *loading.OptionError
+	if _, err := loading.ParsePerLayer("disk"); !errors.As(err, &oe) {
+		t.Errorf("ParsePerLayer(\"disk\"): %v, want an *OptionError", err)
+	}
+}

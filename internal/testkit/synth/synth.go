@@ -1,6 +1,6 @@
 // Package synth writes GGUF models with random weights in the shapes of
 // real ones (Llama-3.2-1B, DeepSeek-R1-Distill-Llama-70B, Qwen3-30B-A3B,
-// Phi-4-mini, Gemma-3-1B),
+// Phi-4-mini, Gemma-3-1B, Gemma-4-E2B),
 // fewer layers where a test or a software adapter needs it: the bench's
 // synthetic model and the big-model loading tests. The tokenizer is a tiny
 // test model's vocabulary padded to the real size with filler tokens no
@@ -15,6 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 
 	"wasmllm/loader"
@@ -26,10 +27,15 @@ type Shape struct {
 	// Arch is "llama", "qwen3moe" (q/k norms and routed experts, FFN
 	// being one expert's), "phi3" (fused attn_qkv and gate/up in ffn_up,
 	// partial rotary over RopeDim dims, LongRoPE factors from
-	// OrigContext of Context positions) or "gemma3" (q/k norms, sandwich
-	// norms, local layers of Window positions, five of every six).
+	// OrigContext of Context positions), "gemma3" (q/k norms, sandwich
+	// norms, local layers of Window positions, five of every six) or
+	// "gemma4" (gemma3's layers, local heads of HeadDim and global ones of
+	// GlobalHeadDim, every Period-th layer global, the last SharedKV
+	// layers reusing earlier KV with twice the FFN, per-layer embeddings
+	// of PerLayer, soft-capped logits).
 	Arch                                                string
-	Window                                              int // gemma3's sliding window
+	Window                                              int // gemma3's and gemma4's sliding window
+	GlobalHeadDim, Period, SharedKV, PerLayer           int // gemma4's
 	Layers, Hidden, Heads, KVHeads, HeadDim, FFN, Vocab int
 	Experts, ExpertsUsed                                int
 	// Untied gives the model an output.weight of its own (else the
@@ -57,7 +63,37 @@ var (
 		FFN: 8192, Vocab: 200064, DType: loader.Q4_0, Context: 131072, RopeDim: 96, OrigContext: 4096}
 	Gemma3_1B = Shape{Name: "Gemma-3-1B", Arch: "gemma3", Layers: 26, Hidden: 1152, Heads: 4, KVHeads: 1, HeadDim: 256,
 		FFN: 6912, Vocab: 262144, Window: 512, DType: loader.Q4_0}
+	// Gemma4E2B is Gemma 4 E2B's text model: 35 layers, four local (heads
+	// of 256, window 512) to one global (heads of 512), 8/1 heads, the
+	// last 20 layers on earlier KV with a double-wide FFN (12288), per-layer
+	// embeddings of 256 (a (262144, 35×256) table), 262,144 tokens, tied.
+	Gemma4E2B = Shape{Name: "Gemma-4-E2B", Arch: "gemma4", Layers: 35, Hidden: 1536, Heads: 8, KVHeads: 1, HeadDim: 256,
+		GlobalHeadDim: 512, Period: 5, SharedKV: 20, PerLayer: 256, FFN: 6144, Vocab: 262144, Window: 512, DType: loader.Q4_0}
 )
+
+// global reports whether layer l of a gemma3 or gemma4 shape is global.
+func (s Shape) global(l int) bool {
+	return (l+1)%cmp.Or(s.Period, 6) == 0
+}
+
+// shared reports whether layer l of a gemma4 shape reuses earlier KV.
+func (s Shape) shared(l int) bool { return s.Arch == "gemma4" && l >= s.Layers-s.SharedKV }
+
+// ffn is layer l's FFN width (gemma4's shared layers: twice FFN).
+func (s Shape) ffn(l int) int {
+	if s.shared(l) {
+		return 2 * s.FFN
+	}
+	return s.FFN
+}
+
+// headDim is layer l's head dim.
+func (s Shape) headDim(l int) int {
+	if s.Arch == "gemma4" && s.global(l) {
+		return s.GlobalHeadDim
+	}
+	return s.HeadDim
+}
 
 // Write writes a GGUF model of shape s with random weights (seeded by the
 // shape) to path, through a temporary file renamed into place. base is a
@@ -111,8 +147,8 @@ func archMeta(s Shape) []loader.MetaKV {
 		{Key: a + ".feed_forward_length", Value: u(s.FFN)},
 		{Key: a + ".attention.head_count", Value: u(s.Heads)},
 		{Key: a + ".attention.head_count_kv", Value: u(s.KVHeads)},
-		{Key: a + ".attention.key_length", Value: u(s.HeadDim)},
-		{Key: a + ".attention.value_length", Value: u(s.HeadDim)},
+		{Key: a + ".attention.key_length", Value: u(cmp.Or(s.GlobalHeadDim, s.HeadDim))},
+		{Key: a + ".attention.value_length", Value: u(cmp.Or(s.GlobalHeadDim, s.HeadDim))},
 		{Key: a + ".rope.freq_base", Value: float32(500000)},
 		{Key: a + ".attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
 		{Key: a + ".vocab_size", Value: u(s.Vocab)},
@@ -127,10 +163,26 @@ func archMeta(s Shape) []loader.MetaKV {
 			loader.MetaKV{Key: a + ".rope.scaling.original_context_length", Value: u(s.OrigContext)},
 			loader.MetaKV{Key: a + ".rope.scaling.attn_factor", Value: float32(attn)})
 	}
-	if a == "gemma3" {
+	if a == "gemma3" || a == "gemma4" {
 		meta = append(meta,
 			loader.MetaKV{Key: a + ".attention.sliding_window", Value: u(s.Window)},
 			loader.MetaKV{Key: a + ".rope.freq_base_swa", Value: float32(10000)})
+	}
+	if a == "gemma4" {
+		ffn, local := make([]uint32, s.Layers), make([]bool, s.Layers)
+		for l := range s.Layers {
+			ffn[l], local[l] = u(s.ffn(l)), !s.global(l)
+		}
+		meta[slices.IndexFunc(meta, func(kv loader.MetaKV) bool { return kv.Key == a+".feed_forward_length" })].Value = ffn
+		meta = append(meta,
+			loader.MetaKV{Key: a + ".attention.key_length_swa", Value: u(s.HeadDim)},
+			loader.MetaKV{Key: a + ".attention.value_length_swa", Value: u(s.HeadDim)},
+			loader.MetaKV{Key: a + ".rope.dimension_count", Value: u(s.GlobalHeadDim)},
+			loader.MetaKV{Key: a + ".rope.dimension_count_swa", Value: u(s.HeadDim)},
+			loader.MetaKV{Key: a + ".attention.sliding_window_pattern", Value: local},
+			loader.MetaKV{Key: a + ".attention.shared_kv_layers", Value: u(s.SharedKV)},
+			loader.MetaKV{Key: a + ".embedding_length_per_layer_input", Value: u(s.PerLayer)},
+			loader.MetaKV{Key: a + ".final_logit_softcapping", Value: float32(30)})
 	}
 	if s.Experts > 0 {
 		meta = append(meta,
@@ -155,6 +207,9 @@ func tensors(s Shape) []*loader.Tensor {
 		half := cmp.Or(s.RopeDim, s.HeadDim) / 2
 		out = append(out, factors(rng, "rope_factors_short.weight", half, 1, 0.3),
 			factors(rng, "rope_factors_long.weight", half, 1.5, 10))
+	}
+	if s.Arch == "gemma4" {
+		return append(out, gemma4Tensors(rng, s, mat)...)
 	}
 	for l := range s.Layers {
 		n := func(f string) string { return fmt.Sprintf("blk.%d.%s.weight", l, f) }
@@ -190,6 +245,58 @@ func tensors(s Shape) []*loader.Tensor {
 			mat(n("ffn_gate_exps"), s.Experts, F, D),
 			mat(n("ffn_up_exps"), s.Experts, F, D),
 			mat(n("ffn_down_exps"), s.Experts, D, F))
+	}
+	return out
+}
+
+// gemma4Tensors are a gemma4 shape's tensors past token_embd and
+// output_norm: the per-layer embeddings' table (in s.DType), projection
+// (F32, as llama-quantize leaves it) and norm, the global layers' RoPE
+// factors (a quarter of the pairs rotating: 1e30 stops the rest), and per
+// layer gemma3's tensors at the layer's head dim (q alone on a layer that
+// shares KV), its per-layer input's gate, projection and norm, and its
+// output scale. The q and k norms are hd^-1/4, as real checkpoints carry
+// the attention scale in them (the scores are q·k, unscaled).
+func gemma4Tensors(rng *rand.Rand, s Shape, mat func(string, ...int) *loader.Tensor) []*loader.Tensor {
+	D, P, L := s.Hidden, s.PerLayer, s.Layers
+	half := s.GlobalHeadDim / 2
+	freqs := make([]float32, half)
+	for i := range freqs {
+		freqs[i] = 1
+		if i >= half/4 {
+			freqs[i] = 1e30
+		}
+	}
+	out := []*loader.Tensor{
+		mat("per_layer_token_embd.weight", s.Vocab, L*P),
+		router(rng, "per_layer_model_proj.weight", L*P, D),
+		ones("per_layer_proj_norm.weight", P),
+		values("rope_freqs.weight", freqs),
+	}
+	for l := range L {
+		n := func(f string) string { return fmt.Sprintf("blk.%d.%s.weight", l, f) }
+		hd, F := s.headDim(l), s.ffn(l)
+		qk := float32(math.Pow(float64(hd), -0.25))
+		out = append(out,
+			ones(n("attn_norm"), D),
+			mat(n("attn_q"), s.Heads*hd, D),
+			fill(n("attn_q_norm"), hd, qk))
+		if !s.shared(l) {
+			out = append(out,
+				mat(n("attn_k"), s.KVHeads*hd, D),
+				mat(n("attn_v"), s.KVHeads*hd, D),
+				fill(n("attn_k_norm"), hd, qk))
+		}
+		out = append(out,
+			mat(n("attn_output"), D, s.Heads*hd),
+			ones(n("post_attention_norm"), D),
+			ones(n("ffn_norm"), D),
+			mat(n("ffn_gate"), F, D), mat(n("ffn_up"), F, D), mat(n("ffn_down"), D, F),
+			ones(n("post_ffw_norm"), D),
+			mat(n("inp_gate"), P, D),
+			mat(n("proj"), D, P),
+			ones(n("post_norm"), D),
+			fill(n("layer_output_scale"), 1, 0.5))
 	}
 	return out
 }
@@ -238,12 +345,24 @@ func factors(rng *rand.Rand, name string, n int, base, span float64) *loader.Ten
 	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{n}, Data: data}
 }
 
-func ones(name string, n int) *loader.Tensor {
-	data := make([]byte, 4*n)
-	for i := range n {
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(1))
+func ones(name string, n int) *loader.Tensor { return fill(name, n, 1) }
+
+// fill is an F32 vector of n values v.
+func fill(name string, n int, v float32) *loader.Tensor {
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = v
 	}
-	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{n}, Data: data}
+	return values(name, vals)
+}
+
+// values is an F32 vector.
+func values(name string, v []float32) *loader.Tensor {
+	data := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(f))
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{len(v)}, Data: data}
 }
 
 // tokenizerMeta is base's tokenizer metadata with its vocabulary padded

@@ -82,3 +82,73 @@ func TestPhi3Shape(t *testing.T) {
 		t.Errorf("short and long factors give the same logits (max diff %.3g)", diff)
 	}
 }
+
+// TestGemma4Shape writes a small gemma4 model (Gemma 4 E2B's layout at a
+// fraction of its size: local and global layers of two head dims, the
+// last two on earlier KV with twice the FFN, per-layer embeddings) and
+// loads it: the config is E2B's kind, and a forward on the CPU gives
+// finite logits within the soft-cap.
+func TestGemma4Shape(t *testing.T) {
+	s := Shape{Name: "Gemma-4-E2B (small)", Arch: "gemma4", Layers: 4, Hidden: 256, Heads: 4, KVHeads: 1, HeadDim: 64,
+		GlobalHeadDim: 128, Period: 2, SharedKV: 2, PerLayer: 32, FFN: 256, Vocab: 1024, Window: 8, DType: loader.Q4_0}
+	path := filepath.Join(t.TempDir(), "gemma4.gguf")
+	if err := Write(path, "../../../testdata/gemma/models/tiny-gemma4-q4_0.gguf", s); err != nil {
+		t.Fatal(err)
+	}
+	g, err := loader.ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.Config
+	if c.Arch != model.ArchGemma4 || c.HeadDim != 128 || c.HeadDimSWA != 64 || c.SharedKVLayers != 2 || c.PerLayerInput != 32 ||
+		c.FinalLogitSoftcap != 30 || !c.TiedEmbeddings || c.Vocab != 1024 || c.FFN != 512 || len(c.LayerFFN) != 4 || c.LayerFFN[1] != 256 {
+		t.Fatalf("config %+v", c)
+	}
+	specs := c.Specs()
+	for l, want := range []struct {
+		hd     int
+		shares bool
+	}{{64, false}, {128, false}, {64, true}, {128, true}} {
+		if a := specs[l].Attention; a.HeadDim != want.hd || a.SharesKV != want.shares {
+			t.Errorf("layer %d: head dim %d, shares KV %v; want %d, %v", l, a.HeadDim, a.SharesKV, want.hd, want.shares)
+		}
+	}
+	tok, err := tokenizer.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode("Once upon a time, there was a little girl named Lily.", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := m.NewCache(len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := m.Forward(cache, ids, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]float32, c.Vocab)
+	if err := m.Backend().ReadF32(logits, row); err != nil {
+		t.Fatal(err)
+	}
+	spread := 0.0
+	for i, v := range row {
+		if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 30 {
+			t.Fatalf("logit %d is %v", i, v)
+		}
+		spread = max(spread, math.Abs(float64(v-row[0])))
+	}
+	if spread < 1e-2 {
+		t.Errorf("logits all alike (spread %.3g)", spread)
+	}
+}
