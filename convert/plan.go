@@ -95,9 +95,10 @@ type plan struct {
 }
 
 // planTensor picks the output layout of canonical tensor t. parts lists the
-// source types merged into it, when known (a merge of mixed types is
-// widened to F32 by package model; -quant keep then uses the most precise of
-// the parts' own targets instead of writing F32).
+// source types merged into it, when known (a merge package model widened
+// to F32, such as an MoE's experts of mixed types: -quant keep then uses
+// the most precise of the parts' own targets instead of writing F32). A
+// Mixed tensor (row blocks in their own types) is planned by planStack.
 func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.DType) (plan, error) {
 	if t.DType == loader.Mixed {
 		return planStack(quant, c, t)
