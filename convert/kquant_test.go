@@ -299,6 +299,14 @@ func checkStackedFolder(t *testing.T, in, dir, name string, want ...string) {
 	if sum != ti.Bytes {
 		t.Errorf("%s: row blocks of %d bytes, the entry says %d", name, sum, ti.Bytes)
 	}
+	checkFolderBytes(t, in, m)
+}
+
+// checkFolderBytes checks that the weight bytes of the folder m that
+// -quant keep wrote from the GGUF in are the GGUF's within 1%, and that
+// nothing was widened to F32.
+func checkFolderBytes(t *testing.T, in string, m *manifest.Manifest) {
+	t.Helper()
 	g, err := loader.ReadGGUF(in)
 	if err != nil {
 		t.Fatal(err)
@@ -381,8 +389,10 @@ func forwardCPU(t *testing.T, w *model.Weights, ids []int32) []float32 {
 }
 
 // TestKQuantGoldens converts each K-quant GGUF (Q2_K, Q3_K_M; llama,
-// qwen3, qwen3moe) with -quant keep, wants zero error reported, and runs
-// the converted folder on the CPU against the exact golden. The llama and
+// qwen3, qwen3moe) with -quant keep, wants zero error reported, the
+// merges of parts in different types stacked and the folder's weight
+// bytes the GGUF's, and runs the converted folder on the CPU against the
+// exact golden. The llama and
 // qwen3 files are vendored (testdata/k); the qwen3moe one (1.7 MB) is read
 // from the shared data (internal/testkit/shareddata: testdata-k, the
 // original of testdata/k) and runs in make test-extended
@@ -393,8 +403,14 @@ func TestKQuantGoldens(t *testing.T) {
 		shared bool
 	}
 	cases := []kcase{{"k-qwen3-q2_k", false}, {"k-llama3-q3_k_m", false}}
-	if testkit.Extended() {
-		cases = append(cases, kcase{"k-qwen3moe-q2_k", true})
+	if testkit.Extended() { // every shared file: the three models in the five mixes
+		for _, arch := range []string{"k-llama3", "k-qwen3", "k-qwen3moe"} {
+			for _, mix := range []string{"q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"} {
+				if name := arch + "-" + mix; name != "k-qwen3-q2_k" && name != "k-llama3-q3_k_m" { // vendored
+					cases = append(cases, kcase{name, true})
+				}
+			}
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -416,9 +432,24 @@ func TestKQuantGoldens(t *testing.T) {
 				}
 			}
 			t.Logf("kept as they are: %v; total max abs error %g", kept, r.Total.MaxAbs)
-			if r.Total.MaxAbs != 0 || kept["Q2_K"]+kept["Q3_K"] == 0 {
+			if r.Total.MaxAbs != 0 || kept["Q2_K"]+kept["Q3_K"]+kept["Q4_K"]+kept["Q5_K"]+kept["Q6_K"] == 0 {
 				t.Errorf("total max abs error %g, K-quants kept %v", r.Total.MaxAbs, kept)
 			}
+			m, err := manifest.Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stacked := 0
+			for _, ti := range m.Tensors {
+				if len(ti.Stack) > 0 {
+					stacked++
+				}
+			}
+			if stacked == 0 && !strings.HasSuffix(c.name, "q6_k") {
+				t.Errorf("no stacked tensor: %s's mix gives its q/k/v parts of different types", c.name)
+			}
+			t.Logf("%d stacked tensors", stacked)
+			checkFolderBytes(t, src, m)
 			w, _ := loadFolder(t, dir)
 			checkExact(t, w, golden.Read(t, want))
 		})
