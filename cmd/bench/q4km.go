@@ -68,8 +68,8 @@ func (r *benchRun) q4KM() error {
 		q.Error = err.Error()
 		return nil
 	}
-	logf("%s: %d stacked tensors; weight bytes per decode token: folder %d, GGUF %d (%.4f); widened to F32 they were %d (%.4f)",
-		name, q.Stacked, q.FolderBytes, q.GGUFBytes, q.ratio(), q.WidenedBytes, float64(q.WidenedBytes)/float64(q.GGUFBytes))
+	r.note("%s (%d layers): weight bytes per decode token %d, %.4f of the GGUF's %d, with %d q/k/v stacked in their parts' types (widened to F32 as the converter did before: %d, %.4f)",
+		name, layers, q.FolderBytes, q.ratio(), q.GGUFBytes, q.Stacked, q.WidenedBytes, float64(q.WidenedBytes)/float64(q.GGUFBytes))
 	if r.runs("native") {
 		q.Native = native(r.ctx, m, 1, 256, min(time.Until(r.deadline)/10, 2*time.Minute))
 	}
