@@ -430,6 +430,9 @@ func TestKQuantGoldens(t *testing.T) {
 				if s.Src == s.Dst {
 					kept[s.Dst]++
 				}
+				if s.Dst == "F32" && s.Src != "F32" {
+					t.Errorf("%s (%s) widened to F32", s.Name, s.Src)
+				}
 			}
 			t.Logf("kept as they are: %v; total max abs error %g", kept, r.Total.MaxAbs)
 			if r.Total.MaxAbs != 0 || kept["Q2_K"]+kept["Q3_K"]+kept["Q4_K"]+kept["Q5_K"]+kept["Q6_K"] == 0 {
