@@ -44,6 +44,7 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"MoEShared", func(t *testing.T) { testMoEShared(t, b, o) }},
 		{"DeltaNet", func(t *testing.T) { testDeltaNet(t, b, o) }},
 		{"GemmaMatMul", func(t *testing.T) { testGemmaMatMul(t, b, o) }},
+		{"StackedMatMul", func(t *testing.T) { testStackedMatMul(t, b, o) }},
 		{"Scale", func(t *testing.T) { testScale(t, b) }},
 		{"GeluGate", func(t *testing.T) { testGeluGate(t, b) }},
 		{"SharedKV", func(t *testing.T) { testSharedKV(t, b, o) }},

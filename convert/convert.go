@@ -111,23 +111,18 @@ func FromSource(ctx context.Context, o Options, src *Input) (*Report, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	for i, name := range names {
-		t, err := load(o.In, w.Tensors[name])
-		if err != nil {
-			return nil, err
-		}
-		out, st, err := encodeTensor(ctx, o.In, t, plans[i], workers, func(n int64) {
+		progress := func(n int64) {
 			if o.Progress != nil {
 				o.Progress(n, total)
 			}
-		})
+		}
+		out, err := convertOne(ctx, o.In, w.Tensors[name], plans[i], workers, progress, r)
 		if err != nil {
 			return nil, err
 		}
 		if err := wr.Add(out); err != nil {
 			return nil, err
 		}
-		st.InBytes, st.OutBytes = int64(len(t.Data)), int64(len(out.Data))
-		r.add(st)
 		delete(w.Tensors, name) // let the source's memory go
 	}
 	m := &manifest.Manifest{Name: o.Name, Arch: c.Arch, Quant: o.Quant, Config: *c,
@@ -137,6 +132,42 @@ func FromSource(ctx context.Context, o Options, src *Input) (*Report, error) {
 	}
 	r.Shards = len(m.Shards)
 	return r, nil
+}
+
+// convertOne loads and encodes t as p plans, adding its figures to r: a
+// stacked plan block by block (the result stacked again), a Mixed tensor
+// planned whole widened first.
+func convertOne(ctx context.Context, file string, t *loader.Tensor, p plan, workers int, progress func(int64), r *Report) (*loader.Tensor, error) {
+	if p.dst == loader.Mixed {
+		blocks := make([]*loader.Tensor, len(t.Stack))
+		for k, b := range t.Stack {
+			b = &loader.Tensor{Name: model.StackPartName(t.Name, k), DType: b.DType, Shape: b.Shape, Data: b.Data, Load: b.Load}
+			out, err := convertOne(ctx, file, b, p.stack[k], workers, progress, r)
+			if err != nil {
+				return nil, err
+			}
+			blocks[k] = out
+		}
+		return loader.Stacked(t.Name, blocks)
+	}
+	if t.DType == loader.Mixed {
+		wide, err := t.Widened()
+		if err != nil {
+			return nil, &TensorError{File: file, Tensor: t.Name, Element: -1, Err: err}
+		}
+		t = wide
+	}
+	t, err := load(file, t)
+	if err != nil {
+		return nil, err
+	}
+	out, st, err := encodeTensor(ctx, file, t, p, workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	st.InBytes, st.OutBytes = int64(len(t.Data)), int64(len(out.Data))
+	r.add(st)
+	return out, nil
 }
 
 // load returns t with its data read, if it is lazy.
@@ -193,11 +224,20 @@ func Layout(src *Input, quant string) (*manifest.Manifest, error) {
 		if err != nil {
 			return nil, &TensorError{File: src.Path, Tensor: name, Element: -1, Err: err}
 		}
-		n, err := p.dst.Size(t.NumElements())
+		n, err := p.dstSize(t)
 		if err != nil {
 			return nil, &TensorError{File: src.Path, Tensor: name, Element: -1, Err: err}
 		}
-		m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: name, DType: p.dst.String(), Shape: append([]int(nil), t.Shape...), Bytes: int64(n)})
+		info := manifest.TensorInfo{Name: name, DType: p.dst.String(), Shape: append([]int(nil), t.Shape...), Bytes: int64(n)}
+		for k, b := range t.Stack {
+			if p.dst != loader.Mixed {
+				break
+			}
+			bn, _ := p.stack[k].dstSize(b)
+			info.Stack = append(info.Stack, model.StackPartName(name, k))
+			m.Tensors = append(m.Tensors, manifest.TensorInfo{Name: info.Stack[k], DType: p.stack[k].dst.String(), Shape: append([]int(nil), b.Shape...), Bytes: int64(bn)})
+		}
+		m.Tensors = append(m.Tensors, info)
 		total += int64(n)
 	}
 	for total > 0 {

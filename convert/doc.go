@@ -11,8 +11,11 @@
 // conversion measures the written values against the source's exactly
 // dequantised ones (Report). Q4_1, Q5_0 and Q5_1 have no kernel layout:
 // they are re-quantised, never to fewer bits, with the error reported. A
-// merge of mixed K-quants (Q4_K_M's q/k with a Q6_K v) has no one block
-// type and is widened to F32, losslessly.
+// merge whose parts differ in type (Q4_K_M's Q4_K q/k with a Q6_K v; a
+// Q8_0 or Q4_0 fallback beside K-quants) is written as row blocks, each
+// in its own part's keep layout (manifest.TensorInfo.Stack), so the
+// folder's weight bytes are the GGUF's; the other modes re-quantise it
+// whole.
 //
 // GGUF and Hugging Face inputs are opened lazily (source.Options.Lazy):
 // each canonical tensor, merged ones included, is read from the files only

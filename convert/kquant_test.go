@@ -15,6 +15,7 @@ import (
 	"wasmllm/internal/testkit/golden"
 	"wasmllm/internal/testkit/shareddata"
 	"wasmllm/loader"
+	"wasmllm/manifest"
 	"wasmllm/model"
 )
 
@@ -114,11 +115,22 @@ func TestKQuantEncode(t *testing.T) {
 	}
 }
 
-// kquantModel writes a one-layer llama GGUF (D 256) whose matrices are
-// K-quants as in a Q4_K_M file: attn_v, ffn_down and output Q6_K, attn_output
-// Q5_K, the rest Q4_K. Its vocabulary is tiny-llama3's.
-func kquantModel(t *testing.T) string {
+// mix is the block types of one layer's matrices in a kquantModel.
+type mix struct{ q, k, v, gate, up, down loader.DType }
+
+// q4KM is llama-quantize's Q4_K_M on a "more bits" layer: attn_v and
+// ffn_down Q6_K, the rest Q4_K.
+var q4KM = mix{loader.Q4_K, loader.Q4_K, loader.Q6_K, loader.Q4_K, loader.Q4_K, loader.Q6_K}
+
+// kquantModel writes a one-layer llama GGUF (D 256) whose matrices are in
+// the types of mx, attn_output Q5_K and output Q6_K (Q4_K_M's, by
+// default). Its vocabulary is tiny-llama3's.
+func kquantModel(t *testing.T, mxs ...mix) string {
 	t.Helper()
+	mx := q4KM
+	if len(mxs) > 0 {
+		mx = mxs[0]
+	}
 	tiny, err := loader.ReadGGUF(filepath.Join(testdata, "models", "tiny-llama3-f32.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +153,18 @@ func kquantModel(t *testing.T) string {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	k := func(name string, d loader.DType, rows, cols int) *loader.Tensor {
-		return &loader.Tensor{Name: name, DType: d, Shape: []int{rows, cols}, Data: kBlocks(r, d, rows*cols/256)}
+		if d.BlockElems() == 256 {
+			return &loader.Tensor{Name: name, DType: d, Shape: []int{rows, cols}, Data: kBlocks(r, d, rows*cols/256)}
+		}
+		f := make([]float32, rows*cols) // Q8_0, Q4_0: values of about ±0.1, as kBlocks'
+		for i := range f {
+			f[i] = float32(r.NormFloat64() * 0.05)
+		}
+		data, err := loader.Quantize(d, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &loader.Tensor{Name: name, DType: d, Shape: []int{rows, cols}, Data: data}
 	}
 	norm := func(name string) *loader.Tensor {
 		b := make([]byte, 4*256)
@@ -153,14 +176,14 @@ func kquantModel(t *testing.T) string {
 	ts := []*loader.Tensor{
 		k("token_embd.weight", loader.Q4_K, 512, 256),
 		norm("blk.0.attn_norm.weight"),
-		k("blk.0.attn_q.weight", loader.Q4_K, 256, 256),
-		k("blk.0.attn_k.weight", loader.Q4_K, 128, 256),
-		k("blk.0.attn_v.weight", loader.Q6_K, 128, 256),
+		k("blk.0.attn_q.weight", mx.q, 256, 256),
+		k("blk.0.attn_k.weight", mx.k, 128, 256),
+		k("blk.0.attn_v.weight", mx.v, 128, 256),
 		k("blk.0.attn_output.weight", loader.Q5_K, 256, 256),
 		norm("blk.0.ffn_norm.weight"),
-		k("blk.0.ffn_gate.weight", loader.Q4_K, 512, 256),
-		k("blk.0.ffn_up.weight", loader.Q4_K, 512, 256),
-		k("blk.0.ffn_down.weight", loader.Q6_K, 256, 512),
+		k("blk.0.ffn_gate.weight", mx.gate, 512, 256),
+		k("blk.0.ffn_up.weight", mx.up, 512, 256),
+		k("blk.0.ffn_down.weight", mx.down, 256, 512),
 		norm("output_norm.weight"),
 		k("output.weight", loader.Q6_K, 512, 256),
 	}
@@ -175,15 +198,17 @@ func kquantModel(t *testing.T) string {
 	return path
 }
 
-// TestKQuantModel converts a K-quant model with -quant keep and q8: keep
-// writes every K-quant as it is (a merge of Q4_K and Q6_K parts as F32)
-// with zero error, so the converted model's logits are the source's; q8's
-// stay close.
+// TestKQuantModel converts a Q4_K_M-mixed model with -quant keep and q8:
+// keep writes every K-quant as it is, the merged q/k/v of Q4_K q and k and
+// a Q6_K v as two row blocks in their own types, with zero error, so the
+// converted model's logits are the source's; q8's stay close.
 func TestKQuantModel(t *testing.T) {
 	in := kquantModel(t)
 	src := sourceWeights(t, in)
-	if src.Tensors["blk.0.attn_qkv.weight"].DType != loader.F32 {
-		t.Fatalf("mixed Q4_K/Q6_K merge is %s, expected package model to widen it", src.Tensors["blk.0.attn_qkv.weight"].DType)
+	qkv := src.Tensors["blk.0.attn_qkv.weight"]
+	if qkv.DType != loader.Mixed || len(qkv.Stack) != 2 || qkv.Stack[0].DType != loader.Q4_K || qkv.Stack[1].DType != loader.Q6_K ||
+		qkv.Stack[0].Rows() != 384 || qkv.Stack[1].Rows() != 128 {
+		t.Fatalf("Q4_K q, k and Q6_K v merged as %s %v, want a stack of Q4_K (384 rows) and Q6_K (128 rows)", qkv.DType, qkv.Shape)
 	}
 	ids := []int32{509, 17, 300, 42, 7, 480, 99, 256}
 	logits := func(w *model.Weights) []float32 {
@@ -207,20 +232,30 @@ func TestKQuantModel(t *testing.T) {
 		maxErr float64
 	}{
 		{quantKeep, map[string]string{
-			"token_embd.weight": "Q4_K", "blk.0.attn_qkv.weight": "F32", "blk.0.attn_output.weight": "Q5_K",
+			"token_embd.weight": "Q4_K", "blk.0.attn_qkv.weight#0": "Q4_K", "blk.0.attn_qkv.weight#1": "Q6_K", "blk.0.attn_output.weight": "Q5_K",
 			"blk.0.ffn_gate_up.weight": "Q4_K", "blk.0.ffn_down.weight": "Q6_K", "output.weight": "Q6_K", "output_norm.weight": "F32",
 		}, 0},
-		{quantQ8, map[string]string{"token_embd.weight": "q8", "blk.0.ffn_gate_up.weight": "q8", "output.weight": "q8"}, 0.05},
+		{quantQ8, map[string]string{"token_embd.weight": "q8", "blk.0.attn_qkv.weight": "q8", "blk.0.ffn_gate_up.weight": "q8", "output.weight": "q8"}, 0.05},
 	} {
 		dir, r := convertTo(t, in, c.quant)
+		seen := 0
 		for _, s := range r.Tensors {
-			if want, ok := c.layout[s.Name]; ok && s.Dst != want {
-				t.Errorf("-quant %s: %s (%s) written as %s, want %s", c.quant, s.Name, s.Src, s.Dst, want)
+			if want, ok := c.layout[s.Name]; ok {
+				seen++
+				if s.Dst != want {
+					t.Errorf("-quant %s: %s (%s) written as %s, want %s", c.quant, s.Name, s.Src, s.Dst, want)
+				}
 			}
 			t.Logf("-quant %s: %-26s %4s -> %-3s relative rms %.3g", c.quant, s.Name, s.Src, s.Dst, s.RelRMS)
 		}
-		if c.quant == quantKeep && (r.Total.MaxAbs != 0 || r.Total.RMS != 0) {
-			t.Errorf("-quant keep: error over the model max abs %g, rms %g; want zero", r.Total.MaxAbs, r.Total.RMS)
+		if seen != len(c.layout) {
+			t.Errorf("-quant %s: %d of the %d tensors expected reported", c.quant, seen, len(c.layout))
+		}
+		if c.quant == quantKeep {
+			if r.Total.MaxAbs != 0 || r.Total.RMS != 0 {
+				t.Errorf("-quant keep: error over the model max abs %g, rms %g; want zero", r.Total.MaxAbs, r.Total.RMS)
+			}
+			checkStackedFolder(t, in, dir, "blk.0.attn_qkv.weight", "Q4_K", "Q6_K")
 		}
 		w, _ := loadFolder(t, dir)
 		got := logits(w)
@@ -239,9 +274,125 @@ func TestKQuantModel(t *testing.T) {
 	}
 }
 
+// checkStackedFolder checks the folder dir that -quant keep wrote from the
+// GGUF in: name is a "mixed" entry whose row blocks have the types want,
+// and the folder's weight bytes equal the GGUF's within 1%.
+func checkStackedFolder(t *testing.T, in, dir, name string, want ...string) {
+	t.Helper()
+	m, err := manifest.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := m.Lookup(name)
+	if !ok || ti.DType != "mixed" || len(ti.Stack) != len(want) {
+		t.Fatalf("%s: manifest entry %+v, want a mixed tensor of %d row blocks", name, ti, len(want))
+	}
+	var sum int64
+	for k, b := range ti.Stack {
+		bi, _ := m.Lookup(b)
+		if bi == nil || bi.DType != want[k] {
+			t.Errorf("%s row block %d: %+v, want %s", name, k, bi, want[k])
+			continue
+		}
+		sum += bi.Bytes
+	}
+	if sum != ti.Bytes {
+		t.Errorf("%s: row blocks of %d bytes, the entry says %d", name, sum, ti.Bytes)
+	}
+	checkFolderBytes(t, in, m)
+}
+
+// checkFolderBytes checks that the weight bytes of the folder m that
+// -quant keep wrote from the GGUF in are the GGUF's within 1%, and that
+// nothing was widened to F32.
+func checkFolderBytes(t *testing.T, in string, m *manifest.Manifest) {
+	t.Helper()
+	g, err := loader.ReadGGUF(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gguf, folder int64
+	for _, x := range g.Tensors {
+		gguf += x.Size
+	}
+	for _, x := range m.Tensors {
+		if len(x.Stack) == 0 {
+			folder += x.Bytes
+		}
+	}
+	t.Logf("weight bytes: GGUF %d, folder %d (%.4f)", gguf, folder, float64(folder)/float64(gguf))
+	if r := float64(folder) / float64(gguf); r < 0.99 || r > 1.01 {
+		t.Errorf("folder's weight bytes %d are %.4f of the GGUF's %d, want within 1%%", folder, r, gguf)
+	}
+}
+
+// TestKQuantMixes converts models in the type mixes llama-quantize makes
+// (the _S/_M/_L K-quant mixes, and the Q8_0 and Q4_0 fallbacks beside
+// K-quants) with -quant keep: every merge whose parts differ is stacked in
+// its parts' layouts, nothing is widened to F32, the folder's bytes are the
+// GGUF's within 1%, and its logits equal the source's on the CPU engine.
+func TestKQuantMixes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mx   mix
+		qkv  []string // the row blocks' types; nil: one type
+		gu   []string
+	}{
+		{"q3_k_m", mix{loader.Q3_K, loader.Q3_K, loader.Q5_K, loader.Q3_K, loader.Q3_K, loader.Q4_K}, []string{"Q3_K", "Q5_K"}, nil},
+		{"q2_k", mix{loader.Q2_K, loader.Q2_K, loader.Q3_K, loader.Q2_K, loader.Q2_K, loader.Q3_K}, []string{"Q2_K", "Q3_K"}, nil},
+		{"q3_k_l", mix{loader.Q3_K, loader.Q3_K, loader.Q5_K, loader.Q3_K, loader.Q3_K, loader.Q5_K}, []string{"Q3_K", "Q5_K"}, nil},
+		{"q5_k_m", mix{loader.Q5_K, loader.Q5_K, loader.Q6_K, loader.Q5_K, loader.Q5_K, loader.Q6_K}, []string{"Q5_K", "Q6_K"}, nil},
+		{"q8_0 kv", mix{loader.Q4_K, loader.Q8_0, loader.Q8_0, loader.Q4_K, loader.Q4_K, loader.Q6_K}, []string{"Q4_K", "q8"}, nil},
+		{"q4_0 gate", mix{loader.Q4_K, loader.Q4_K, loader.Q6_K, loader.Q4_0, loader.Q4_K, loader.Q6_K}, []string{"Q4_K", "Q6_K"}, []string{"q4", "Q4_K"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := kquantModel(t, c.mx)
+			src := sourceWeights(t, in)
+			dir, r := convertTo(t, in, quantKeep)
+			for _, s := range r.Tensors {
+				if s.Dst == "F32" && s.Src != "F32" {
+					t.Errorf("%s (%s) widened to F32", s.Name, s.Src)
+				}
+			}
+			for name, want := range map[string][]string{"blk.0.attn_qkv.weight": c.qkv, "blk.0.ffn_gate_up.weight": c.gu} {
+				if want != nil {
+					checkStackedFolder(t, in, dir, name, want...)
+				}
+			}
+			w, _ := loadFolder(t, dir)
+			ids := []int32{509, 17, 300, 42}
+			a, b := forwardCPU(t, src, ids), forwardCPU(t, w, ids)
+			if e := rowError(a, b); e > 1e-6 {
+				t.Errorf("converted folder's logits differ from the GGUF's: row error %.3g", e)
+			}
+		})
+	}
+}
+
+// forwardCPU is the logits of ids in one batch on the CPU engine.
+func forwardCPU(t *testing.T, w *model.Weights, ids []int32) []float32 {
+	t.Helper()
+	m, err := model.Build(cpu.New(2), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, _ := m.NewCache(len(ids))
+	out, err := m.Forward(cache, ids, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := make([]float32, len(ids)*m.Config.Vocab)
+	if err := m.Backend().ReadF32(out, f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestKQuantGoldens converts each K-quant GGUF (Q2_K, Q3_K_M; llama,
-// qwen3, qwen3moe) with -quant keep, wants zero error reported, and runs
-// the converted folder on the CPU against the exact golden. The llama and
+// qwen3, qwen3moe) with -quant keep, wants zero error reported, the
+// merges of parts in different types stacked and the folder's weight
+// bytes the GGUF's, and runs the converted folder on the CPU against the
+// exact golden. The llama and
 // qwen3 files are vendored (testdata/k); the qwen3moe one (1.7 MB) is read
 // from the shared data (internal/testkit/shareddata: testdata-k, the
 // original of testdata/k) and runs in make test-extended
@@ -252,8 +403,14 @@ func TestKQuantGoldens(t *testing.T) {
 		shared bool
 	}
 	cases := []kcase{{"k-qwen3-q2_k", false}, {"k-llama3-q3_k_m", false}}
-	if testkit.Extended() {
-		cases = append(cases, kcase{"k-qwen3moe-q2_k", true})
+	if testkit.Extended() { // every shared file: the three models in the five mixes
+		for _, arch := range []string{"k-llama3", "k-qwen3", "k-qwen3moe"} {
+			for _, mix := range []string{"q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"} {
+				if name := arch + "-" + mix; name != "k-qwen3-q2_k" && name != "k-llama3-q3_k_m" { // vendored
+					cases = append(cases, kcase{name, true})
+				}
+			}
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -273,11 +430,29 @@ func TestKQuantGoldens(t *testing.T) {
 				if s.Src == s.Dst {
 					kept[s.Dst]++
 				}
+				if s.Dst == "F32" && s.Src != "F32" {
+					t.Errorf("%s (%s) widened to F32", s.Name, s.Src)
+				}
 			}
 			t.Logf("kept as they are: %v; total max abs error %g", kept, r.Total.MaxAbs)
-			if r.Total.MaxAbs != 0 || kept["Q2_K"]+kept["Q3_K"] == 0 {
+			if r.Total.MaxAbs != 0 || kept["Q2_K"]+kept["Q3_K"]+kept["Q4_K"]+kept["Q5_K"]+kept["Q6_K"] == 0 {
 				t.Errorf("total max abs error %g, K-quants kept %v", r.Total.MaxAbs, kept)
 			}
+			m, err := manifest.Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stacked := 0
+			for _, ti := range m.Tensors {
+				if len(ti.Stack) > 0 {
+					stacked++
+				}
+			}
+			if stacked == 0 && !strings.HasSuffix(c.name, "q6_k") {
+				t.Errorf("no stacked tensor: %s's mix gives its q/k/v parts of different types", c.name)
+			}
+			t.Logf("%d stacked tensors", stacked)
+			checkFolderBytes(t, src, m)
 			w, _ := loadFolder(t, dir)
 			checkExact(t, w, golden.Read(t, want))
 		})

@@ -89,13 +89,20 @@ type plan struct {
 	dst      loader.DType
 	lossless bool   // the written values equal the source's dequantised values bit for bit
 	note     string // why dst differs from what -quant asked, if it does
+	// stack, when dst is loader.Mixed, is each row block's plan (-quant
+	// keep of a merge whose parts differ in type: each kept in its own).
+	stack []plan
 }
 
 // planTensor picks the output layout of canonical tensor t. parts lists the
-// source types merged into it, when known (a merge of mixed types is
-// widened to F32 by package model; -quant keep then uses the most precise of
-// the parts' own targets instead of writing F32).
+// source types merged into it, when known (a merge package model widened
+// to F32, such as an MoE's experts of mixed types: -quant keep then uses
+// the most precise of the parts' own targets instead of writing F32). A
+// Mixed tensor (row blocks in their own types) is planned by planStack.
 func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.DType) (plan, error) {
+	if t.DType == loader.Mixed {
+		return planStack(quant, c, t)
+	}
 	src := t.DType
 	if !loader.CanDequantize(src) || src == loader.Q4 || src == loader.Q8 {
 		return plan{}, fmt.Errorf("%w: cannot convert %s", loader.ErrUnsupported, src)
@@ -146,4 +153,43 @@ func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.
 		src == loader.Q4_0 && (p.dst == loader.Q4 || p.dst == loader.Q8) ||
 		src == loader.Q8_0 && p.dst == loader.Q8
 	return p, nil
+}
+
+// planStack plans a Mixed tensor (row blocks in their own types): with
+// -quant keep each block keeps its type's layout (keepTarget) and the
+// tensor stays stacked; other modes re-quantise the whole matrix, planned
+// as the F32 it widens to (Convert widens it before encoding).
+func planStack(quant string, c *model.Config, t *loader.Tensor) (plan, error) {
+	if quant != quantKeep || alwaysF32(t.Name, t) {
+		wide := &loader.Tensor{Name: t.Name, DType: loader.F32, Shape: t.Shape}
+		p, err := planTensor(quant, c, wide, nil)
+		p.lossless = p.lossless && p.dst == loader.F32
+		return p, err
+	}
+	p := plan{dst: loader.Mixed, lossless: true}
+	for _, b := range t.Stack {
+		bp, err := planTensor(quant, c, b, nil)
+		if err != nil {
+			return plan{}, err
+		}
+		p.lossless = p.lossless && bp.lossless
+		p.stack = append(p.stack, bp)
+	}
+	return p, nil
+}
+
+// dstSize is the bytes t takes written as p plans.
+func (p plan) dstSize(t *loader.Tensor) (int, error) {
+	if p.dst != loader.Mixed {
+		return p.dst.Size(t.NumElements())
+	}
+	n := 0
+	for i, b := range t.Stack {
+		s, err := p.stack[i].dst.Size(b.NumElements())
+		if err != nil {
+			return 0, err
+		}
+		n += s
+	}
+	return n, nil
 }

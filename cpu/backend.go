@@ -28,6 +28,8 @@ type Backend struct {
 	minShard  int
 	nextShard int
 	err       error
+	// stackY is matmulStack's scratch.
+	stackY []float32
 }
 
 // New returns a Backend using threads goroutines (0: GOMAXPROCS).
@@ -64,7 +66,12 @@ func (b *Backend) NewI32(shape ...int) model.Tensor {
 }
 
 // Free implements model.Backend.
-func (b *Backend) Free(x model.Tensor) { *t(x) = tensor{shape: t(x).shape} }
+func (b *Backend) Free(x model.Tensor) {
+	for _, p := range t(x).stack {
+		b.Free(p)
+	}
+	*t(x) = tensor{shape: t(x).shape}
+}
 
 // WriteI32 implements model.Backend.
 func (b *Backend) WriteI32(x model.Tensor, v []int32) { copy(t(x).i, v) }
@@ -343,6 +350,10 @@ func rowGrain(T, K int) int { return max(16, minWork/max(1, T*K)) }
 func (b *Backend) matmul(out, x []float32, w *tensor, T, N, K int) {
 	if w.shard != nil {
 		b.matmulSharded(out, x, w, T, N, K)
+		return
+	}
+	if w.stack != nil {
+		b.matmulStack(out, x, w, T, N, K)
 		return
 	}
 	b.workerBufs(&b.mm.buf, prefillTile*K)

@@ -8,7 +8,11 @@
 // (package backendtest); Backend runs faster equivalents: goroutines across
 // output rows, quantised weights read block by block in place, no
 // allocation per step. The K-quants (Q2_K..Q6_K, ggml's blocks) have a dot
-// product per block type (kquant.go).
+// product per block type (kquant.go). A weight of row blocks in different
+// types (model.RowStacker: Q4_K_M's q/k/v) is multiplied block by block,
+// each on its own type's kernel and split across ranks as any weight, into
+// its columns of the output (stack.go; TestStackRows: the same bits as each
+// block alone).
 //
 // # Gated DeltaNet
 //

@@ -64,25 +64,6 @@ func matMulSameBits(t *testing.T, b *Backend, rng *rand.Rand, lt *loader.Tensor,
 	return w.(*tensor)
 }
 
-// kquantWeight is a random (N, K) weight of K-quant type dt: random bytes
-// (every quant and sub-block scale pattern occurs) with small finite
-// f16 scales.
-func kquantWeight(rng *rand.Rand, dt loader.DType, N, K int) *loader.Tensor {
-	scales := map[loader.DType][]int{loader.Q2_K: {80, 82}, loader.Q3_K: {108}, loader.Q4_K: {0, 2}, loader.Q5_K: {0, 2}, loader.Q6_K: {208}}
-	bb := dt.BlockBytes()
-	data := make([]byte, N*K/256*bb)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	for b := 0; b < len(data)/bb; b++ {
-		for _, off := range scales[dt] {
-			h := loader.F32ToF16((rng.Float32() + 0.05) * 0.004)
-			data[b*bb+off], data[b*bb+off+1] = byte(h), byte(h>>8)
-		}
-	}
-	return &loader.Tensor{Name: "w", Shape: []int{N, K}, DType: dt, Data: data}
-}
-
 // TestSIMDKQuant: MatMul with K-quant weights (Q2_K..Q6_K), decode (one to
 // three tokens) and prefill, on the SIMD dequantisation kernels gives the
 // plain-Go loops' bits, and each kernel's values are loader's

@@ -20,6 +20,9 @@ type tensor struct {
 	// shard, for a weight split across ranks: q or f holds rows
 	// [0, shard.bounds[1]) only, shape is the whole matrix's.
 	shard *shard
+	// stack, for a Mixed weight (StackRows), are its row blocks in order,
+	// each a weight of its own type.
+	stack []*tensor
 }
 
 func (t *tensor) Shape() []int { return t.shape }

@@ -71,6 +71,10 @@ func (b *Backend) MatMul(out, x, w model.Tensor, f model.MatMulFusion) {
 		b.matmulEpilogue(o, xt, wt, T, N, f)
 		return
 	}
+	if wt.stack != nil {
+		b.matmulStack(o, xt, wt, T, N, K, nw, f)
+		return
+	}
 	kq := kquantWeight(wt.dtype) // K-quant blocks: their own kernels, unfused (backend_kquant_js.go)
 	gemv := !kq && T <= b.tune.gemvMaxT() && K%gemvChunk(wt.dtype) == 0
 	if gemv && (!f.SiluMul || len(wt.parts) == 1) {

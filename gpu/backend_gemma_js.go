@@ -81,7 +81,7 @@ func (b *Backend) matmulEpilogue(o, xt, wt *tensor, T, N int, f model.MatMulFusi
 // part (as MatMul fuses SiluMul), and reports whether it did.
 func (b *Backend) gemvGelu(y, xt, wt *tensor, T, N int, f model.MatMulFusion) bool {
 	K := wt.cols()
-	if kquantWeight(wt.dtype) || T > b.tune.gemvMaxT() || K%gemvChunk(wt.dtype) != 0 || len(wt.parts) != 1 {
+	if wt.stack != nil || kquantWeight(wt.dtype) || T > b.tune.gemvMaxT() || K%gemvChunk(wt.dtype) != 0 || len(wt.parts) != 1 {
 		return false
 	}
 	var nw *tensor

@@ -21,6 +21,10 @@ type tensor struct {
 	dtype loader.DType
 	buf   *webgpu.Buffer // activations
 	parts []part         // weights
+	// stack, for a Mixed weight (StackRows), are its row blocks: views of
+	// the whole weight, each of one type, holding its own parts; parts
+	// then lists them all.
+	stack []*tensor
 	freed bool
 }
 

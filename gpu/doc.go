@@ -50,7 +50,11 @@
 // # A decode step
 //
 // A dense layer records 7 dispatches and an MoE layer 9, plus the
-// embedding, the lm_head and the argmax (TestDecodeDispatchesPerLayer):
+// embedding, the lm_head and the argmax (TestDecodeDispatchesPerLayer;
+// K-quant weights take their own unfused kernels, the norm one dispatch
+// before; a q/k/v or gate_up of row blocks in different types,
+// StackRows, one dispatch per block after the norm: 3 for Q4_K_M's mixed
+// q/k/v where one type's is 2):
 // qkv = GEMV(RMSNorm(res)) with the norm folded in (each workgroup sums the
 // squares of the row it reads anyway and scales its sums); RoPEKV (q/k
 // norm, bias, rotation and the KV-cache write, one workgroup per head);

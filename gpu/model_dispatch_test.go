@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"wasmllm/internal/testkit/golden"
+	"wasmllm/loader"
 	"wasmllm/model"
 )
 
@@ -69,5 +71,69 @@ func TestDecodeDispatchesPerLayer(t *testing.T) {
 				t.Errorf("LayerDispatches %v, want %d layers of %d", got, L, per)
 			}
 		})
+	}
+}
+
+// TestDecodeDispatchesStacked counts a decode step's dispatches per layer
+// for k-llama3-q3_k_m, whose q/k/v are Q3_K q and k rows with Q5_K v rows
+// on both layers: kept as row blocks (StackRows), the q/k/v is the norm
+// and one dispatch per block; widened to F32 (what the converter wrote
+// before) it was one fused GEMV. So a mixed layer costs two dispatches
+// more than the widened one and reads a seventh of its q/k/v bytes.
+func TestDecodeDispatchesStacked(t *testing.T) {
+	b := modelBackend(t)
+	g := golden.Read(t, "../testdata/k/golden/k-llama3-q3_k_m.golden")
+	perLayer := map[string][]int{}
+	for _, mode := range []string{"stacked", "widened"} {
+		w := goldenWeights(t, g)
+		for l := range w.Config.Layers {
+			name := fmt.Sprintf(model.NameQKV, l)
+			qkv := w.Tensors[name]
+			if qkv.DType != loader.Mixed {
+				t.Fatalf("%s is %s, want a stack of Q3_K and Q5_K rows", name, qkv.DType)
+			}
+			if mode == "widened" {
+				wide, err := qkv.Widened()
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Tensors[name] = wide
+			}
+		}
+		m, err := model.Build(b, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		T := len(g.Tokens)
+		cache, err := m.NewCache(T + 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits := make([]float32, m.Config.Vocab)
+		for _, s := range []struct {
+			ids []int32
+			pos int
+		}{{g.Tokens, 0}, {g.Tokens[T-1:], T}} {
+			out, err := m.Forward(cache, s.ids, s.pos, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.ReadF32(out, logits); err != nil {
+				t.Fatal(err)
+			}
+		}
+		perLayer[mode] = b.LayerDispatches()
+		b.FreeKVCache(cache)
+		freeModel(b, m)
+	}
+	t.Logf("dispatches per layer in a decode step: stacked %v, widened to F32 %v", perLayer["stacked"], perLayer["widened"])
+	s, wd := perLayer["stacked"], perLayer["widened"]
+	if len(s) != 2 || len(wd) != 2 {
+		t.Fatalf("LayerDispatches: stacked %v, widened %v", s, wd)
+	}
+	for l := range s {
+		if s[l] != wd[l]+2 {
+			t.Errorf("layer %d: %d dispatches stacked, %d widened: want the norm and one per block (2 more)", l, s[l], wd[l])
+		}
 	}
 }

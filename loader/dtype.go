@@ -76,6 +76,9 @@ var typeInfos = map[DType]typeInfo{
 }
 
 func (d DType) String() string {
+	if d == Mixed {
+		return "mixed"
+	}
 	if ti, ok := typeInfos[d]; ok {
 		return ti.name
 	}
@@ -96,6 +99,9 @@ func (d DType) Quantized() bool { return d.BlockElems() > 1 }
 
 // ParseDType maps a name such as "q4_0", "Q8_0", "f16" or "q4" to its DType.
 func ParseDType(s string) (DType, bool) {
+	if strings.EqualFold(s, "mixed") {
+		return Mixed, true
+	}
 	for d, ti := range typeInfos {
 		if strings.EqualFold(ti.name, s) {
 			return d, true

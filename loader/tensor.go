@@ -13,17 +13,28 @@ type Tensor struct {
 	// Load reads the data when Data is nil: a tensor left in its file
 	// until it is needed. Each call reads anew.
 	Load func() ([]byte, error)
+	// Stack holds the row blocks of a Mixed tensor, each (N_i, Cols) in
+	// its own type (see Stacked); nil for every other type.
+	Stack []*Tensor
 }
 
 // Lazy reports whether the data is left to Load.
 func (t *Tensor) Lazy() bool { return t.Data == nil && t.Load != nil }
 
 // Size is the number of data bytes that Shape and DType call for.
-func (t *Tensor) Size() (int, error) { return t.DType.Size(t.NumElements()) }
+func (t *Tensor) Size() (int, error) {
+	if t.DType == Mixed {
+		return t.stackSize()
+	}
+	return t.DType.Size(t.NumElements())
+}
 
 // Bytes returns the data: Data, or for a lazy tensor what Load reads,
 // checked against Shape and DType.
 func (t *Tensor) Bytes() ([]byte, error) {
+	if t.DType == Mixed {
+		return t.stackBytes()
+	}
 	if !t.Lazy() {
 		return t.Data, nil
 	}
@@ -70,6 +81,9 @@ func (t *Tensor) Rows() int {
 
 // F32 dequantises the whole tensor to float32, loading a lazy one.
 func (t *Tensor) F32() ([]float32, error) {
+	if t.DType == Mixed {
+		return t.stackF32()
+	}
 	data, err := t.Bytes()
 	if err != nil {
 		return nil, err
@@ -84,6 +98,14 @@ func (t *Tensor) F32() ([]float32, error) {
 // CheckSize verifies that len(Data) matches Shape and DType; for a lazy
 // tensor, that Shape and DType give a size (Bytes checks the loaded data).
 func (t *Tensor) CheckSize() error {
+	if t.DType == Mixed {
+		for _, p := range t.Stack {
+			if err := p.CheckSize(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	want, err := t.Size()
 	if err != nil || t.Lazy() {
 		return err

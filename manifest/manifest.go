@@ -17,9 +17,11 @@ import (
 // spans shards; one that does (TensorInfo.Parts) is written as
 // FormatVersionParts, so that a build that predates parts refuses it
 // rather than read a tensor's first part as the whole. Both are read.
+// A folder with a stacked tensor (TensorInfo.Stack) is FormatVersionStack.
 const (
 	FormatVersion      = 1
 	FormatVersionParts = 2
+	FormatVersionStack = 3
 )
 
 // Limits that keep a corrupt manifest from asking for absurd work.
@@ -83,6 +85,13 @@ type TensorInfo struct {
 	// then the first part's and Bytes the sum. Empty for a tensor within
 	// one shard.
 	Parts []Part `json:"parts,omitempty"`
+	// Stack, for a tensor of DType "mixed" (loader.Mixed: a merged
+	// projection whose parts have different block types), names its row
+	// blocks in order: each an entry of its own type in the table
+	// (model.StackPartName), (N_i, K) with ΣN_i the tensor's rows. Such an
+	// entry has no bytes of its own (Pieces is empty); Bytes is the
+	// blocks' sum.
+	Stack []string `json:"stack,omitempty"`
 }
 
 // Part is one stretch of a tensor's bytes within one shard.
@@ -93,8 +102,11 @@ type Part struct {
 }
 
 // Pieces returns where t's bytes lie, in order: its Parts, or the one
-// stretch Shard, Offset, Bytes.
+// stretch Shard, Offset, Bytes; none for a stacked tensor.
 func (t *TensorInfo) Pieces() []Part {
+	if len(t.Stack) > 0 {
+		return nil
+	}
 	if len(t.Parts) > 0 {
 		return t.Parts
 	}

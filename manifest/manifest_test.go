@@ -43,7 +43,7 @@ func TestValidateCorrupt(t *testing.T) {
 		offset int64
 		cause  error
 	}{
-		{name: "version", edit: func(m *Manifest) { m.FormatVersion = 3 }, field: "format_version", offset: -1, cause: loader.ErrUnsupported},
+		{name: "version", edit: func(m *Manifest) { m.FormatVersion = 4 }, field: "format_version", offset: -1, cause: loader.ErrUnsupported},
 		{name: "no arch", edit: func(m *Manifest) { m.Arch, m.Config.Arch = "", "" }, field: "arch", offset: -1, cause: loader.ErrCorrupt},
 		{name: "arch mismatch", edit: func(m *Manifest) { m.Arch = "qwen3" }, field: "config.arch", offset: -1, cause: loader.ErrCorrupt},
 		{name: "bad config", edit: func(m *Manifest) { m.Config.HeadDim = 7 }, field: "config.head_dim", offset: -1, cause: loader.ErrCorrupt},

@@ -104,6 +104,17 @@ func (r *Reader) Tensor(name string) (*loader.Tensor, error) {
 	}
 	ti := &r.m.Tensors[i]
 	d, _ := ti.Type()
+	if len(ti.Stack) > 0 { // Validate checked the blocks
+		parts := make([]*loader.Tensor, len(ti.Stack))
+		for k, name := range ti.Stack {
+			p, err := r.Tensor(name)
+			if err != nil {
+				return nil, err
+			}
+			parts[k] = p
+		}
+		return loader.Stacked(ti.Name, parts)
+	}
 	// Validate bounded each part by its shard's size, which open verified.
 	data := make([]byte, ti.Bytes)
 	at := int64(0)

@@ -24,9 +24,9 @@ func (m *Manifest) validate(file string) error {
 	bad := func(field string, format string, args ...any) error {
 		return &loader.FormatError{File: file, Field: field, Offset: -1, Err: fmt.Errorf("%w: "+format, append([]any{loader.ErrCorrupt}, args...)...)}
 	}
-	if m.FormatVersion != FormatVersion && m.FormatVersion != FormatVersionParts {
+	if m.FormatVersion < FormatVersion || m.FormatVersion > FormatVersionStack {
 		return &loader.FormatError{File: file, Field: "format_version", Offset: -1,
-			Err: fmt.Errorf("%w: format_version %d, this build reads %d and %d", loader.ErrUnsupported, m.FormatVersion, FormatVersion, FormatVersionParts)}
+			Err: fmt.Errorf("%w: format_version %d, this build reads %d to %d", loader.ErrUnsupported, m.FormatVersion, FormatVersion, FormatVersionStack)}
 	}
 	if m.Arch == "" {
 		return bad("arch", "missing")
@@ -48,7 +48,10 @@ func (m *Manifest) validate(file string) error {
 	if err := m.validateShards(file, bad); err != nil {
 		return err
 	}
-	return m.validateTensors(file, bad)
+	if err := m.validateTensors(file, bad); err != nil {
+		return err
+	}
+	return m.validateStacks(bad)
 }
 
 func (m *Manifest) validateShards(file string, bad func(string, string, ...any) error) error {
@@ -80,6 +83,53 @@ type span struct {
 	tensor     int
 }
 
+// validateStacks checks every stacked tensor (TensorInfo.Stack): dtype
+// "mixed", a 2-D shape, at least two row blocks, each another entry of one
+// type with the tensor's columns, used by no other stack, whose rows and
+// bytes sum to the tensor's.
+func (m *Manifest) validateStacks(bad func(string, string, ...any) error) error {
+	index := make(map[string]int, len(m.Tensors))
+	for i := range m.Tensors {
+		index[m.Tensors[i].Name] = i
+	}
+	used := map[string]bool{}
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		field := fmt.Sprintf("tensors[%d] %q", i, t.Name)
+		d, _ := t.Type()
+		if (d == loader.Mixed) != (len(t.Stack) > 0) {
+			return bad(field+" stack", "dtype %s with %d row blocks: a stack is exactly a mixed tensor", t.DType, len(t.Stack))
+		}
+		if len(t.Stack) == 0 {
+			continue
+		}
+		if m.FormatVersion < FormatVersionStack {
+			return bad(field+" stack", "needs format_version %d", FormatVersionStack)
+		}
+		if len(t.Shape) != 2 || len(t.Stack) < 2 || len(t.Parts) > 0 {
+			return bad(field+" stack", "shape %v with %d row blocks and %d parts: want a matrix of at least 2 blocks, no parts", t.Shape, len(t.Stack), len(t.Parts))
+		}
+		rows, bytes := 0, int64(0)
+		for k, name := range t.Stack {
+			j, ok := index[name]
+			if !ok || used[name] || j == i {
+				return bad(fmt.Sprintf("%s stack[%d]", field, k), "%q is not another entry of the table, or is in another stack", name)
+			}
+			used[name] = true
+			p := &m.Tensors[j]
+			if pd, _ := p.Type(); pd == loader.Mixed || len(p.Shape) != 2 || p.Shape[1] != t.Shape[1] {
+				return bad(fmt.Sprintf("%s stack[%d]", field, k), "%q is %s %v, want (N, %d) of one type", name, p.DType, p.Shape, t.Shape[1])
+			}
+			rows += p.Shape[0]
+			bytes += p.Bytes
+		}
+		if rows != t.Shape[0] || bytes != t.Bytes {
+			return bad(field+" stack", "row blocks of %d rows and %d bytes, the tensor has %d and %d", rows, bytes, t.Shape[0], t.Bytes)
+		}
+	}
+	return nil
+}
+
 func (m *Manifest) validateTensors(file string, bad func(string, string, ...any) error) error {
 	seen := make(map[string]int, len(m.Tensors))
 	spans := make([]span, 0, len(m.Tensors))
@@ -100,6 +150,9 @@ func (m *Manifest) validateTensors(file string, bad func(string, string, ...any)
 		n, err := elements(t.Shape)
 		if err != nil {
 			return bad(field+" shape", "%v: %v", t.Shape, err)
+		}
+		if d == loader.Mixed || len(t.Stack) > 0 {
+			continue // validateStacks
 		}
 		if cols, be := lastDim(t.Shape), d.BlockElems(); cols%be != 0 {
 			return bad(field+" shape", "row of %d elements is not a whole number of %s blocks of %d", cols, t.DType, be)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // DefaultShardBytes is the browser-friendly default shard size, 32 MiB.
@@ -144,6 +145,9 @@ func (w *Writer) Add(t *loader.Tensor) error {
 	if w.err != nil {
 		return w.err
 	}
+	if t.DType == loader.Mixed {
+		return w.addStack(t)
+	}
 	if err := w.checkTensor(t); err != nil {
 		return w.fail(err)
 	}
@@ -207,6 +211,28 @@ func (w *Writer) addParts(t *loader.Tensor) error {
 	w.names[t.Name] = true
 	w.tensors = append(w.tensors, TensorInfo{Name: t.Name, DType: t.DType.String(), Shape: append([]int{}, t.Shape...),
 		Shard: parts[0].Shard, Offset: 0, Bytes: int64(len(t.Data)), Parts: parts})
+	return nil
+}
+
+// addStack writes a Mixed tensor's row blocks as tensors of their own
+// (model.StackPartName), then its entry naming them (TensorInfo.Stack).
+func (w *Writer) addStack(t *loader.Tensor) error {
+	if t.Name == "" || w.names[t.Name] || len(t.Stack) < 2 {
+		return w.fail(&loader.FormatError{File: w.dir, Field: fmt.Sprintf("tensor %q", t.Name), Offset: -1,
+			Err: fmt.Errorf("%w: a mixed tensor needs a new name and at least 2 row blocks", loader.ErrCorrupt)})
+	}
+	info := TensorInfo{Name: t.Name, DType: t.DType.String(), Shape: append([]int{}, t.Shape...)}
+	for i, p := range t.Stack {
+		part := *p
+		part.Name = model.StackPartName(t.Name, i)
+		if err := w.Add(&part); err != nil {
+			return err
+		}
+		info.Stack = append(info.Stack, part.Name)
+		info.Bytes += int64(len(p.Data))
+	}
+	w.names[t.Name] = true
+	w.tensors = append(w.tensors, info)
 	return nil
 }
 
@@ -346,8 +372,11 @@ func (w *Writer) Close(m *Manifest) error {
 	}
 	m.FormatVersion = FormatVersion
 	for _, t := range w.tensors {
-		if len(t.Parts) > 0 {
+		if len(t.Parts) > 0 && m.FormatVersion < FormatVersionParts {
 			m.FormatVersion = FormatVersionParts
+		}
+		if len(t.Stack) > 0 {
+			m.FormatVersion = FormatVersionStack
 		}
 	}
 	m.Shards = append([]Shard{}, w.shards...)

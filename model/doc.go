@@ -9,8 +9,12 @@
 // merged into attn_qkv, gate/up into ffn_gate_up, and the experts' gate/up
 // into ffn_gate_up_exps (E, 2F, D). Qwen2's q/k/v biases are merged into
 // attn_qkv.bias in the order of the weight's rows, F32. A merge concatenates
-// whole rows on the host, which is lossless for every block-quantised type
-// (mixed types are widened to F32). So the forward pass, both backends, the
+// whole rows on the host, which is lossless for every block-quantised type;
+// parts of different types (llama-quantize's Q4_K_M: Q4_K q and k, Q6_K v
+// on some layers) are kept as row blocks in their own types, a
+// loader.Mixed tensor (stack.go), which a backend with RowStacker reads
+// block by block in MatMul (an MoE's experts of mixed types are still
+// widened to F32). So the forward pass, both backends, the
 // converter and the browser's loader see one shape per model,
 // Weights.Check validates it once, and the converter writes the canonical
 // set, so the browser binds shard bytes to kernels with no name mapping and

@@ -46,10 +46,11 @@ func one(name string) tensorRow { return tensorRow{src: []string{name}} }
 // optional is a tensor that name holds when the source has it.
 func optional(name string) tensorRow { return tensorRow{src: []string{name}, optional: true} }
 
-// rows is a tensor merged from names' rows (concatRows).
+// rows is a tensor merged from names' rows, each part in its own type
+// (stackRows).
 func rows(names ...string) tensorRow {
 	return tensorRow{src: names, merge: func(name string, parts []*loader.Tensor) (*loader.Tensor, error) {
-		return concatRows(name, parts...)
+		return stackRows(name, parts...)
 	}}
 }
 

@@ -37,6 +37,41 @@ func concatRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
 	})
 }
 
+// stackRows merges tensors with equal column counts by rows, as concatRows
+// does, but keeps each part's type where they differ: adjacent parts of one
+// type are concatenated, and the runs make a loader.Mixed tensor (Q4_K_M's
+// Q4_K attn_q and attn_k with a Q6_K attn_v: two row blocks). So a merged
+// projection costs its parts' bytes whatever their types.
+func stackRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
+	same := true
+	for _, p := range parts {
+		same = same && p.DType == parts[0].DType
+		if len(p.Shape) != 2 || p.DType == loader.Mixed {
+			return concatRows(name, parts...)
+		}
+	}
+	if same {
+		return concatRows(name, parts...)
+	}
+	var runs []*loader.Tensor
+	for i := 0; i < len(parts); {
+		j := i + 1
+		for j < len(parts) && parts[j].DType == parts[i].DType {
+			j++
+		}
+		r := parts[i]
+		if j > i+1 {
+			var err error
+			if r, err = concatRows(fmt.Sprintf("%s rows %d-%d", name, i, j-1), parts[i:j]...); err != nil {
+				return nil, err
+			}
+		}
+		runs = append(runs, r)
+		i = j
+	}
+	return loader.Stacked(name, runs)
+}
+
 // interleaveExperts merges per-expert matrices a (E, N1, K) and b (E, N2, K)
 // into (E, N1+N2, K), expert by expert.
 func interleaveExperts(name string, a, b *loader.Tensor) (*loader.Tensor, error) {

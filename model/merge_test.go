@@ -87,3 +87,65 @@ func TestMergeLazy(t *testing.T) {
 		})
 	}
 }
+
+// TestStackRowsMerge: parts of different types merge into row blocks in
+// their own types (runs of one type concatenated), lazily where a part is
+// lazy, holding exactly the rows the F32 widening held; and a gated q/k/v
+// of mixed types (Qwen3.5's) keeps its query and gate rows in q's type.
+func TestStackRowsMerge(t *testing.T) {
+	loads := 0
+	parts := []*loader.Tensor{
+		testTensor(t, "a", loader.Q4_0, []int{4, 32}, 0, nil),
+		testTensor(t, "b", loader.Q4_0, []int{2, 32}, 1, &loads),
+		testTensor(t, "c", loader.Q8_0, []int{2, 32}, 2, nil),
+	}
+	got, err := stackRows("m", parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DType != loader.Mixed || len(got.Stack) != 2 || got.Stack[0].DType != loader.Q4_0 || got.Stack[0].Rows() != 6 ||
+		got.Stack[1].DType != loader.Q8_0 || !slices.Equal(got.Shape, []int{8, 32}) || loads != 0 {
+		t.Fatalf("stack %s %v of %d blocks after %d loads", got.DType, got.Shape, len(got.Stack), loads)
+	}
+	wide, err := concatRows("m", parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gf, err := got.F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, _ := wide.F32()
+	if !slices.Equal(gf, wf) || wide.DType != loader.F32 {
+		t.Errorf("the stack's rows differ from the F32 merge's")
+	}
+	if one, _ := stackRows("m", parts[0], parts[1]); one.DType != loader.Q4_0 {
+		t.Errorf("parts of one type merged as %s", one.DType)
+	}
+
+	c := &Config{Heads: 2, HeadDim: 32}
+	q := testTensor(t, "q", loader.Q8_0, []int{2 * 2 * 32, 32}, 3, nil) // [q | gate] per head
+	k := testTensor(t, "k", loader.Q4_0, []int{32, 32}, 4, nil)
+	v := testTensor(t, "v", loader.Q4_0, []int{32, 32}, 5, nil)
+	gs, err := gatedQKV(c, "qkv", []*loader.Tensor{q, k, v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f32s []*loader.Tensor
+	for _, p := range []*loader.Tensor{q, k, v} {
+		f, _ := p.F32()
+		f32s = append(f32s, &loader.Tensor{Name: p.Name, DType: loader.F32, Shape: p.Shape, Data: f32Bytes(f)})
+	}
+	gw, err := gatedQKV(c, "qkv", f32s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs.DType != loader.Mixed || len(gs.Stack) != 3 || gs.Stack[0].DType != loader.Q8_0 || gs.Stack[1].DType != loader.Q4_0 || gs.Stack[2].DType != loader.Q8_0 {
+		t.Fatalf("gated q/k/v of mixed types: %s with %d blocks", gs.DType, len(gs.Stack))
+	}
+	a, _ := gs.F32()
+	b, _ := gw.F32()
+	if !slices.Equal(a, b) {
+		t.Errorf("gated q/k/v's rows differ from the F32 merge's")
+	}
+}

@@ -238,6 +238,9 @@ func upload(b Backend, w *Weights, name string) (Tensor, error) {
 	if u, ok := w.Uploaded[name]; ok {
 		return u, nil
 	}
+	if t.DType == loader.Mixed {
+		return uploadStack(b, w, name, t)
+	}
 	bt, err := b.Upload(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: uploading %s: %w", w.Source, name, err)

@@ -117,7 +117,7 @@ var ggufGemma4Tensors = func() tensorTable {
 // qkvFromKQV merges a layer's attn_k, attn_q, attn_v (read in that order,
 // so that a layer without attn_k takes the q-only row) as q, k, v.
 func qkvFromKQV(_ *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error) {
-	return concatRows(name, parts[1], parts[0], parts[2])
+	return stackRows(name, parts[1], parts[0], parts[2])
 }
 
 // layerOf is the layer index of a per-layer canonical name.

@@ -19,7 +19,8 @@ type TensorReader interface {
 
 // FromCanonical builds weights from tensors stored under their canonical
 // names and already merged (a converted folder). Every name must be one of
-// c.TensorNames(); the result is checked with Check.
+// c.TensorNames() or a row block of one (StackPartName, read with its
+// stacked tensor); the result is checked with Check.
 func FromCanonical(source string, c Config, names []string, r TensorReader) (*Weights, error) {
 	known := map[string]bool{}
 	for _, n := range c.TensorNames() {
@@ -27,6 +28,9 @@ func FromCanonical(source string, c Config, names []string, r TensorReader) (*We
 	}
 	w := &Weights{Config: c, Tensors: make(map[string]*loader.Tensor, len(names)), Source: source}
 	for _, name := range names {
+		if IsStackPart(name) {
+			continue // a row block, read with its stacked tensor
+		}
 		if !known[name] {
 			return nil, &loader.FormatError{File: source, Field: "tensor " + name, Offset: -1,
 				Err: fmt.Errorf("%w: not a canonical tensor of this %s model", loader.ErrUnsupported, c.Arch)}

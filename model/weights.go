@@ -69,13 +69,30 @@ func (w *Weights) Check() error {
 		if _, ok := w.Uploaded[name]; ok && t.Data == nil {
 			continue
 		}
-		if err := t.CheckSize(); err != nil {
+		if err := w.checkSize(t); err != nil {
 			return &loader.FormatError{File: w.Source, Field: "tensor " + name, Offset: -1, Err: err}
 		}
 	}
 	if t, ok := w.Tensors[NameRopeFreqs]; ok && t.NumElements() != c.HeadDim/2 {
 		return &loader.FormatError{File: w.Source, Field: "tensor " + NameRopeFreqs + " shape", Offset: -1,
 			Err: fmt.Errorf("%w: %d elements, want %d", loader.ErrCorrupt, t.NumElements(), c.HeadDim/2)}
+	}
+	return nil
+}
+
+// checkSize is t.CheckSize, skipping the row blocks of a Mixed tensor
+// that are on the backend already (Uploaded).
+func (w *Weights) checkSize(t *loader.Tensor) error {
+	if t.DType != loader.Mixed {
+		return t.CheckSize()
+	}
+	for _, p := range t.Stack {
+		if _, ok := w.Uploaded[p.Name]; ok && p.Data == nil {
+			continue
+		}
+		if err := p.CheckSize(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wasmllm/cmd/bench/internal/result"
+	wconvert "wasmllm/convert"
 	"wasmllm/cpu"
 	"wasmllm/internal/testkit"
 	"wasmllm/internal/testkit/browsertest"
@@ -400,5 +401,41 @@ func TestNative(t *testing.T) {
 				t.Errorf("%s: run %+v", name, r)
 			}
 		}
+	}
+}
+
+// TestQ4KMBytes converts a small Llama in the Q4_K_M mix (8 layers: four
+// with Q6_K v rows beside Q4_K q and k) with -quant keep: the folder's
+// weight bytes per decode token equal the GGUF's (ratio
+// q4_k_m_bytes_vs_gguf 1), the four mixed q/k/v are stacked, and widened
+// to F32 they would cost more.
+func TestQ4KMBytes(t *testing.T) {
+	s := synth.Shape{Name: "Llama (small)", Arch: "llama", Layers: 8, Hidden: 256, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 512,
+		Vocab: 1024, DType: loader.Q4_K, Mix: synth.MixQ4KM}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q4km.gguf")
+	if err := synth.Write(path, "../../testdata/models/tiny-llama3-q4_0.gguf", s); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "folder")
+	if _, err := wconvert.Convert(context.Background(), wconvert.Options{In: path, Out: out, Quant: wconvert.DefaultQuant}); err != nil {
+		t.Fatal(err)
+	}
+	q := &Q4KMReport{}
+	if err := q.measure(path, out); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GGUF %d, folder %d, widened %d bytes; %d stacked", q.GGUFBytes, q.FolderBytes, q.WidenedBytes, q.Stacked)
+	if q.ratio() != 1 || q.Stacked != 4 || q.WidenedBytes <= q.FolderBytes {
+		t.Errorf("ratio %.4f with %d stacked tensors (widened %d bytes against %d), want 1 with 4", q.ratio(), q.Stacked, q.WidenedBytes, q.FolderBytes)
+	}
+	rep := &Report{Q4KM: q}
+	rep.computeRatios()
+	found := false
+	for _, x := range rep.Ratios {
+		found = found || x.Name == "q4_k_m_bytes_vs_gguf" && x.Value == 1
+	}
+	if !found {
+		t.Errorf("no ratio q4_k_m_bytes_vs_gguf 1 in %v", rep.Ratios)
 	}
 }

@@ -21,7 +21,12 @@
 //     the same threads, prompts and decode length: ratios
 //     decode_native_vs_llamacpp and prefill_native_vs_llamacpp;
 //   - createEngine's load time from the network and from Cache Storage,
-//     next to the time to read the same cached bytes alone.
+//     next to the time to read the same cached bytes alone;
+//   - the synthetic Llama-3.2-1B in llama-quantize's Q4_K_M mix
+//     (synth.Llama32_1B_Q4KM), converted with -quant keep: ratio
+//     q4_k_m_bytes_vs_gguf, the weight bytes a decode token reads from the
+//     folder over the GGUF's (1: every merged q/k/v kept in its parts'
+//     types), and a short native run of it.
 //
 // It writes bench.json, bench.txt and decode.svg to -out
 // (build/bench), prints the table and one `ratio NAME VALUE` line per

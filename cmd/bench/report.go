@@ -27,13 +27,15 @@ type Report struct {
 	Kernels  []result.Kernel `json:"kernels"`
 	// Firefox is the kernel table again in Firefox (nil: no Firefox runs;
 	// its notes are among Notes).
-	Firefox   *result.Kernels `json:"firefox_kernels,omitempty"`
-	Prompts   []int           `json:"prompt_lengths"`
-	Headline  int             `json:"headline_prompt"` // the prompt length the ratios use
-	Models    []*ModelReport  `json:"models"`
-	Ratios    []Ratio         `json:"ratios"`
-	Notes     []string        `json:"notes,omitempty"` // what was scaled down or skipped
-	ChartFile string          `json:"chart,omitempty"`
+	Firefox  *result.Kernels `json:"firefox_kernels,omitempty"`
+	Prompts  []int           `json:"prompt_lengths"`
+	Headline int             `json:"headline_prompt"` // the prompt length the ratios use
+	Models   []*ModelReport  `json:"models"`
+	// Q4KM is the Q4_K_M synthetic model's bytes (nil: not run).
+	Q4KM      *Q4KMReport `json:"q4_k_m,omitempty"`
+	Ratios    []Ratio     `json:"ratios"`
+	Notes     []string    `json:"notes,omitempty"` // what was scaled down or skipped
+	ChartFile string      `json:"chart,omitempty"`
 }
 
 // software reports whether the kernel tables ran on a software adapter
@@ -288,6 +290,9 @@ func (r *Report) computeRatios() {
 		if v := lowestRatio(n.Prefill, l.Prefill); v > 0 {
 			r.Ratios = append(r.Ratios, Ratio{"prefill_native_vs_llamacpp", v})
 		}
+	}
+	if q := r.Q4KM; q != nil && q.Error == "" && q.GGUFBytes > 0 {
+		r.Ratios = append(r.Ratios, Ratio{"q4_k_m_bytes_vs_gguf", q.ratio()})
 	}
 	// The CPU engine's ranks over one rank, decode (and prefill) on the
 	// synthetic model, the lowest over the prompt lengths.

@@ -66,7 +66,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 	r := &benchRun{ctx: ctx, o: o, start: time.Now()}
 	r.deadline = r.start.Add(o.Budget)
 	defer r.cleanup()
-	for _, phase := range []func() error{r.setup, r.build, r.serve, r.kernels, r.planModels, r.runModels} {
+	for _, phase := range []func() error{r.setup, r.build, r.serve, r.kernels, r.planModels, r.q4KM, r.runModels} {
 		if err := phase(); err != nil {
 			return nil, err
 		}

@@ -17,8 +17,9 @@
 // MoE router are always F32.
 //   - keep (default): F32 and F16 as they are, BF16 as F32, GGUF Q4_0 and
 //     Q8_0 repacked losslessly as q4 and q8, the K-quants Q2_K..Q6_K kept
-//     as ggml's blocks (a merge of mixed K-quants, such as Q4_K_M's q/k/v,
-//     as F32): all lossless; Q4_1 re-quantised to q4, Q5_0 and Q5_1 to q8.
+//     as ggml's blocks (a merge of parts of different types, such as
+//     Q4_K_M's Q4_K q/k and Q6_K v, as row blocks each in its own type):
+//     all lossless; Q4_1 re-quantised to q4, Q5_0 and Q5_1 to q8.
 //   - q4: Q4_0 math in the planar q4 layout, the output head as q8 (as
 //     llama-quantize does); Q4_0 sources are repacked losslessly.
 //   - q8: Q8_0 math in the planar q8 layout; Q8_0 and Q4_0 sources convert

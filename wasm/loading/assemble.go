@@ -187,9 +187,39 @@ func (a *Assembler) Weights() (*model.Weights, error) {
 			a.tensors[ti.Name] = &loader.Tensor{Name: ti.Name, DType: d, Shape: append([]int(nil), ti.Shape...)}
 		}
 	}
+	if err := a.stack(); err != nil {
+		return nil, &ModelError{Msg: err.Error(), Err: err}
+	}
 	w := &model.Weights{Config: a.m.Config, Tensors: a.tensors, Uploaded: a.resident, Source: a.source}
 	if err := w.Check(); err != nil {
 		return nil, &ModelError{Msg: err.Error(), Err: err}
 	}
 	return w, nil
+}
+
+// stack makes each stacked tensor (manifest.TensorInfo.Stack) a
+// loader.Mixed one of its row blocks, which leave the table under their
+// own names (a block on the backend stays in Uploaded by its name).
+func (a *Assembler) stack() error {
+	for i := range a.m.Tensors {
+		ti := &a.m.Tensors[i]
+		if len(ti.Stack) == 0 {
+			continue
+		}
+		blocks := make([]*loader.Tensor, len(ti.Stack))
+		for k, name := range ti.Stack {
+			if blocks[k] = a.tensors[name]; blocks[k] == nil {
+				return fmt.Errorf("loader: row block %s of %s never arrived", name, ti.Name)
+			}
+		}
+		t, err := loader.Stacked(ti.Name, blocks)
+		if err != nil {
+			return err
+		}
+		for _, name := range ti.Stack {
+			delete(a.tensors, name)
+		}
+		a.tensors[ti.Name] = t
+	}
+	return nil
 }

@@ -157,6 +157,9 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		if !ok {
 			return nil, modelErrorf("manifest.json: tensor %q has an unknown dtype %q", t.Name, t.DType)
 		}
+		if d == loader.Mixed {
+			continue // its row blocks are entries of their own, counted there
+		}
 		n := int64(1)
 		for _, x := range t.Shape {
 			n *= int64(x)
@@ -400,6 +403,9 @@ func quantBytes(m *manifest.Manifest, dt loader.DType) int64 {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		d, _ := t.Type()
+		if d == loader.Mixed {
+			continue // counted as its row blocks
+		}
 		n := int64(1)
 		for _, x := range t.Shape {
 			n *= int64(x)

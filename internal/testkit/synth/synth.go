@@ -41,8 +41,11 @@ type Shape struct {
 	// Untied gives the model an output.weight of its own (else the
 	// embedding is the head).
 	Untied bool
-	// DType is every matrix's type: loader.Q4_0 or loader.Q8_0.
+	// DType is every matrix's type: loader.Q4_0 or loader.Q8_0; or, with
+	// Mix, the mix's base type.
 	DType loader.DType
+	// Mix, when set, is a llama-quantize type mix: "Q4_K_M" (MixQ4KM).
+	Mix string
 	// Context is context_length (0: 8192); phi3's RopeDim (0: HeadDim)
 	// and OrigContext (LongRoPE's original context; 0: none).
 	Context, RopeDim, OrigContext int
@@ -100,7 +103,10 @@ func (s Shape) headDim(l int) int {
 // GGUF whose tokenizer it takes (a Llama-3 one for llama, a Qwen one for
 // qwen3moe).
 func Write(path, base string, s Shape) error {
-	if s.DType != loader.Q4_0 && s.DType != loader.Q8_0 {
+	if s.Mix != "" && s.Mix != MixQ4KM {
+		return fmt.Errorf("synth: mix %q: want %q or none", s.Mix, MixQ4KM)
+	}
+	if s.Mix == "" && s.DType != loader.Q4_0 && s.DType != loader.Q8_0 {
 		return fmt.Errorf("synth: dtype %v: want Q4_0 or Q8_0", s.DType)
 	}
 	meta, err := tokenizerMeta(base, s.Vocab)
@@ -133,12 +139,15 @@ func archMeta(s Shape) []loader.MetaKV {
 	u := func(v int) uint32 { return uint32(v) }
 	a := s.Arch
 	ft := uint32(2) // MOSTLY_Q4_0
-	if s.DType == loader.Q8_0 {
+	switch {
+	case s.Mix == MixQ4KM:
+		ft = 15 // MOSTLY_Q4_K_M
+	case s.DType == loader.Q8_0:
 		ft = 7
 	}
 	meta := []loader.MetaKV{
 		{Key: "general.architecture", Value: a},
-		{Key: "general.name", Value: fmt.Sprintf("synthetic %s shape, %d layers, random %v", s.Name, s.Layers, s.DType)},
+		{Key: "general.name", Value: fmt.Sprintf("synthetic %s shape, %d layers, random %s", s.Name, s.Layers, cmp.Or(s.Mix, s.DType.String()))},
 		{Key: "general.file_type", Value: ft},
 		{Key: "general.quantization_version", Value: uint32(2)},
 		{Key: a + ".block_count", Value: u(s.Layers)},
@@ -197,7 +206,16 @@ func archMeta(s Shape) []loader.MetaKV {
 // F32 router.
 func tensors(s Shape) []*loader.Tensor {
 	rng := rand.New(rand.NewPCG(1, uint64(s.Layers)))
-	mat := func(name string, shape ...int) *loader.Tensor { return random(rng, s.DType, name, shape...) }
+	mat := func(name string, shape ...int) *loader.Tensor {
+		dt := s.DType
+		if s.Mix == MixQ4KM {
+			dt = q4KMType(name, s.Layers, !s.Untied)
+		}
+		if dt.BlockElems() == 256 {
+			return randomK(rng, dt, name, shape...)
+		}
+		return random(rng, dt, name, shape...)
+	}
 	D, Q, KV, F := s.Hidden, s.Heads*s.HeadDim, s.KVHeads*s.HeadDim, s.FFN
 	out := []*loader.Tensor{mat("token_embd.weight", s.Vocab, D), ones("output_norm.weight", D)}
 	if s.Untied {

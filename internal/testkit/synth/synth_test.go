@@ -1,8 +1,10 @@
 package synth
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"wasmllm/cpu"
@@ -150,5 +152,70 @@ func TestGemma4Shape(t *testing.T) {
 	}
 	if spread < 1e-2 {
 		t.Errorf("logits all alike (spread %.3g)", spread)
+	}
+}
+
+// TestQ4KMMix writes an 8-layer Llama in the Q4_K_M mix: attn_v and
+// ffn_down are Q6_K on llama.cpp's "more bits" layers (0, 3, 6, 7 of 8),
+// the tied head Q6_K, the rest Q4_K; loaded, the merged q/k/v of those
+// layers keeps its Q4_K and Q6_K rows as two blocks, and a forward on the
+// CPU gives finite logits.
+func TestQ4KMMix(t *testing.T) {
+	s := Shape{Name: "Llama (small)", Arch: "llama", Layers: 8, Hidden: 256, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 512,
+		Vocab: 1024, DType: loader.Q4_K, Mix: MixQ4KM}
+	path := filepath.Join(t.TempDir(), "q4km.gguf")
+	if err := Write(path, "../../../testdata/models/tiny-llama3-q4_0.gguf", s); err != nil {
+		t.Fatal(err)
+	}
+	g, err := loader.ReadGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := map[int]bool{0: true, 3: true, 6: true, 7: true}
+	for _, ti := range g.Tensors {
+		want := loader.Q4_K
+		var l int
+		switch {
+		case len(ti.Shape) < 2:
+			continue
+		case ti.Name == "token_embd.weight":
+			want = loader.Q6_K
+		case strings.HasSuffix(ti.Name, "attn_v.weight") || strings.HasSuffix(ti.Name, "ffn_down.weight"):
+			if _, err := fmt.Sscanf(ti.Name, "blk.%d.", &l); err == nil && more[l] {
+				want = loader.Q6_K
+			}
+		}
+		if ti.DType != want {
+			t.Errorf("%s is %s, want %s", ti.Name, ti.DType, want)
+		}
+	}
+	w, err := model.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range s.Layers {
+		qkv := w.Tensors[fmt.Sprintf(model.NameQKV, l)]
+		if mixed := qkv.DType == loader.Mixed; mixed != more[l] {
+			t.Errorf("layer %d: attn_qkv %s, want mixed %v", l, qkv.DType, more[l])
+		}
+	}
+	m, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int32{1, 50, 300, 7}
+	cache, _ := m.NewCache(len(ids))
+	out, err := m.Forward(cache, ids, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, s.Vocab)
+	if err := m.Backend().ReadF32(out, logits); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range logits {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("logit %d is %v", i, v)
+		}
 	}
 }
