@@ -48,7 +48,13 @@ type moeState struct {
 // routing kernel computes beside the routed weights: at decode its
 // gate_up and down GEMVs are two more dispatches (6 in all), in prefill
 // chunks its tiles.
-func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, shared model.SharedExpert) {
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, f model.MoEFusion) {
+	if f.GeluMul || f.RouterNorm != nil || f.ExpertScale != nil || f.PostNorm != nil || f.Out != nil {
+		// CheckConfig refuses such a model before its weights load.
+		b.opErr("MoE", "Gemma 4's MoE (GeGLU experts, router and expert scales, post-norm) is not on WebGPU yet")
+		return
+	}
+	shared := f.Shared
 	nt := tt(norm)
 	if len(nt.parts) == 0 || nt.dtype != loader.F32 || nt.numel() != tt(res).cols() {
 		b.opErr("MoE", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())

@@ -110,13 +110,13 @@ func (c *moeCase) step(t testing.TB, b *Backend, res model.Tensor, xv []float32)
 	t.Helper()
 	T := len(xv) / c.D
 	b.WriteF32(res, xv)
-	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, c.shared)
+	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, model.MoEFusion{Shared: c.shared})
 	got = make([]float32, T*c.D)
 	if err := b.ReadF32(res, got); err != nil {
 		t.Fatal(err)
 	}
 	want = append([]float32(nil), xv...)
-	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, c.sharedf)
+	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, c.sharedf, nil)
 	return minus(got, xv), minus(want, xv)
 }
 
@@ -320,13 +320,13 @@ func TestMoEErrors(t *testing.T) {
 		name string
 		call func()
 	}{
-		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true, model.SharedExpert{}) }},
-		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true, model.SharedExpert{}) }},
-		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
-		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
-		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
-		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true, model.SharedExpert{}) }},
-		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
+		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true, model.MoEFusion{}) }},
+		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true, model.MoEFusion{}) }},
+		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
+		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
+		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
+		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true, model.MoEFusion{}) }},
+		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
 	} {
 		tc.call()
 		err := b.ReadF32(out, make([]float32, 2*64))
@@ -527,7 +527,7 @@ func BenchmarkMoEQwen3A3B(b *testing.B) {
 		xv, got := randVec(r, T*D, 1), make([]float32, T*D)
 		step := func() {
 			be.WriteF32(res, xv)
-			be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.SharedExpert{})
+			be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.MoEFusion{})
 			if err := be.ReadF32(res, got); err != nil {
 				b.Fatal(err)
 			}
