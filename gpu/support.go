@@ -21,10 +21,6 @@ func CheckConfig(c *model.Config) error {
 			What: fmt.Sprintf("Gated DeltaNet heads of %d dims (at most %d)", c.LinearHeadDim, deltaMaxS)}
 	}
 	for _, sp := range c.Specs() {
-		if sp.Channel.Kind == model.ChannelGeGLUMoE {
-			return &model.UnsupportedError{Backend: "webgpu", Arch: c.Arch,
-				What: "Gemma 4's MoE (GeGLU experts with router and expert scales; the CPU engine runs it)"}
-		}
 		if !sp.IsDeltaNet() && sp.Attention.HeadDim > maxHeadDim {
 			// Gemma 4 E2B's global layers have heads of 512.
 			return &model.UnsupportedError{Backend: "webgpu", Arch: c.Arch,
