@@ -131,6 +131,9 @@ type Config struct {
 	// longRoPEFactors are a Hugging Face config's LongRoPE short and long
 	// factor lists, the source of the factor tensors (source_hf_phi3.go).
 	longRoPEFactors [2][]float64
+	// qScale is a Hugging Face Gemma 3 config's sqrt(head_dim /
+	// query_pre_attn_scalar), folded into the q norm at load; 0: none.
+	qScale float64
 }
 
 // LinearLayer reports whether layer l is a Gated DeltaNet layer.
