@@ -93,8 +93,9 @@ type plan struct {
 
 // planTensor picks the output layout of canonical tensor t. parts lists the
 // source types merged into it, when known (a merge of mixed types is
-// widened to F32 by package model; -quant keep then uses the most precise of
-// the parts' own targets instead of writing F32).
+// widened to F32 by package model, Q4_0 with Q8_0 aside, which it merges
+// as Q8_0 exactly; -quant keep then uses the most precise of the parts'
+// own targets instead of writing F32).
 func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.DType) (plan, error) {
 	src := t.DType
 	if !loader.CanDequantize(src) || src == loader.Q4 || src == loader.Q8 {
