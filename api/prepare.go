@@ -39,6 +39,12 @@ func Prepare(ctx context.Context, eng *engine.Engine, r *Request) error {
 		if err != nil {
 			return Classify(err)
 		}
+		if f == toolcall.Phi4Mini && len(r.Engine.Chat.Tools) > 0 {
+			// Phi-4-mini's template reads the tools from the system message
+			if msgs, err = toolcall.PhiSystemTools(msgs, r.Engine.Chat.Tools); err != nil {
+				return Classify(err)
+			}
+		}
 		r.Engine.Messages = msgs
 	}
 	if r.Constraint != nil {
@@ -46,7 +52,7 @@ func Prepare(ctx context.Context, eng *engine.Engine, r *Request) error {
 	}
 	if r.Tools.Forced() {
 		if f == toolcall.None {
-			return badParam("tool_choice", "cannot force a tool call: the model's chat template teaches no tool-call syntax this engine knows (Hermes/Qwen, Llama 3 JSON, DeepSeek-R1); use \"auto\" or \"none\"")
+			return badParam("tool_choice", "cannot force a tool call: the model's chat template teaches no tool-call syntax this engine knows (Hermes/Qwen, Llama 3 JSON, DeepSeek-R1, Phi-4-mini); use \"auto\" or \"none\"")
 		}
 		gbnf, err := toolcall.Grammar(f, r.Tools.Tools, r.Tools.Choice)
 		if err != nil {

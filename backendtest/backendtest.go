@@ -42,6 +42,8 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"GatedAttention", func(t *testing.T) { testGatedAttention(t, b, o) }},
 		{"LongRoPE", func(t *testing.T) { testLongRoPE(t, b, o) }},
 		{"MoEShared", func(t *testing.T) { testMoEShared(t, b, o) }},
+		{"MoEGemma", func(t *testing.T) { testMoEGemma(t, b, o) }},
+		{"AddNorm", func(t *testing.T) { testAddNorm(t, b) }},
 		{"DeltaNet", func(t *testing.T) { testDeltaNet(t, b, o) }},
 		{"GemmaMatMul", func(t *testing.T) { testGemmaMatMul(t, b, o) }},
 		{"StackedMatMul", func(t *testing.T) { testStackedMatMul(t, b, o) }},

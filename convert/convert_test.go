@@ -42,8 +42,9 @@ func TestConvertGoldens(t *testing.T) {
 	// the o200k split): testdata/phi3.
 	cases = append(cases, tc{"phi3/models/tiny-phi4mini-q4_0.gguf", "../phi3/golden/tiny-phi4mini-q4_0.golden"})
 	// Gemma 3 and 4 (sandwich norms, per-layer widths, shared KV, the
-	// per-layer embeddings, merged q/k/v norms): testdata/gemma.
-	for _, m := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0"} {
+	// per-layer embeddings, merged q/k/v norms; the 26B-A4B's MoE beside
+	// the dense MLP, per-layer KV heads, k = v): testdata/gemma.
+	for _, m := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0", "tiny-gemma4moe-q4_0"} {
 		cases = append(cases, tc{"gemma/models/" + m + ".gguf", "../gemma/golden/" + m + ".golden"})
 	}
 	for _, c := range cases {

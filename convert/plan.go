@@ -95,10 +95,11 @@ type plan struct {
 }
 
 // planTensor picks the output layout of canonical tensor t. parts lists the
-// source types merged into it, when known (a merge package model widened
-// to F32, such as an MoE's experts of mixed types: -quant keep then uses
-// the most precise of the parts' own targets instead of writing F32). A
-// Mixed tensor (row blocks in their own types) is planned by planStack.
+// source types merged into it, when known (a merge of mixed types that
+// package model widens to F32, such as an MoE's experts of mixed types:
+// -quant keep then uses the most precise of the parts' own targets instead
+// of writing F32; Q4_0 with Q8_0 rows it merges as Q8_0 exactly). A Mixed
+// tensor (row blocks in their own types) is planned by planStack.
 func planTensor(quant string, c *model.Config, t *loader.Tensor, parts []loader.DType) (plan, error) {
 	if t.DType == loader.Mixed {
 		return planStack(quant, c, t)

@@ -2,7 +2,7 @@
 // also in AVX2 assembly natively, in SIMD128 in the browser, each giving
 // the Go loop's bits). ref.go holds the
 // plain-loop definition of every op (Embed, MatMul with its fusions,
-// RoPEKV, Attend, MoE, Argmax, TopK, MaskLogits, DotKQuant; DeltaNet in
+// RoPEKV, Attend, MoE, AddNorm, Argmax, TopK, MaskLogits, DotKQuant; DeltaNet in
 // ref_deltanet.go), each the
 // numeric oracle for the kernel of the same name on every backend
 // (package backendtest); Backend runs faster equivalents: goroutines across

@@ -8,6 +8,7 @@ import (
 // fusedBufs are the scratch activations of the fused ops.
 type fusedBufs struct {
 	xn, y            []float32
+	xr, an           []float32 // MoE's router input (MoEFusion.RouterNorm); AddNorm's normalised rows
 	shGU, shAct, shY []float32 // the shared expert's
 }
 
@@ -122,18 +123,51 @@ func (b *Backend) writeKV(q, p *tensor, c *KVCache, layer, H int) {
 }
 
 // MoE implements model.Backend.
-func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, shared model.SharedExpert) {
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, f model.MoEFusion) {
 	rt := t(res)
 	T, D := rt.numel()/rt.cols(), rt.cols()
 	xn := scratchF32(&b.fused.xn, T, D)
 	rmsNorm(xn.f, rt.f, t(norm).f, eps)
-	y := scratchF32(&b.fused.y, T, D)
-	b.moeOut(y, xn, router, gateUp, down, topK, normTopK)
-	for i, v := range y.f {
-		rt.f[i] += v
+	xr := xn
+	if f.RouterNorm != nil {
+		xr = scratchF32(&b.fused.xr, T, D)
+		rmsNorm(xr.f, rt.f, t(f.RouterNorm).f, eps)
 	}
-	if shared.GateUp != nil {
-		b.sharedExpert(rt.f, xn.f, shared, T, D)
+	var scale []float32
+	if f.ExpertScale != nil {
+		scale = t(f.ExpertScale).f
+	}
+	y := scratchF32(&b.fused.y, T, D)
+	b.moeOut(y, xn, xr, router, gateUp, down, topK, normTopK, f.GeluMul, scale)
+	dst := rt.f
+	if f.Out != nil {
+		dst = t(f.Out).f
+	}
+	if f.PostNorm != nil { // the sum, shared expert included, normalised before the add
+		if f.Shared.GateUp != nil {
+			b.sharedExpert(y.f, xn.f, f.Shared, T, D)
+		}
+		postNorm(y.f, t(f.PostNorm).f, 0, eps)
+		for i, v := range y.f {
+			dst[i] += v
+		}
+		return
+	}
+	for i, v := range y.f {
+		dst[i] += v
+	}
+	if f.Shared.GateUp != nil {
+		b.sharedExpert(dst, xn.f, f.Shared, T, D)
+	}
+}
+
+// AddNorm implements model.Backend.
+func (b *Backend) AddNorm(out, x, w model.Tensor, eps float32) {
+	o, xt := t(out), t(x)
+	y := scratchF32(&b.fused.an, xt.shape...)
+	rmsNorm(y.f, xt.f, t(w).f, eps)
+	for i, v := range y.f {
+		o.f[i] += v
 	}
 }
 

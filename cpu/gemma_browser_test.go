@@ -10,13 +10,13 @@ import (
 	"wasmllm/model"
 )
 
-// TestGemmaGoldenInBrowser runs the vendored tiny-gemma3-q4_0 and
-// tiny-gemma4-q4_0 goldens on the CPU engine in the browser (its SIMD128
+// TestGemmaGoldenInBrowser runs the vendored tiny-gemma3-q4_0,
+// tiny-gemma4-q4_0 and tiny-gemma4moe-q4_0 goldens on the CPU engine in the browser (its SIMD128
 // matmuls and attention, Go's GeGLU; a Gemma 4 layer sharing KV attends
 // in Go): the prompt in one batch against every row, then the greedy ids
 // one token at a time against greedy_logits.
 func TestGemmaGoldenInBrowser(t *testing.T) {
-	for _, name := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0"} {
+	for _, name := range []string{"tiny-gemma3-q4_0", "tiny-gemma4-q4_0", "tiny-gemma4moe-q4_0"} {
 		t.Run(name, func(t *testing.T) { gemmaGoldenInBrowser(t, "../testdata/gemma/golden/"+name+".golden") })
 	}
 }

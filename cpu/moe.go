@@ -14,6 +14,7 @@ import (
 type moeTask struct {
 	out, x            []float32
 	gateUp, down      *tensor
+	gelu              bool      // GeGLU experts, not SiluMul
 	ids               []int32   // (T, A)
 	weights           []float32 // (T, A)
 	D, F, A           int
@@ -41,7 +42,7 @@ func (m *moeTask) run(worker, lo, hi int) {
 		}
 		mm := matmulTask{out: gu, x: xs, w: m.gateUp, T: c, N: 2 * F, off: e * 2 * F, buf: m.tile}
 		mm.run(worker, 0, 2*F)
-		siluMul(act, gu, c, F)
+		m.activate(act, gu, c, F)
 		y := xs // the gathered rows are spent: down's output goes there
 		mm = matmulTask{out: y, x: act, w: m.down, T: c, N: D, off: e * D, buf: m.tile}
 		mm.run(worker, 0, D)
@@ -49,6 +50,16 @@ func (m *moeTask) run(worker, lo, hi int) {
 			copy(m.ys[int(p)*D:(int(p)+1)*D], y[i*D:(i+1)*D])
 		}
 	}
+}
+
+// activate is the experts' activation: out (T, F) = SiluMul, or GeluMul
+// for GeGLU experts, of gateUp (T, 2F).
+func (m *moeTask) activate(out, gateUp []float32, T, F int) {
+	if m.gelu {
+		geluMul(out, gateUp, T, F)
+		return
+	}
+	siluMul(out, gateUp, T, F)
 }
 
 // group fills order and start from ids (a counting sort by expert,
@@ -73,9 +84,11 @@ func (m *moeTask) group(E int) int {
 	return most
 }
 
-// moeOut sets out = MoE(x), the sparse MLP of x (T, D) without the norm
-// and the residual add (MoE's reference says the order).
-func (b *Backend) moeOut(out, x, router, gateUp, down model.Tensor, topK int, norm bool) {
+// moeOut sets out = MoE(x), the sparse MLP of x (T, D) routed by xr (x,
+// or the router's own input) without the norm and the residual add, each
+// expert GeGLU with gelu and its output times scale[e] when scale is not
+// nil (MoE's reference says the order).
+func (b *Backend) moeOut(out, x, xr, router, gateUp, down model.Tensor, topK int, norm, gelu bool, scale []float32) {
 	o, xt, rt := t(out), t(x), t(router)
 	gt, dt := t(gateUp), t(down)
 	T, D := xt.shape[0], xt.cols()
@@ -89,14 +102,20 @@ func (b *Backend) moeOut(out, x, router, gateUp, down model.Tensor, topK int, no
 		m.logits = make([]float32, T*E)
 	}
 	ids, weights, logits := m.ids[:T*topK], m.weights[:T*topK], m.logits[:T*E]
-	b.matmul(logits, xt.f, rt, T, E, D)
+	b.matmul(logits, t(xr).f, rt, T, E, D)
 	if cap(m.probBuf) < E {
 		m.probBuf = make([]float32, E)
 	}
 	for tk := 0; tk < T; tk++ {
-		route(logits[tk*E:(tk+1)*E], topK, norm, ids[tk*topK:(tk+1)*topK], weights[tk*topK:(tk+1)*topK], m.probBuf[:E])
+		w := weights[tk*topK : (tk+1)*topK]
+		route(logits[tk*E:(tk+1)*E], topK, norm, ids[tk*topK:(tk+1)*topK], w, m.probBuf[:E])
+		if scale != nil {
+			for a, e := range ids[tk*topK : (tk+1)*topK] {
+				w[a] *= scale[e]
+			}
+		}
 	}
-	*m = moeTask{out: o.f, x: xt.f, gateUp: gt, down: dt, ids: ids, weights: weights, D: D, F: F, A: topK,
+	*m = moeTask{out: o.f, x: xt.f, gateUp: gt, down: dt, gelu: gelu, ids: ids, weights: weights, D: D, F: F, A: topK,
 		order: m.order, start: m.start, next: m.next, ys: m.ys, sorted: m.sorted, calls: m.calls, xs: m.xs, gu: m.gu, act: m.act, tile: m.tile, logits: m.logits, probBuf: m.probBuf}
 	if T == 1 {
 		b.workerBufs(&m.gu, 2*F)
@@ -169,7 +188,7 @@ func (b *Backend) moeBatched(m *moeTask, E int) {
 		simd.batch(m.calls)
 	}
 	batch(m.gateUp, 2*F, D, xs, gu)
-	siluMul(act, gu, P, F)
+	m.activate(act, gu, P, F)
 	batch(m.down, D, F, act, ys)
 	for r, p := range m.order {
 		copy(m.ys[int(p)*D:(int(p)+1)*D], ys[r*D:(r+1)*D])
@@ -187,7 +206,7 @@ func (b *Backend) moeSingle(m *moeTask) {
 		e := int(m.ids[a])
 		b.mm = matmulTask{out: gu, x: m.x[:D], w: m.gateUp, T: 1, N: 2 * F, off: e * 2 * F, buf: b.mm.buf}
 		b.pool.Run(&b.mm, 2*F, rowGrain(1, D))
-		siluMul(act, gu, 1, F)
+		m.activate(act, gu, 1, F)
 		b.mm = matmulTask{out: y, x: act, w: m.down, T: 1, N: D, off: e * D, buf: b.mm.buf}
 		b.pool.Run(&b.mm, D, rowGrain(1, F))
 		w := m.weights[a]

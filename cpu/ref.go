@@ -245,14 +245,34 @@ type Shared struct {
 	F                  int
 }
 
+// MoEOptions are model.MoEFusion's Gemma 4 parts on host values; the
+// zero value is none of them.
+type MoEOptions struct {
+	Gelu        bool      // the experts are GeGLUs, not SiluMul
+	RouterNorm  []float32 // (D): the router reads RMSNorm(res)·RouterNorm; nil: the experts' input
+	ExpertScale []float32 // (E): expert e's output times ExpertScale[e]; nil: none
+	PostNorm    []float32 // (D): the sum RMS-normalised per row with this weight; nil: none
+	Out         []float32 // (T, D): the sum is added here instead of res; nil: res
+}
+
 // MoE: res (T, D) += moe(RMSNorm(res) * norm), the sparse MLP on the
 // residual stream, plus sigmoid(x·sh.Gate)·sh.Down(SiluMul(sh.GateUp·x))
-// when sh is not nil (the shared expert).
-func MoE(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool, sh *Shared) {
+// when sh is not nil (the shared expert), with o's parts (GeGLU experts,
+// the router's own input, per-expert scales, the post-norm, another
+// destination) when o is not nil.
+func MoE(res, norm []float32, eps float32, router, gateUp, down []float32, T, D, E, F, k int, normTopK bool, sh *Shared, o *MoEOptions) {
+	if o == nil {
+		o = &MoEOptions{}
+	}
 	xn := make([]float32, T*D)
 	rmsNorm(xn, res, norm, eps)
+	xr := xn
+	if o.RouterNorm != nil {
+		xr = make([]float32, T*D)
+		rmsNorm(xr, res, o.RouterNorm, eps)
+	}
 	y := make([]float32, T*D)
-	moe(y, xn, router, gateUp, down, T, D, E, F, k, normTopK)
+	moe(y, xn, xr, router, gateUp, down, T, D, E, F, k, normTopK, o.Gelu, o.ExpertScale)
 	if sh != nil {
 		gu := make([]float32, 2*sh.F)
 		act := make([]float32, sh.F)
@@ -270,8 +290,24 @@ func MoE(res, norm []float32, eps float32, router, gateUp, down []float32, T, D,
 			}
 		}
 	}
+	if o.PostNorm != nil {
+		postNorm(y, o.PostNorm, 0, eps)
+	}
+	dst := res
+	if o.Out != nil {
+		dst = o.Out
+	}
 	for i := range y {
-		res[i] += y[i]
+		dst[i] += y[i]
+	}
+}
+
+// AddNorm: out (T, D) += RMSNorm(x (T, D)) · w (D).
+func AddNorm(out, x, w []float32, eps float32) {
+	y := make([]float32, len(x))
+	rmsNorm(y, x, w, eps)
+	for i := range y {
+		out[i] += y[i]
 	}
 }
 
@@ -322,9 +358,10 @@ func Route(logits []float32, k int, norm bool, ids []int32, weights []float32) {
 	}
 }
 
-// moe: for each token of x (T, D), route with router (E, D), then
-// out = Σ_a weight_a · down_a (D, F) · SiluMul(gateUp_a (2F, D) · x).
-func moe(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
+// moe: for each token of x (T, D), route xr (T, D) with router (E, D),
+// then out = Σ_a weight_a · scale[e_a] · down_a (D, F) · act(gateUp_a
+// (2F, D) · x), act GeluMul with gelu, else SiluMul; scale nil is ones.
+func moe(out, x, xr, router, gateUp, down []float32, T, D, E, F, k int, norm, gelu bool, scale []float32) {
 	logits := make([]float32, E)
 	ids := make([]int32, k)
 	weights := make([]float32, k)
@@ -333,7 +370,7 @@ func moe(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
 	y := make([]float32, D)
 	for t := 0; t < T; t++ {
 		xt := x[t*D : (t+1)*D]
-		product(logits, xt, router, 1, E, D)
+		product(logits, xr[t*D:(t+1)*D], router, 1, E, D)
 		Route(logits, k, norm, ids, weights)
 		o := out[t*D : (t+1)*D]
 		for i := range o {
@@ -342,10 +379,18 @@ func moe(out, x, router, gateUp, down []float32, T, D, E, F, k int, norm bool) {
 		for a := 0; a < k; a++ {
 			e := int(ids[a])
 			product(gu, xt, gateUp[e*2*F*D:(e+1)*2*F*D], 1, 2*F, D)
-			siluMulRef(act, gu, 1, F)
+			if gelu {
+				geluMulRef(act, gu, 1, F)
+			} else {
+				siluMulRef(act, gu, 1, F)
+			}
 			product(y, act, down[e*D*F:(e+1)*D*F], 1, D, F)
+			w := weights[a]
+			if scale != nil {
+				w *= scale[e]
+			}
 			for i := range o {
-				o[i] += weights[a] * y[i]
+				o[i] += w * y[i]
 			}
 		}
 	}

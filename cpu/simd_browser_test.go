@@ -277,7 +277,7 @@ func TestSIMDMoE(t *testing.T) {
 		b.WriteF32(x, random(T*D))
 		sameBits(t, label(dt.String()), func() []float32 {
 			out := b.NewF32(T, D)
-			b.moeOut(out, x, router, gateUp, down, A, true)
+			b.moeOut(out, x, x, router, gateUp, down, A, true, false, nil)
 			v := make([]float32, T*D)
 			if err := b.ReadF32(out, v); err != nil {
 				t.Fatal(err)

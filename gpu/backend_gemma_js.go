@@ -132,3 +132,17 @@ func (b *Backend) Scale(x model.Tensor, s float32) {
 	gx, gy := b.groups2D((n + 63) / 64)
 	op(b, kScale).dispatch(b, scaleParams{N: uint32(n), S: s}, gx, gy, 1, xt.whole())
 }
+
+// AddNorm implements model.Backend: one post_norm dispatch (norm and add,
+// no product).
+func (b *Backend) AddNorm(out, x, w model.Tensor, eps float32) {
+	o, xt, wt := tt(out), tt(x), tt(w)
+	D := o.cols()
+	if o.buf == nil || xt.buf == nil || xt.numel() != o.numel() || xt.cols() != D || len(wt.parts) == 0 || wt.dtype != loader.F32 || wt.numel() != D {
+		b.opErr("AddNorm", "out %v, x %v, weight %v %v do not agree", o.shape, xt.shape, wt.dtype, wt.shape)
+		return
+	}
+	prm := postNormParams{N: uint32(D), G: uint32(D), Groups: uint32(o.rows()), Norm: 1, Eps: eps, Acc: 1, Scale: 1}
+	gx, gy := b.groups2D(int(prm.Groups))
+	op(b, kPostNorm).dispatch(b, prm, gx, gy, 1, xt.whole(), bind{buf: wt.parts[0].data}, o.whole())
+}

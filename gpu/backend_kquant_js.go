@@ -102,7 +102,7 @@ func (b *Backend) moeKQuant(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *
 	// GEMV's (matmulKQuant)
 	ro := b.tune.kquantRO(1)
 	gwg, dwg := b.tune.kquantWG(D/32, kquantR), b.tune.kquantWG(F/32, kquantR)
-	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(gwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(gwg))
+	gu := op(b, kKQuantMoeGU, constant{"KTYPE", float64(gt.dtype)}, constant{"WG", float64(gwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(gwg), geluConst(x.gelu))
 	dn := op(b, kKQuantMoeDn, constant{"KTYPE", float64(dt.dtype)}, constant{"WG", float64(dwg)}, constant{"RO", float64(ro)}, b.oneSubgroup(dwg))
 	gx, gy := b.groups2D(F / (4 * ro))
 	for _, p := range gt.parts {

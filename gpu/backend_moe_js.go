@@ -22,6 +22,7 @@ const (
 type moeState struct {
 	logits, ids, wts, act, y, order, tiles, counts *webgpu.Buffer
 	xn, dummyW                                     *webgpu.Buffer // MoE's normalised rows; a writable dummy
+	xr, sum                                        *webgpu.Buffer // Gemma 4's: the router's input rows; the sum before its post-norm
 	shIDs, shWts, shAct                            *webgpu.Buffer // the shared expert's: zeros, sigmoid(x·gate), its activations
 
 	// decodeMaxT and chunkT, when nonzero, replace tuning.moeDecodeMax
@@ -48,7 +49,20 @@ type moeState struct {
 // routing kernel computes beside the routed weights: at decode its
 // gate_up and down GEMVs are two more dispatches (6 in all), in prefill
 // chunks its tiles.
-func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, shared model.SharedExpert) {
+//
+// Gemma 4's parts (MoEFusion): GeGLU experts are the GELU override of the
+// gate_up kernels; the router's own input weight is a second router GEMV
+// (its normalised rows go to a scratch of their own); the per-expert
+// scales multiply the weights in moe_route; with a post-norm the experts'
+// sums go to a scratch, then one post_norm dispatch adds the normalised
+// sum to Out (or res).
+func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down model.Tensor, topK int, normTopK bool, f model.MoEFusion) {
+	shared := f.Shared
+	gm, err := moeGemmaParts(f, tt(res), tt(router))
+	if err != nil {
+		b.opErr("MoE", "%v", err)
+		return
+	}
 	nt := tt(norm)
 	if len(nt.parts) == 0 || nt.dtype != loader.F32 || nt.numel() != tt(res).cols() {
 		b.opErr("MoE", "norm weight %v %v: want (%d) f32", nt.dtype, nt.shape, tt(res).cols())
@@ -62,7 +76,67 @@ func (b *Backend) MoE(res, norm model.Tensor, eps float32, router, gateUp, down 
 			return
 		}
 	}
-	b.moe("MoE", tt(res), tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps, se)
+	dst := tt(res)
+	if gm.out != nil {
+		dst = gm.out
+	}
+	o := dst
+	if gm.post != nil {
+		T, D := dst.rows(), dst.cols()
+		if o = b.scratchAct(&b.ops.moe.sum, "moe sum", T, D); o == nil {
+			return
+		}
+	}
+	b.moe("MoE", o, tt(res), tt(router), tt(gateUp), tt(down), topK, normTopK, nt, eps, se, gm)
+	if gm.post != nil { // dst += RMSNorm(sum)·post, one post_norm dispatch
+		D := dst.cols()
+		prm := postNormParams{N: uint32(D), G: uint32(D), Groups: uint32(dst.rows()), Norm: 1, Eps: eps, Acc: 1, Scale: 1}
+		gx, gy := b.groups2D(int(prm.Groups))
+		op(b, kPostNorm).dispatch(b, prm, gx, gy, 1, o.whole(), bind{buf: gm.post.parts[0].data}, dst.whole())
+	}
+}
+
+// moeGemma is an MoE call's checked Gemma 4 parts (model.MoEFusion).
+type moeGemma struct {
+	gelu                bool
+	rnorm, escale, post *tensor // (D), (E), (D) f32 weights; nil: none
+	out                 *tensor // (T, D) f32; nil: res
+}
+
+// moeGemmaParts checks f's Gemma 4 parts against res (T, D) and router
+// (E, D).
+func moeGemmaParts(f model.MoEFusion, res, router *tensor) (*moeGemma, error) {
+	g := &moeGemma{gelu: f.GeluMul}
+	D := res.cols()
+	vec := func(what string, w model.Tensor, n int) (*tensor, error) {
+		if w == nil {
+			return nil, nil
+		}
+		t := tt(w)
+		if len(t.parts) != 1 || t.dtype != loader.F32 || t.numel() != n {
+			return nil, fmt.Errorf("%s %v %v: want (%d) f32 in one part", what, t.dtype, t.shape, n)
+		}
+		return t, nil
+	}
+	var err error
+	if g.rnorm, err = vec("router norm", f.RouterNorm, D); err != nil {
+		return nil, err
+	}
+	if len(router.shape) == 2 {
+		if g.escale, err = vec("expert scale", f.ExpertScale, router.shape[0]); err != nil {
+			return nil, err
+		}
+	}
+	if g.post, err = vec("post-norm", f.PostNorm, D); err != nil {
+		return nil, err
+	}
+	if f.Out != nil {
+		g.out = tt(f.Out)
+		if g.out.buf == nil || g.out.dtype != loader.F32 || g.out.rows() != res.rows() || g.out.cols() != D || g.out.buf == res.buf {
+			return nil, fmt.Errorf("out %v: want an f32 activation (%d, %d) other than res", g.out.shape, res.rows(), D)
+		}
+	}
+	return g, nil
 }
 
 // moeShared is a checked shared expert: gate_up (2Fs, D), down (D, Fs)
@@ -98,8 +172,8 @@ func sharedExpert(s model.SharedExpert, D int) (*moeShared, error) {
 }
 
 // moe is MoE: out += MoE(RMSNorm(x) * nw), plus the shared expert se
-// when not nil.
-func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm bool, nw *tensor, eps float32, se *moeShared) {
+// when not nil, with gm's parts (with a post-norm, out = the sum instead).
+func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm bool, nw *tensor, eps float32, se *moeShared, gm *moeGemma) {
 	sh, err := moeShape(o, xt, rt, gt, dt, topK)
 	if err != nil {
 		b.opErr(name, "%v", err)
@@ -167,6 +241,18 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 		gateB, shWB = bind{buf: se.gate.parts[0].data}, bind{buf: shWts}
 	}
 	nwb, xnb := bind{buf: nw.parts[0].data}, bind{buf: xe}
+	var xrb bind // the router's own input rows (Gemma 4), written beside the experts'
+	if gm.rnorm != nil {
+		xr := b.scratch(&m.xr, "moe xr", uint64(4*chunk*D))
+		if xr == nil {
+			return
+		}
+		xrb = bind{buf: xr}
+	}
+	escB, scaled := bind{buf: b.dummy}, uint32(0)
+	if gm.escale != nil {
+		escB, scaled = bind{buf: gm.escale.parts[0].data}, 1
+	}
 	dense, dr := b.moeGemvKernel(kMoeDense, rt.dtype, D)
 	route, err := use(b, kMoeRoute)
 	if err != nil {
@@ -184,17 +270,26 @@ func (b *Backend) moe(name string, o, xt, rt, gt, dt *tensor, topK int, norm boo
 				moeCeil(p.rows, dr), nt, 1,
 				bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), nwb, bind{buf: b.dummy}, bind{buf: logits}, xnb)
 		}
-		ex := moeIn{buf: xe, acc: true, dummyW: dw}
-		prm := moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt)}
+		if gm.rnorm != nil { // the logits again, from RMSNorm(x)·rnorm
+			for _, p := range rt.parts {
+				dense.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(p.rows), E0: uint32(p.row0), T0: uint32(t0), LDO: uint32(E), Norm: 1, Eps: eps},
+					moeCeil(p.rows, dr), nt, 1,
+					bind{buf: p.data}, bind{buf: p.scales}, xt.whole(), bind{buf: gm.rnorm.parts[0].data}, bind{buf: b.dummy}, bind{buf: logits}, xrb)
+			}
+		}
+		ex := moeIn{buf: xe, acc: gm.post == nil, dummyW: dw, gelu: gm.gelu}
+		prm := moeRouteParams{E: uint32(E), A: uint32(A), Norm: normU, NT: uint32(nt), Scaled: scaled}
 		xr := bind{buf: b.dummy}
 		if se != nil {
 			prm.D, xr = uint32(D), xnb
 		}
-		route.dispatch(b, prm, nt, 1, 1, bind{buf: logits}, bind{buf: ids}, bind{buf: wts}, xr, gateB, shWB)
+		route.dispatch(b, prm, nt, 1, 1, bind{buf: logits}, bind{buf: ids}, bind{buf: wts}, xr, gateB, shWB, escB)
 		b.moeExperts(sh, t0, nt, decodeMax, o, ex, gt, dt, ids, wts, act, y, order, tiles, counts)
 		if se != nil { // one expert, always chosen, weighted by sigmoid(x·gate)
 			one := moeDims{T: sh.T, D: D, E: 1, F: Fs, A: 1}
-			b.moeExperts(one, t0, nt, decodeMax, o, ex, se.gu, se.dn, shIDs, shWts, shAct, y, order, tiles, counts)
+			sx := ex
+			sx.acc, sx.gelu = true, false
+			b.moeExperts(one, t0, nt, decodeMax, o, sx, se.gu, se.dn, shIDs, shWts, shAct, y, order, tiles, counts)
 		}
 	}
 }
@@ -272,11 +367,12 @@ type moeIn struct {
 	t0     int
 	acc    bool
 	dummyW bind // bound where moe_gemv's xn is unused
+	gelu   bool // the experts are GeGLUs (the gate_up kernels' GELU override)
 }
 
 func (b *Backend) moeDecode(sh moeDims, t0, nt int, o *tensor, x moeIn, gt, dt *tensor, ids, wts, act *webgpu.Buffer) {
 	D, F, A := sh.D, sh.F, sh.A
-	gu, gr := b.moeGemvKernel(kMoeGateUp, gt.dtype, D)
+	gu, gr := b.moeGemvKernel(kMoeGateUp, gt.dtype, D, geluConst(x.gelu))
 	dn, dr := b.moeGemvKernel(kMoeDown, dt.dtype, A*F)
 	for _, p := range gt.parts {
 		gu.dispatch(b, moeGemvParams{K: uint32(D), N: uint32(2 * F), E0: uint32(p.row0 / (2 * F)), NE: uint32(p.rows / (2 * F)), A: uint32(A), T0: uint32(x.t0), F: uint32(F)},
@@ -313,7 +409,7 @@ func (b *Backend) moeTiled(sh moeDims, t0, nt, ew int, o *tensor, x moeIn, gt, d
 		b.fail(err)
 		return
 	}
-	gu := op(b, kMoeGemmGateUp, constant{"WTYPE", float64(ew)}, constant{"KTYPE", ktypeOf(gt.dtype)})
+	gu := op(b, kMoeGemmGateUp, constant{"WTYPE", float64(ew)}, constant{"KTYPE", ktypeOf(gt.dtype)}, geluConst(x.gelu))
 	dn := op(b, kMoeGemmDown, constant{"WTYPE", float64(ew)}, constant{"KTYPE", ktypeOf(dt.dtype)})
 	group.dispatch(b, moeGroupParams{E: uint32(E), N: uint32(n), TT: uint32(moeTileT)}, 1, 1, 1,
 		bind{buf: ids}, bind{buf: order}, bind{buf: tiles}, bind{buf: counts})
@@ -343,10 +439,19 @@ func moeMaxTiles(n, E int) int { return moeCeil(n, moeTileT) + min(E, n) }
 // moeGemvKernel returns s, an entry of moe_gemv.wgsl, for weights of dtype dt
 // whose workgroups stride over n values (tuning.moeGemvShape), and its rows
 // per workgroup.
-func (b *Backend) moeGemvKernel(s kernelSpec[moeGemvParams], dt loader.DType, n int) (kernelOf[moeGemvParams], int) {
+func (b *Backend) moeGemvKernel(s kernelSpec[moeGemvParams], dt loader.DType, n int, more ...constant) (kernelOf[moeGemvParams], int) {
 	wg, r := b.tune.moeGemvShape(dt, n)
-	k := op(b, s, constant{"WTYPE", float64(wtype(dt))}, constant{"WG", float64(wg)}, constant{"R", float64(r)}, b.oneSubgroup(wg))
+	k := op(b, s, append([]constant{{"WTYPE", float64(wtype(dt))}, {"WG", float64(wg)}, {"R", float64(r)}, b.oneSubgroup(wg)}, more...)...)
 	return k, r
+}
+
+// geluConst is the GELU override of the MoE gate_up kernels: 1 for GeGLU
+// experts (Gemma 4).
+func geluConst(gelu bool) constant {
+	if gelu {
+		return constant{"GELU", 1}
+	}
+	return constant{"GELU", 0}
 }
 
 // oneSubgroup is the ONESG override of a workgroup of wg threads

@@ -65,7 +65,12 @@
 // the experts, then the route, the experts' gate_up, and the down that
 // adds into res; Qwen3.5-MoE's shared expert is two more (its gate_up and
 // down, run as a one-expert MoE whose weight, sigmoid(x·gate), the route
-// kernel computes beside the routed ones). The final norm is folded into
+// kernel computes beside the routed ones). Gemma 4's MoE layer is 18: its
+// attention's 7 with the q/k/v per-head norm, the dense gate_up and down
+// with its post-norm, two router GEMVs (the experts' input and the
+// router's own), the route (which applies the experts' scales), the
+// GeGLU experts' gate_up and down into a scratch, the sum's post-norm into
+// the dense branch, AddNorm, the output scale. The final norm is folded into
 // the lm_head. Qwen3.5's attention layers are the same 5 + FFN: the
 // output gate is applied where attention stores its output (the decode
 // reduce, the prefill kernel), partial rotary is RoPEKV's rotation of the

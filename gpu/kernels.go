@@ -148,7 +148,7 @@ type (
 		K, N, E0, NE, A, T0, F, Acc, LDO, Norm uint32
 		Eps                                    float32
 	}
-	moeRouteParams   struct{ E, A, Norm, NT, D uint32 }
+	moeRouteParams   struct{ E, A, Norm, NT, D, Scaled uint32 }
 	moeGroupParams   struct{ E, N, TT uint32 }
 	moeGemmParams    struct{ K, N, E0, NE, A, T0, F uint32 }
 	moeCombineParams struct{ D, A, T0, N, Acc uint32 }

@@ -230,13 +230,13 @@ func kquantMoECheck(t *testing.T, b *Backend, r *rand.Rand, gt, dn loader.DType,
 	ts = append(ts, nw)
 	out := b.NewF32(T, D)
 	b.WriteF32(out, xv)
-	b.MoE(out, nw, 1e-5, ts[0], ts[1], ts[2], A, norm, model.SharedExpert{})
+	b.MoE(out, nw, 1e-5, ts[0], ts[1], ts[2], A, norm, model.MoEFusion{})
 	got := make([]float32, T*D)
 	if err := b.ReadF32(out, got); err != nil {
 		t.Fatal(err)
 	}
 	want := append([]float32(nil), xv...)
-	cpu.MoE(want, nv, 1e-5, rv, gf, df, T, D, E, F, A, norm, nil)
+	cpu.MoE(want, nv, 1e-5, rv, gf, df, T, D, E, F, A, norm, nil, nil)
 	got, want = minus(got, xv), minus(want, xv) // the experts' sum alone
 	what := fmt.Sprintf("MoE %s/%s T=%d D=%d E=%d F=%d A=%d norm=%v (%d+%d parts)", gt, dn, T, D, E, F, A, norm, len(tt(ts[1]).parts), len(tt(ts[2]).parts))
 	if e, i := golden.RowError(got, want); e > 1e-5 {

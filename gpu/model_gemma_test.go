@@ -113,19 +113,57 @@ func TestGemma4GoldenShared(t *testing.T) {
 	modelGoldens(t, modelBackend(t), files)
 }
 
+// TestGemma4MoEGolden runs the vendored tiny-gemma4moe-q4_0 golden
+// (Gemma 4 26B-A4B's layout: the GeGLU MoE beside the dense GeGLU with
+// router input and per-expert scales, per-layer KV heads in two KV groups,
+// k = v on the global layers) on WebGPU against the golden and the CPU
+// engine, and again with an f16 KV cache.
+func TestGemma4MoEGolden(t *testing.T) {
+	files := gemmaFiles(golden.Files(t, "../testdata/gemma/golden", "exact", true, false), "tiny-gemma4moe-")
+	if len(files) != 1 {
+		t.Fatalf("%d vendored tiny-gemma4moe goldens, want 1", len(files))
+	}
+	b := modelBackend(t)
+	modelGoldens(t, b, files)
+	for _, g := range files {
+		t.Run(g.Name+"/f16", func(t *testing.T) {
+			m, err := model.Build(b, goldenWeights(t, g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer freeModel(b, m)
+			qwen35Golden(t, m, g, loader.F16)
+		})
+	}
+}
+
+// TestGemma4MoEGoldenShared runs every exact tiny-gemma4moe golden of the
+// shared data (F32, Q8_0, Q4_0) on WebGPU (WASMLLM_EXTENDED=1).
+func TestGemma4MoEGoldenShared(t *testing.T) {
+	dir := filepath.Join(shareddata.Dir(t, "testdata-gemma"), "golden")
+	files := gemmaFiles(golden.FilesJSON(t, dir, "exact", true, false), "tiny-gemma4moe-")
+	if len(files) != 3 {
+		t.Fatalf("%d shared tiny-gemma4moe goldens, want 3", len(files))
+	}
+	modelGoldens(t, modelBackend(t), files)
+}
+
 // TestGemmaDecodeDispatches counts a decode step's dispatches per layer
 // (model.LayerMarker): a Gemma 3 layer is 9 (q/k/v, rope_kv, attention's
 // two, o_proj and its post-norm, gate_up with GeGLU fused in the GEMV,
 // down and its post-norm: the sandwich norms cost one each), a Gemma 4
 // layer 15 (q/k/v's per-head norms one more; its per-layer input: the
-// gate, gelu_gate, proj with its post-norm; the output scale); later steps
-// replay the recorded program.
+// gate, gelu_gate, proj with its post-norm; the output scale), a Gemma 4
+// MoE layer 18 (no per-layer input; the dense gate_up and down with its
+// post-norm, two router GEMVs, the route, the experts' gate_up and down,
+// the sum's post-norm, AddNorm; the output scale); later steps replay the
+// recorded program.
 func TestGemmaDecodeDispatches(t *testing.T) {
 	b := modelBackend(t)
 	for _, c := range []struct {
 		name string
 		most int
-	}{{"tiny-gemma3-q4_0", 9}, {"tiny-gemma4-q4_0", 15}} {
+	}{{"tiny-gemma3-q4_0", 9}, {"tiny-gemma4-q4_0", 15}, {"tiny-gemma4moe-q4_0", 18}} {
 		t.Run(c.name, func(t *testing.T) {
 			g := golden.Read(t, "../testdata/gemma/golden/"+c.name+".golden")
 			m, err := model.Build(b, goldenWeights(t, g))

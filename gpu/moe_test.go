@@ -110,13 +110,13 @@ func (c *moeCase) step(t testing.TB, b *Backend, res model.Tensor, xv []float32)
 	t.Helper()
 	T := len(xv) / c.D
 	b.WriteF32(res, xv)
-	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, c.shared)
+	b.MoE(res, c.nw, 1e-5, c.router, c.gu, c.dn, c.A, c.norm, model.MoEFusion{Shared: c.shared})
 	got = make([]float32, T*c.D)
 	if err := b.ReadF32(res, got); err != nil {
 		t.Fatal(err)
 	}
 	want = append([]float32(nil), xv...)
-	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, c.sharedf)
+	cpu.MoE(want, c.nv, 1e-5, c.rf, c.guf, c.dnf, T, c.D, c.E, c.F, c.A, c.norm, c.sharedf, nil)
 	return minus(got, xv), minus(want, xv)
 }
 
@@ -196,6 +196,62 @@ func TestMoESharedPaths(t *testing.T) {
 			for _, p := range moePaths {
 				b.ops.moe.decodeMaxT, b.ops.moe.chunkT = p.decodeMaxT, p.chunkT
 				c.run(t, b, fmt.Sprintf("%s shared T=%d %s", dt, T, p.name), xv)
+			}
+		}
+	}
+	b.ops.moe.decodeMaxT, b.ops.moe.chunkT = 0, 0
+}
+
+// TestMoEGemmaPaths runs Gemma 4's MoE (GeGLU experts, the router's own
+// input weight, per-expert scales, the sum post-normed into another
+// tensor) on every MoE path (per token, tiled, in chunks; Q4_K's own
+// kernels) against cpu.MoE: on a CPU adapter the conformance suite
+// reaches the per-token path only.
+func TestMoEGemmaPaths(t *testing.T) {
+	b := newTestBackend(t, webgpu.Options{})
+	r := rand.New(rand.NewPCG(25, 1))
+	for _, dt := range []loader.DType{loader.F32, loader.Q4, loader.Q4_K} {
+		D, F := 64, 32
+		if dt == loader.Q4_K {
+			D, F = 256, 256
+		}
+		var c *moeCase
+		if dt == loader.Q4_K { // ggml's blocks: moe_kquant's gate_up
+			c = &moeCase{D: D, E: 8, F: F, A: 2, norm: true}
+			rtw, rf := moeWeight(t, r, loader.F32, 8, D)
+			gw, gf := kquantTensor(t, r, dt, 8*2*F, D)
+			dw, df := kquantTensor(t, r, dt, 8*D, F)
+			gw.Shape, dw.Shape = []int{8, 2 * F, D}, []int{8, D, F}
+			nw, nv := moeWeight(t, r, loader.F32, D)
+			c.router, c.gu, c.dn, c.nw = mustUpload(t, b, rtw), mustUpload(t, b, gw), mustUpload(t, b, dw), mustUpload(t, b, nw)
+			c.rf, c.guf, c.dnf, c.nv = rf, gf, df, nv
+		} else {
+			c = newMoECase(t, b, r, dt, D, 8, F, 2, true)
+		}
+		rw, rv := moeWeight(t, r, loader.F32, D)
+		sw, sv := moeWeight(t, r, loader.F32, 8)
+		pw, pv := moeWeight(t, r, loader.F32, D)
+		fu := model.MoEFusion{GeluMul: true, RouterNorm: mustUpload(t, b, rw), ExpertScale: mustUpload(t, b, sw), PostNorm: mustUpload(t, b, pw)}
+		for _, T := range []int{1, 5, 33} {
+			xv, ov := randVec(r, T*D, 1), randVec(r, T*D, 1)
+			for _, p := range moePaths {
+				b.ops.moe.decodeMaxT, b.ops.moe.chunkT = p.decodeMaxT, p.chunkT
+				res, out := b.NewF32(T, D), b.NewF32(T, D)
+				b.WriteF32(res, xv)
+				b.WriteF32(out, ov)
+				f := fu
+				f.Out = out
+				b.MoE(res, c.nw, 1e-6, c.router, c.gu, c.dn, c.A, true, f)
+				got := make([]float32, T*D)
+				if err := b.ReadF32(out, got); err != nil {
+					t.Fatal(err)
+				}
+				want := append([]float32(nil), ov...)
+				cpu.MoE(append([]float32(nil), xv...), c.nv, 1e-6, c.rf, c.guf, c.dnf, T, D, 8, F, 2, true, nil,
+					&cpu.MoEOptions{Gelu: true, RouterNorm: rv, ExpertScale: sv, PostNorm: pv, Out: want})
+				checkClose(t, fmt.Sprintf("%s gemma T=%d %s", dt, T, p.name), got, want, 1e-4)
+				b.Free(res)
+				b.Free(out)
 			}
 		}
 	}
@@ -320,13 +376,13 @@ func TestMoEErrors(t *testing.T) {
 		name string
 		call func()
 	}{
-		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true, model.SharedExpert{}) }},
-		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true, model.SharedExpert{}) }},
-		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
-		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
-		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
-		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true, model.SharedExpert{}) }},
-		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true, model.SharedExpert{}) }},
+		{"topK > E", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 9, true, model.MoEFusion{}) }},
+		{"topK 0", func() { b.MoE(out, c.nw, 1e-5, c.router, c.gu, c.dn, 0, true, model.MoEFusion{}) }},
+		{"norm width", func() { b.MoE(out, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
+		{"activation norm", func() { b.MoE(out, out, 1e-5, c.router, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
+		{"res width", func() { b.MoE(other, otherNorm, 1e-5, c.router, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
+		{"swapped", func() { b.MoE(out, c.nw, 1e-5, c.router, c.dn, c.gu, 2, true, model.MoEFusion{}) }},
+		{"activation router", func() { b.MoE(out, c.nw, 1e-5, out, c.gu, c.dn, 2, true, model.MoEFusion{}) }},
 	} {
 		tc.call()
 		err := b.ReadF32(out, make([]float32, 2*64))
@@ -527,7 +583,7 @@ func BenchmarkMoEQwen3A3B(b *testing.B) {
 		xv, got := randVec(r, T*D, 1), make([]float32, T*D)
 		step := func() {
 			be.WriteF32(res, xv)
-			be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.SharedExpert{})
+			be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.MoEFusion{})
 			if err := be.ReadF32(res, got); err != nil {
 				b.Fatal(err)
 			}

@@ -83,10 +83,16 @@ type Backend interface {
 	// res (T, D) += MoE(RMSNorm(res) * norm): router logits = x·routerᵀ,
 	// softmax over E, the top-A experts, their weights renormalised to sum
 	// 1 when normTopK is set, and Σ weight_a · down_a(SiluMul(gateUp_a · x)),
-	// plus, when shared has weights, the shared expert:
+	// plus, when f.Shared has weights, the shared expert:
 	// sigmoid(x·shared.Gate) · shared.Down(SiluMul(shared.GateUp · x)).
-	// norm (D); router (E, D); gateUp (E, 2F, D); down (E, D, F).
-	MoE(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool, shared SharedExpert)
+	// norm (D); router (E, D); gateUp (E, 2F, D); down (E, D, F). f's
+	// other fields are Gemma 4's: GeGLU experts, the router's own input,
+	// per-expert scales, the sum post-normed and added elsewhere.
+	MoE(res, norm Tensor, eps float32, router, gateUp, down Tensor, topK int, normTopK bool, f MoEFusion)
+	// AddNorm adds a row-wise RMSNorm: out (T, D) += RMSNorm(x (T, D)) ·
+	// w (D), with eps (Gemma 4's post_ffw_norm over the sum of its dense
+	// and routed branches).
+	AddNorm(out, x, w Tensor, eps float32)
 	// DeltaNet is a Gated DeltaNet layer's mixing of T tokens of one
 	// sequence, after its input projection and before its output one:
 	// proj (T, sp.ProjWidth()) holds each token's [q k v (the conv's
@@ -124,6 +130,31 @@ type Backend interface {
 	// the lowest id: logits (T, V) -> ids (T, k) i32, vals (T, k) f32. NaN
 	// reads as +Inf.
 	TopK(ids, vals, logits Tensor, k int)
+}
+
+// MoEFusion is MoE's optional parts; the zero value is Qwen3-MoE's
+// sparse block.
+type MoEFusion struct {
+	// Shared is the shared expert (Qwen3.5-MoE); the zero value is none.
+	Shared SharedExpert
+	// GeluMul: each expert is a GeGLU, gelu_tanh(gate)·up (MatMulFusion's
+	// GeluMul), not SiluMul (Gemma 4).
+	GeluMul bool
+	// RouterNorm, when not nil, is the router's own input weight (D) f32:
+	// the logits are (RMSNorm(res)·RouterNorm)·routerᵀ, the experts still
+	// read RMSNorm(res)·norm (Gemma 4: ffn_gate_inp.scale/sqrt(D)).
+	RouterNorm Tensor
+	// ExpertScale, when not nil, (E) f32, multiplies expert e's output
+	// (after its routing weight is computed and renormalised; Gemma 4's
+	// ffn_down_exps.scale).
+	ExpertScale Tensor
+	// PostNorm, when not nil, (D): the sum (shared expert included) is
+	// RMS-normalised per row with this weight, with eps, before it is
+	// added (Gemma 4's post_ffw_norm_2).
+	PostNorm Tensor
+	// Out, when not nil, (T, D) f32, is where the sum is added instead of
+	// res, which is then only read (Gemma 4: beside the dense branch).
+	Out Tensor
 }
 
 // SharedExpert is an MoE's shared expert (Qwen3.5-MoE): a gated MLP every

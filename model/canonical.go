@@ -46,6 +46,15 @@ const (
 	NameRouter     = "blk.%d.ffn_gate_inp.weight"       // (E, D)
 	NameGateUpExps = "blk.%d.ffn_gate_up_exps.weight"   // (E, 2F, D)
 	NameDownExps   = "blk.%d.ffn_down_exps.weight"      // (E, D, F)
+	// Gemma 4's MoE beside its dense MLP (ChannelGeGLUMoE): the experts'
+	// pre-norm, the router's input weight (ffn_gate_inp.scale/sqrt(D)),
+	// each expert's output scale, the post-norms of the dense and the
+	// routed branch (NamePostFFNNorm norms their sum)
+	NamePreFFNNorm2  = "blk.%d.pre_ffw_norm_2.weight"  // (D)
+	NameRouterNorm   = "blk.%d.ffn_gate_inp.scale"     // (D) f32
+	NameExpertScale  = "blk.%d.ffn_down_exps.scale"    // (E) f32
+	NamePostFFNNorm1 = "blk.%d.post_ffw_norm_1.weight" // (D)
+	NamePostFFNNorm2 = "blk.%d.post_ffw_norm_2.weight" // (D)
 	// the MoE's shared expert (qwen35moe)
 	NameGateUpShexp = "blk.%d.ffn_gate_up_shexp.weight"  // (2Fs, D)
 	NameDownShexp   = "blk.%d.ffn_down_shexp.weight"     // (D, Fs)
@@ -132,8 +141,17 @@ var (
 		// the channel mixer: MoE or gated MLP
 		{NameFFNNorm, nil, layerHidden},
 		{NameRouter, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, c.Hidden} }},
-		{NameGateUpExps, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, 2 * sp.Channel.FFN, c.Hidden} }},
-		{NameDownExps, moe, func(c *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts, c.Hidden, sp.Channel.FFN} }},
+		{NameGateUpExps, moe, func(c *Config, sp *LayerSpec) []int {
+			return []int{sp.Channel.Experts, 2 * sp.Channel.expertFFN(), c.Hidden}
+		}},
+		{NameDownExps, moe, func(c *Config, sp *LayerSpec) []int {
+			return []int{sp.Channel.Experts, c.Hidden, sp.Channel.expertFFN()}
+		}},
+		{NamePreFFNNorm2, gemmaMoE, layerHidden},
+		{NameRouterNorm, gemmaMoE, layerHidden},
+		{NameExpertScale, gemmaMoE, func(_ *Config, sp *LayerSpec) []int { return []int{sp.Channel.Experts} }},
+		{NamePostFFNNorm1, gemmaMoE, layerHidden},
+		{NamePostFFNNorm2, gemmaMoE, layerHidden},
 		{NameGateUpShexp, shared, func(c *Config, sp *LayerSpec) []int { return []int{2 * sp.Channel.SharedFFN, c.Hidden} }},
 		{NameDownShexp, shared, func(c *Config, sp *LayerSpec) []int { return []int{c.Hidden, sp.Channel.SharedFFN} }},
 		{NameGateShexp, shared, layerHidden},
@@ -158,9 +176,22 @@ func qkNorm(sp *LayerSpec) bool    { return !sp.IsDeltaNet() && sp.Attention.QKN
 func attention(sp *LayerSpec) bool { return !sp.IsDeltaNet() }
 func deltaNet(sp *LayerSpec) bool  { return sp.IsDeltaNet() }
 func shared(sp *LayerSpec) bool    { return sp.Channel.Kind == ChannelMoE && sp.Channel.SharedFFN > 0 }
-func moe(sp *LayerSpec) bool       { return sp.Channel.Kind == ChannelMoE }
+func moe(sp *LayerSpec) bool       { return sp.Channel.Kind == ChannelMoE || gemmaMoE(sp) }
+func gemmaMoE(sp *LayerSpec) bool  { return sp.Channel.Kind == ChannelGeGLUMoE }
+
+// gated reports whether the layer has a dense gated MLP (beside experts,
+// for Gemma 4's MoE).
 func gated(sp *LayerSpec) bool {
-	return sp.Channel.Kind == ChannelGatedMLP || sp.Channel.Kind == ChannelGeGLU
+	k := sp.Channel.Kind
+	return k == ChannelGatedMLP || k == ChannelGeGLU || k == ChannelGeGLUMoE
+}
+
+// expertFFN is each expert's intermediate size.
+func (ch *ChannelSpec) expertFFN() int {
+	if ch.ExpertFFN > 0 {
+		return ch.ExpertFFN
+	}
+	return ch.FFN
 }
 func hiddenVector(c *Config) []int              { return []int{c.Hidden} }
 func layerHidden(c *Config, _ *LayerSpec) []int { return []int{c.Hidden} }

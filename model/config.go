@@ -112,6 +112,10 @@ type Config struct {
 	// LayerFFN, when set, is each layer's intermediate size (Gemma 4's
 	// double-wide MLP on the shared-KV layers); nil: FFN everywhere.
 	LayerFFN []int `json:"layer_intermediate_sizes,omitempty"`
+	// LayerKVHeads, when set, is each layer's KV-head count (Gemma 4
+	// 26B-A4B: the global layers have fewer); nil: KVHeads everywhere.
+	// KVHeads is then the largest.
+	LayerKVHeads []int `json:"layer_num_kv_heads,omitempty"`
 	// SharedKVLayers is how many last layers compute no keys and values
 	// and read those of an earlier layer (Hugging Face's
 	// num_kv_shared_layers): a local one layer L-S-2's, a global one
@@ -127,6 +131,9 @@ type Config struct {
 	// longRoPEFactors are a Hugging Face config's LongRoPE short and long
 	// factor lists, the source of the factor tensors (source_hf_phi3.go).
 	longRoPEFactors [2][]float64
+	// qScale is a Hugging Face Gemma 3 config's sqrt(head_dim /
+	// query_pre_attn_scalar), folded into the q norm at load; 0: none.
+	qScale float64
 }
 
 // LinearLayer reports whether layer l is a Gated DeltaNet layer.
@@ -302,6 +309,9 @@ func (c *Config) params() (int64, bool) {
 		channel = n.add(channel, n.mul(n.add(3*int64(c.SharedExpertFFN), 1), D))
 	} else {
 		channel = n.mul(3*int64(c.FFN), D)
+	}
+	if fam, ok := FamilyOf(c.Arch); ok && c.MoE() && fam.MoEChannel != "" { // the dense MLP beside the experts
+		channel = n.add(channel, n.mul(3*int64(c.FFN), D))
 	}
 	var linear int64
 	if c.Hybrid() {

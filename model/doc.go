@@ -47,7 +47,8 @@
 // # Layers and families
 //
 // A Model is a list of Layers, each a TokenMixer (*Attention or *DeltaNet)
-// then a ChannelMixer (*GatedMLP or *MoE), each reading the residual stream
+// then a ChannelMixer (*GatedMLP, *MoE, or Gemma 4's *GemmaMoE: both side
+// by side), each reading the residual stream
 // through its own RMSNorm and adding its output back. Build makes them from
 // Config.Specs(), which reads the family's row of Families (family.go:
 // llama, qwen2, qwen3, qwen3moe, qwen35, qwen35moe, phi3) and the config's
@@ -89,7 +90,8 @@
 // with its MatMulFusion (every linear layer is one MatMul: the pre-norm
 // folded in, SiluAndMul for gate_up, the residual add for o_proj and down),
 // RoPEKV, Attend, MoE (in place on the residual, with an optional shared
-// expert), DeltaNet, CopyRows, Argmax and TopK.
+// expert, or Gemma 4's parts: MoEFusion), AddNorm (out += RMSNorm(x)·w),
+// DeltaNet, CopyRows, Argmax and TopK.
 // Ops read the merged QKV row layout directly, so the interface needs no
 // strided views. A dense layer is four ops for attention and two for the
 // MLP, which the GPU runs as 7 dispatches at decode (9 for an MoE layer).

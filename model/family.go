@@ -38,8 +38,9 @@ import (
 //	           and global layers with their own RoPE bases    the embedding ×sqrt(D), optional
 //	           (linear scaling on the global ones)            logit soft-cap
 //	gemma4     as gemma3: q/k/v norms in the projection's    GeGLU, per-layer widths; per-layer
-//	           epilogue, own local head dim, shared KV        embeddings, gated per-layer input,
-//	           (family_gemma4.go)                             layer output scale
+//	           epilogue, own local head dim, shared KV,       embeddings, gated per-layer input,
+//	           per-layer KV heads, k = v layers               layer output scale; with experts
+//	           (family_gemma4.go)                             GeGLU beside a GeGLU MoE
 
 // Family is one row of the family table.
 type Family struct {
@@ -64,6 +65,10 @@ type Family struct {
 	// PerLayerInput: per-layer embeddings (Config.PerLayerInput), a
 	// layer's gated input and its output scale (Gemma 4).
 	PerLayerInput bool
+	// MoEChannel, when set, is the channel mixer of every layer of a
+	// config with experts, Channel that of one without (Gemma 4: the
+	// 26B-A4B's GeGLU MoE beside its dense GeGLU, E2B's GeGLU alone).
+	MoEChannel ChannelKind
 }
 
 // AttentionFeatures are the optional parts of an attention layer a family
@@ -106,6 +111,13 @@ const (
 	// ChannelGeGLU is Gemma's MLP: merged gate_up, gelu_tanh(gate)·up
 	// (GeluAndMul with approximate="tanh"), down.
 	ChannelGeGLU ChannelKind = "geglu"
+	// ChannelGeGLUMoE is Gemma 4 26B-A4B's channel mixer: the dense GeGLU
+	// and a routed MoE of GeGLU experts side by side, each output
+	// RMS-normed with its own weight, their sum RMS-normed again before
+	// the residual add. The router reads the unweighted RMSNorm of the
+	// residual times its own scale vector, and each expert's output has
+	// its own scale (family_gemma4.go).
+	ChannelGeGLUMoE ChannelKind = "geglu_moe"
 )
 
 // Families is the family table.
@@ -118,7 +130,7 @@ var Families = []Family{
 	{Arch: ArchQwen35MoE, Attention: qwen35Attention, Channel: ChannelMoE, DeltaNet: true, SharedExpert: true},
 	{Arch: ArchPhi3, Attention: phi3Attention, Channel: ChannelGatedMLP},
 	{Arch: ArchGemma3, Attention: gemma3Attention, Channel: ChannelGeGLU, EmbedScale: true, SoftCap: true},
-	{Arch: ArchGemma4, Attention: gemma4Attention, Channel: ChannelGeGLU, EmbedScale: true, SoftCap: true, PerLayerInput: true},
+	{Arch: ArchGemma4, Attention: gemma4Attention, Channel: ChannelGeGLU, MoEChannel: ChannelGeGLUMoE, EmbedScale: true, SoftCap: true, PerLayerInput: true},
 }
 
 var qwen35Attention = AttentionFeatures{QKNorm: true, OutputGate: true, PartialRope: true}
@@ -235,11 +247,14 @@ func (r RopeSpec) InvFreq() []float32 {
 // ChannelSpec is a channel mixer's kind and parameters.
 type ChannelSpec struct {
 	Kind        ChannelKind
-	FFN         int  // F: the gated MLP's, or each expert's, intermediate size
-	Experts     int  // E (MoE)
-	ExpertsUsed int  // A (MoE)
-	NormTopK    bool // renormalise the top-A weights to sum 1 (MoE)
-	SharedFFN   int  // the shared expert's intermediate size; 0: none (MoE)
+	FFN         int // F: the gated MLP's, or each expert's, intermediate size
+	Experts     int // E (MoE)
+	ExpertsUsed int // A (MoE)
+	// ExpertFFN is each expert's intermediate size where the layer also
+	// has a dense MLP of FFN (ChannelGeGLUMoE); 0: FFN.
+	ExpertFFN int
+	NormTopK  bool // renormalise the top-A weights to sum 1 (MoE)
+	SharedFFN int  // the shared expert's intermediate size; 0: none (MoE)
 	// PostNorm: the down projection's result is RMS-normalised with the
 	// layer's post_ffw_norm before the residual add (sandwich norm).
 	PostNorm bool
@@ -253,6 +268,9 @@ func (c *Config) Specs() []LayerSpec {
 	var fam *Family
 	if f, ok := FamilyOf(c.Arch); ok {
 		fam, channel = f, f.Channel
+		if c.MoE() && f.MoEChannel != "" {
+			channel = f.MoEChannel
+		}
 	} else if c.MoE() {
 		channel = ChannelMoE
 	}
@@ -276,9 +294,13 @@ func (c *Config) Specs() []LayerSpec {
 			specs[l].Mixer, specs[l].Attention = MixerDeltaNet, AttentionSpec{}
 			specs[l].DeltaNet = c.deltaNetSpec()
 		}
-		if channel == ChannelMoE {
+		switch channel {
+		case ChannelMoE:
 			specs[l].Channel = ChannelSpec{Kind: ChannelMoE, FFN: c.ExpertFFN, Experts: c.Experts,
 				ExpertsUsed: c.ExpertsUsed, NormTopK: c.NormTopK, SharedFFN: c.SharedExpertFFN}
+		case ChannelGeGLUMoE:
+			ch := &specs[l].Channel
+			ch.Experts, ch.ExpertsUsed, ch.NormTopK, ch.ExpertFFN = c.Experts, c.ExpertsUsed, c.NormTopK, c.ExpertFFN
 		}
 	}
 	return specs
@@ -299,7 +321,7 @@ func (c *Config) checkFamily() error {
 		return &ConfigError{"attention_bias", c.QKVBias, fmt.Sprintf("architecture %s has no q/k/v biases", c.Arch)}
 	case c.SlidingWindow > 0 && !a.SlidingWindow:
 		return &ConfigError{"sliding_window", c.SlidingWindow, fmt.Sprintf("architecture %s has no sliding window", c.Arch)}
-	case (fam.Channel == ChannelMoE) != c.MoE():
+	case c.MoE() != (fam.Channel == ChannelMoE) && !(c.MoE() && fam.MoEChannel != ""):
 		return &ConfigError{"num_experts", c.Experts, fmt.Sprintf("architecture %s's channel mixer is %s", c.Arch, fam.Channel)}
 	case (c.RopeDim != 0 || c.RopeSections != nil) && !a.PartialRope:
 		return &ConfigError{"rope_dim", c.RopeDim, fmt.Sprintf("architecture %s rotates whole heads", c.Arch)}

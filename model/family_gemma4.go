@@ -7,14 +7,18 @@ import (
 	"wasmllm/loader"
 )
 
-// Gemma 4's layers (E2B, E4B): Gemma 3's kinds (local and global
+// Gemma 4's layers (E2B, E4B, 26B-A4B): Gemma 3's kinds (local and global
 // attention, sandwich norms, GeGLU, the embedding scale, the soft-cap),
 // with the local layers' own head dim, per-layer FFN widths, q, k and v
 // RMS-normed per head (v without a weight) in the q/k/v projection's
 // epilogue, attention scale 1 (folded into q's norm weight), rope_freqs
 // on the global layers only, the last SharedKVLayers layers reading an
 // earlier layer's keys and values, and per-layer embeddings with a gated
-// input at the end of each layer and an output scale.
+// input at the end of each layer and an output scale. The MoE variant
+// (26B-A4B) has per-layer KV-head counts, global layers whose values are
+// their keys' projection (attention_k_eq_v: the mapper repeats attn_k as
+// v's rows) and a GeGLU MoE beside the dense GeGLU (ChannelGeGLUMoE,
+// GemmaMoE).
 
 var gemma4Attention = AttentionFeatures{SlidingWindow: true, LocalGlobal: true, SandwichNorm: true, Gemma4: true}
 
@@ -30,6 +34,9 @@ func (c *Config) gemma4Layer(sp *LayerSpec, l int) {
 	}
 	if l < len(c.LayerFFN) {
 		sp.Channel.FFN = c.LayerFFN[l]
+	}
+	if l < len(c.LayerKVHeads) {
+		a.KVHeads = c.LayerKVHeads[l]
 	}
 	if first := c.Layers - c.SharedKVLayers; c.SharedKVLayers > 0 && l >= first {
 		a.SharesKV = true
@@ -61,6 +68,17 @@ func (c *Config) validateGemma4(fam *Family) error {
 		return &ConfigError{"hidden_size_per_layer_input", c.PerLayerInput, fmt.Sprintf("want 0..%d", MaxHidden)}
 	case c.LayerFFN != nil && len(c.LayerFFN) != c.Layers:
 		return &ConfigError{"layer_intermediate_sizes", len(c.LayerFFN), fmt.Sprintf("want one size per layer (%d)", c.Layers)}
+	case c.LayerKVHeads != nil && !g4:
+		return &ConfigError{"layer_num_kv_heads", c.LayerKVHeads, fmt.Sprintf("architecture %s has one KV-head count", c.Arch)}
+	case c.LayerKVHeads != nil && len(c.LayerKVHeads) != c.Layers:
+		return &ConfigError{"layer_num_kv_heads", len(c.LayerKVHeads), fmt.Sprintf("want one count per layer (%d)", c.Layers)}
+	case fam.MoEChannel != "" && c.MoE() && (c.FFN < 1 || c.FFN > MaxFFN):
+		return &ConfigError{"intermediate_size", c.FFN, fmt.Sprintf("want 1..%d (the dense MLP beside the experts)", MaxFFN)}
+	}
+	for l, h := range c.LayerKVHeads {
+		if h < 1 || h > c.KVHeads || c.Heads%h != 0 {
+			return &ConfigError{fmt.Sprintf("layer_num_kv_heads[%d]", l), h, fmt.Sprintf("want a divisor of num_heads %d, at most num_kv_heads %d", c.Heads, c.KVHeads)}
+		}
 	}
 	for l, f := range c.LayerFFN {
 		if f < 1 || f > MaxFFN {

@@ -191,3 +191,82 @@ func TestGemma4Config(t *testing.T) {
 		t.Errorf("layer 3 (shared KV): q/k/v norm %v, want q's alone", n)
 	}
 }
+
+// TestGoldenCPUSharedGemma4MoE runs every exact tiny-gemma4moe golden of
+// the shared data (F32, Q8_0, Q4_0; tolerance 5e-3) on the CPU engine:
+// Gemma 4 26B-A4B's GeGLU MoE beside the dense GeGLU (router input scale,
+// per-expert scales, three more norms), per-layer KV-head counts and the
+// global layers' k = v (make test-extended).
+func TestGoldenCPUSharedGemma4MoE(t *testing.T) {
+	dir := filepath.Join(shareddata.Dir(t, "testdata-gemma"), "golden")
+	files := gemmaGoldens(golden.FilesJSON(t, dir, "exact", true, false), "tiny-gemma4moe-")
+	if len(files) != 3 {
+		t.Fatalf("%d exact tiny-gemma4moe goldens, want 3", len(files))
+	}
+	checkGoldenDir(t, files)
+}
+
+// TestGoldenCPUGemma4MoE runs the vendored tiny-gemma4moe-q4_0 golden
+// (Gemma 4 26B-A4B's layout) on the CPU engine, and with the weights
+// split across 2 ranks.
+func TestGoldenCPUGemma4MoE(t *testing.T) {
+	files := gemmaGoldens(golden.Files(t, gemmaDir+"/golden", "exact", true, false), "tiny-gemma4moe-")
+	if len(files) != 1 {
+		t.Fatalf("%d exact tiny-gemma4moe goldens, want 1", len(files))
+	}
+	checkGoldenDir(t, files)
+	for _, g := range files {
+		t.Run(g.Name+"/ranks=2", func(t *testing.T) {
+			m, err := model.Build(cpu.NewLocalRanks(cpu.RankOptions{Ranks: 2, MinShardBytes: 1}), loadWeights(t, g.ModelPath()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, m, g, g.Tolerance)
+		})
+	}
+}
+
+// TestGemma4MoEConfig reads tiny-gemma4moe's keys and checks the layers
+// they make: s g s g with head dims 32/64 and KV heads 2/1 (two KV
+// groups), 8 experts of 32, top 2 renormalised, beside a dense GeGLU of
+// 64; the global layers' merged q/k/v repeating k's rows as v's
+// (attention_k_eq_v); the router's input weight scale/sqrt(D).
+func TestGemma4MoEConfig(t *testing.T) {
+	w := loadWeights(t, gemmaDir+"/models/tiny-gemma4moe-q4_0.gguf")
+	c := w.Config
+	S, F := model.LayerSlidingAttention, model.LayerFullAttention
+	if c.Arch != model.ArchGemma4 || c.Layers != 4 || !slices.Equal(c.LayerTypes, []string{S, F, S, F}) ||
+		c.HeadDim != 64 || c.HeadDimSWA != 32 || c.KVHeads != 2 || !slices.Equal(c.LayerKVHeads, []int{2, 1, 2, 1}) ||
+		c.Experts != 8 || c.ExpertsUsed != 2 || c.ExpertFFN != 32 || c.FFN != 64 || !c.NormTopK || c.PerLayerInput != 0 || c.SharedKVLayers != 0 {
+		t.Fatalf("config %+v", c)
+	}
+	for l, sp := range c.Specs() {
+		ch, a := sp.Channel, sp.Attention
+		if ch.Kind != model.ChannelGeGLUMoE || ch.FFN != 64 || ch.ExpertFFN != 32 || ch.Experts != 8 || ch.ExpertsUsed != 2 ||
+			a.KVHeads != []int{2, 1, 2, 1}[l] || sp.PerLayer || !sp.OutScale {
+			t.Errorf("layer %d spec %+v", l, sp)
+		}
+	}
+	groups, _, _ := c.KVGroups()
+	if len(groups) != 2 || groups[0] != (model.KVGroup{KVHeads: 2, HeadDim: 32, Layers: 2}) || groups[1] != (model.KVGroup{KVHeads: 1, HeadDim: 64, Layers: 2}) {
+		t.Errorf("KV groups %+v", groups)
+	}
+	// Layer 1 (global, no attn_v): q (4×64), k (64), v = k.
+	qkv := w.Tensors[fmt.Sprintf(model.NameQKV, 1)]
+	if qkv == nil || !slices.Equal(qkv.Shape, []int{(4 + 2) * 64, 64}) {
+		t.Fatalf("layer 1 qkv %v", qkv)
+	}
+	rows, err := qkv.F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, v := rows[4*64*64:5*64*64], rows[5*64*64:]
+	if !slices.Equal(k, v) {
+		t.Errorf("layer 1 (attention_k_eq_v): v's rows differ from k's")
+	}
+	for _, n := range []string{model.NameRouterNorm, model.NameExpertScale, model.NamePreFFNNorm2, model.NamePostFFNNorm1, model.NamePostFFNNorm2, model.NameGateUpExps} {
+		if w.Tensors[fmt.Sprintf(n, 0)] == nil {
+			t.Errorf("layer 0 lacks %s", fmt.Sprintf(n, 0))
+		}
+	}
+}

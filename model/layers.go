@@ -176,5 +176,33 @@ type MoE struct {
 
 // mix: res += MoE(RMSNorm(res)), one op.
 func (m *MoE) mix(f *pass) {
-	f.b.MoE(f.s.res, m.Norm, f.eps, m.Router, m.GateUp, m.Down, m.Spec.ExpertsUsed, m.Spec.NormTopK, m.Shared)
+	f.b.MoE(f.s.res, m.Norm, f.eps, m.Router, m.GateUp, m.Down, m.Spec.ExpertsUsed, m.Spec.NormTopK, MoEFusion{Shared: m.Shared})
+}
+
+// GemmaMoE is Gemma 4 26B-A4B's channel mixer (ChannelGeGLUMoE): the
+// dense GeGLU (MLP, its down projection post-normed with
+// post_ffw_norm_1) and the routed GeGLU experts (MoE, pre-normed with
+// pre_ffw_norm_2, post-normed with post_ffw_norm_2) side by side, their
+// sum RMS-normed with post_ffw_norm (PostNorm) before the residual add.
+type GemmaMoE struct {
+	MLP GatedMLP // Norm ffn_norm, PostNorm post_ffw_norm_1
+	MoE MoE      // Norm pre_ffw_norm_2
+	// RouterNorm (D) f32 is the router's input weight,
+	// ffn_gate_inp.scale/sqrt(D); ExpertScale (E) f32 ffn_down_exps.scale;
+	// PostNorm2 (D) post_ffw_norm_2.
+	RouterNorm, ExpertScale, PostNorm2 Tensor
+	PostNorm                           Tensor // (D) post_ffw_norm
+}
+
+// mix: branches = RMSNorm(down(GeGLU(gate_up(RMSNorm(res)))))·pf1 +
+// RMSNorm(MoE(res))·pf2; res += RMSNorm(branches)·pf: four ops.
+func (g *GemmaMoE) mix(f *pass) {
+	b, s, m := f.b, f.s, &g.MLP
+	act := s.widthOf(widthAct, s.act, m.Down.Shape()[1])
+	b.MatMul(act, s.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: f.eps, GeluMul: true})
+	b.MatMul(s.ffn, act, m.Down, MatMulFusion{PostNorm: m.PostNorm, Eps: f.eps})
+	e := &g.MoE
+	b.MoE(s.res, e.Norm, f.eps, e.Router, e.GateUp, e.Down, e.Spec.ExpertsUsed, e.Spec.NormTopK,
+		MoEFusion{GeluMul: true, RouterNorm: g.RouterNorm, ExpertScale: g.ExpertScale, PostNorm: g.PostNorm2, Out: s.ffn})
+	b.AddNorm(s.res, s.ffn, g.PostNorm, f.eps)
 }

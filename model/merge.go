@@ -8,11 +8,15 @@ import (
 
 // concatRows stacks tensors with equal column counts into one (ΣN, K)
 // tensor. Block-quantised rows are self-contained, so rows of one dtype
-// concatenate byte for byte; mixed dtypes are widened to F32 losslessly.
+// concatenate byte for byte; mixed dtypes are widened to F32 losslessly,
+// except Q4_0 with Q8_0 (llama-quantize's q4_0 files of models with 8 or
+// more experts: Q4_0 attn_q, Q8_0 attn_k and attn_v), which merge as Q8_0,
+// each Q4_0 block rewritten as the Q8_0 block of the same values.
 func concatRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
 	dt := parts[0].DType
 	cols := parts[0].Cols()
 	rows := 0
+	q4q8 := true
 	for _, p := range parts {
 		if p.Cols() != cols {
 			return nil, fmt.Errorf("merging %s: %s has %d columns, %s has %d", name, parts[0].Name, cols, p.Name, p.Cols())
@@ -20,7 +24,11 @@ func concatRows(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
 		if p.DType != dt {
 			dt = loader.F32
 		}
+		q4q8 = q4q8 && (p.DType == loader.Q4_0 || p.DType == loader.Q8_0)
 		rows += p.Rows()
+	}
+	if dt == loader.F32 && q4q8 {
+		dt = loader.Q8_0
 	}
 	t := &loader.Tensor{Name: name, DType: dt, Shape: []int{rows, cols}}
 	return merged(t, parts, func() ([]byte, error) {
@@ -136,6 +144,13 @@ func partBytes(p *loader.Tensor, dt loader.DType) ([]byte, error) {
 	if p.DType == dt {
 		return p.Bytes()
 	}
+	if p.DType == loader.Q4_0 && dt == loader.Q8_0 {
+		b, err := p.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		return q4ToQ8Blocks(b), nil
+	}
 	f, err := p.F32()
 	if err != nil {
 		return nil, err
@@ -166,4 +181,23 @@ func concatBias(name string, parts ...*loader.Tensor) (*loader.Tensor, error) {
 		}
 		return data, nil
 	})
+}
+
+// q4ToQ8Blocks rewrites ggml Q4_0 blocks (an f16 scale d, then 16 bytes
+// whose low nibbles are values 0..15 and high nibbles values 16..31, each
+// (nibble-8)·d) as Q8_0 blocks (d, then 32 int8 values v·d) of exactly the
+// same values: same scale, v = nibble-8.
+func q4ToQ8Blocks(q4 []byte) []byte {
+	const in, out = 18, 34
+	n := len(q4) / in
+	q8 := make([]byte, n*out)
+	for b := range n {
+		src, dst := q4[b*in:(b+1)*in], q8[b*out:(b+1)*out]
+		dst[0], dst[1] = src[0], src[1]
+		for j := range 16 {
+			dst[2+j] = byte(int8(src[2+j]&0x0F) - 8)
+			dst[2+16+j] = byte(int8(src[2+j]>>4) - 8)
+		}
+	}
+	return q8
 }

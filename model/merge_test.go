@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"testing"
 
@@ -116,8 +117,8 @@ func TestStackRowsMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	wf, _ := wide.F32()
-	if !slices.Equal(gf, wf) || wide.DType != loader.F32 {
-		t.Errorf("the stack's rows differ from the F32 merge's")
+	if !slices.Equal(gf, wf) || wide.DType != loader.Q8_0 {
+		t.Errorf("the stack's rows differ from the one-type merge's (%s: Q4_0 with Q8_0 rows merge as Q8_0)", wide.DType)
 	}
 	if one, _ := stackRows("m", parts[0], parts[1]); one.DType != loader.Q4_0 {
 		t.Errorf("parts of one type merged as %s", one.DType)
@@ -147,5 +148,52 @@ func TestStackRowsMerge(t *testing.T) {
 	b, _ := gw.F32()
 	if !slices.Equal(a, b) {
 		t.Errorf("gated q/k/v's rows differ from the F32 merge's")
+	}
+}
+
+// TestConcatRowsQ4Q8 merges Q4_0 and Q8_0 rows (a q4_0 file's attn_q with
+// its Q8_0 attn_k and attn_v) as Q8_0 holding exactly the parts' values,
+// and other mixes as F32.
+func TestConcatRowsQ4Q8(t *testing.T) {
+	vals := func(n int, seed float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.Sin(float64(seed*float32(i+1)))) * 2
+		}
+		return v
+	}
+	mk := func(dt loader.DType, rows int, seed float32) *loader.Tensor {
+		data, err := loader.Quantize(dt, vals(rows*64, seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &loader.Tensor{Name: dt.String(), DType: dt, Shape: []int{rows, 64}, Data: data}
+	}
+	q, k := mk(loader.Q4_0, 3, 1.3), mk(loader.Q8_0, 2, 0.7)
+	m, err := concatRows("qkv", q, k, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.DType != loader.Q8_0 || !slices.Equal(m.Shape, []int{7, 64}) {
+		t.Fatalf("merged %v %v, want Q8_0 [7 64]", m.DType, m.Shape)
+	}
+	got, err := m.F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []float32
+	for _, p := range []*loader.Tensor{q, k, k} {
+		v, err := p.F32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, v...)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("merged values differ from the parts'")
+	}
+	f16 := &loader.Tensor{Name: "f16", DType: loader.F16, Shape: []int{1, 64}, Data: make([]byte, 128)}
+	if m, err := concatRows("mixed", q, f16); err != nil || m.DType != loader.F32 {
+		t.Errorf("Q4_0 with F16: %v, %v; want F32", m.DType, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"wasmllm/loader"
 )
@@ -173,6 +174,16 @@ func Build(b Backend, w *Weights) (*Model, error) {
 // channel is the channel mixer of a layer of spec sp, its tensors named by
 // f and uploaded by up.
 func channel(sp LayerSpec, f func(string) string, up func(string) Tensor) ChannelMixer {
+	if sp.Channel.Kind == ChannelGeGLUMoE {
+		return &GemmaMoE{
+			MLP: GatedMLP{Norm: up(f(NameFFNNorm)), GateUp: up(f(NameGateUp)), Down: up(f(NameDown)), GeGLU: true,
+				PostNorm: up(f(NamePostFFNNorm1))},
+			MoE: MoE{Spec: sp.Channel, Norm: up(f(NamePreFFNNorm2)), Router: up(f(NameRouter)),
+				GateUp: up(f(NameGateUpExps)), Down: up(f(NameDownExps))},
+			RouterNorm: up(f(NameRouterNorm)), ExpertScale: up(f(NameExpertScale)), PostNorm2: up(f(NamePostFFNNorm2)),
+			PostNorm: up(f(NamePostFFNNorm)),
+		}
+	}
 	if sp.Channel.Kind == ChannelMoE {
 		moe := &MoE{Spec: sp.Channel, Norm: up(f(NameFFNNorm)),
 			Router: up(f(NameRouter)), GateUp: up(f(NameGateUpExps)), Down: up(f(NameDownExps))}
@@ -542,6 +553,7 @@ type scratch struct {
 	attn     Tensor // (T, H*Dh)
 	proj, dn Tensor // (T, ProjWidth), (T, n_v·S); nil without Gated DeltaNet layers
 	act      Tensor // (T, F); nil without a gated MLP layer
+	ffn      Tensor // (T, D) Gemma 4's dense and routed branches' sum; nil without
 	// widths holds the activations of the widths layers differ in beyond
 	// the above (Gemma 4's per-layer head dims and FFN widths), by width.
 	widths map[[2]int]Tensor
@@ -640,6 +652,9 @@ func layoutScratch(c *Config, T int, all bool, alloc func(i32 bool, shape ...int
 	if ffn > 0 {
 		s.act = mk(false, T, ffn)
 	}
+	if slices.ContainsFunc(c.Specs(), func(sp LayerSpec) bool { return gemmaMoE(&sp) }) {
+		s.ffn = mk(false, T, c.Hidden)
+	}
 	for _, kw := range widths {
 		if kw[1] != [...]int{qkv, attn, ffn}[kw[0]] && s.widths[kw] == nil {
 			if s.widths == nil {
@@ -690,6 +705,8 @@ func ScratchBytes(c *Config, T int, all bool) (total, largest int64) {
 			product = max(product, 2*sp.Channel.FFN)
 		case ChannelMoE:
 			product = max(product, c.Hidden)
+		case ChannelGeGLUMoE:
+			product = max(product, 2*sp.Channel.FFN, c.Hidden)
 		}
 	}
 	add(T, c.Hidden)

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"wasmllm/loader"
@@ -14,8 +15,9 @@ import (
 // local (attention.sliding_window_pattern, one bool per layer, true =
 // local), the per-layer FFN widths (feed_forward_length, a u32 or one
 // per layer), the shared-KV layers, the per-layer embeddings' width and
-// the soft-cap. The MoE variant (26B-A4B) is refused for now. An
-// inconsistent value is a *loader.FormatError naming the key.
+// the soft-cap, the KV-head counts (a u32 or one per layer) and the MoE's
+// experts (26B-A4B). An inconsistent value is a *loader.FormatError naming
+// the key.
 func ggufGemma4(g *loader.GGUF, arch string, c *Config) error {
 	key := func(k string) string { return "metadata " + arch + "." + k }
 	bad := func(k string, v any, reason string) error {
@@ -23,10 +25,6 @@ func ggufGemma4(g *loader.GGUF, arch string, c *Config) error {
 			Err: fmt.Errorf("%w: %w", loader.ErrCorrupt, &ConfigError{Field: arch + "." + k, Value: v, Reason: reason})}
 	}
 	c.RopeNeoX = true
-	if _, ok := g.Meta[arch+".expert_count"]; ok {
-		return &loader.FormatError{File: g.File, Field: key("expert_count"), Offset: -1,
-			Err: fmt.Errorf("%w: Gemma 4's MoE variant", loader.ErrUnsupported)}
-	}
 	if c.Layers > MaxLayers {
 		return bad("block_count", c.Layers, fmt.Sprintf("want at most %d", MaxLayers))
 	}
@@ -82,11 +80,33 @@ func ggufGemma4(g *loader.GGUF, arch string, c *Config) error {
 		}
 	}
 	if kv, ok := intArray(g.Meta[arch+".attention.head_count_kv"]); ok {
-		if len(kv) == 0 || slices.ContainsFunc(kv, func(v int64) bool { return v != kv[0] }) {
-			return &loader.FormatError{File: g.File, Field: key("attention.head_count_kv"), Offset: -1,
-				Err: fmt.Errorf("%w: KV head counts %v differing by layer", loader.ErrUnsupported, kv)}
+		if len(kv) != c.Layers {
+			return bad("attention.head_count_kv", len(kv), fmt.Sprintf("want one count per layer (%d)", c.Layers))
 		}
-		c.KVHeads = int(kv[0])
+		c.LayerKVHeads = make([]int, len(kv))
+		for l, h := range kv {
+			if h < 1 || h > int64(max(c.Heads, 1)) {
+				return bad("attention.head_count_kv", h, fmt.Sprintf("want 1..%d", c.Heads))
+			}
+			c.LayerKVHeads[l] = int(h)
+		}
+		c.KVHeads = slices.Max(c.LayerKVHeads)
+		if !slices.ContainsFunc(c.LayerKVHeads, func(h int) bool { return h != c.KVHeads }) {
+			c.LayerKVHeads = nil
+		}
+	}
+	// The MoE (26B-A4B): experts beside the dense MLP, their top-k
+	// weights renormalised (llama.cpp's gemma4 always does).
+	if _, ok := g.Meta[arch+".expert_count"]; ok {
+		for _, k := range []struct {
+			name string
+			dst  *int
+		}{{"expert_count", &c.Experts}, {"expert_used_count", &c.ExpertsUsed}, {"expert_feed_forward_length", &c.ExpertFFN}} {
+			if *k.dst, err = num(k.name, 0); err != nil {
+				return err
+			}
+		}
+		c.NormTopK = true
 	}
 	// The local layers, base, window and soft-cap are read as gemma3's.
 	return ggufLocalGlobal(g, arch, c)
@@ -98,8 +118,18 @@ func ggufGemma4(g *loader.GGUF, arch string, c *Config) error {
 var ggufGemma4Tensors = func() tensorTable {
 	t := maps.Clone(ggufGemma3Tensors)
 	// A shared-KV layer has no attn_k: its row is q alone.
-	t[NameQKV] = either(withConfig(qkvFromKQV, "blk.%d.attn_k.weight", "blk.%d.attn_q.weight", "blk.%d.attn_v.weight"),
-		one("blk.%d.attn_q.weight"))
+	// A global layer of attention_k_eq_v (26B-A4B, 31B) has no attn_v:
+	// its values are attn_k's projection, so k's rows are repeated.
+	t[NameQKV] = either(withConfig(qkvFromVKQ, "blk.%d.attn_v.weight", "blk.%d.attn_k.weight", "blk.%d.attn_q.weight"),
+		either(withConfig(qkvFromKQ, "blk.%d.attn_k.weight", "blk.%d.attn_q.weight"), one("blk.%d.attn_q.weight")))
+	// The MoE beside the dense MLP: gate_up_exps fused as stored (gate
+	// rows first), the router's input weight scale/sqrt(D).
+	t[NameGateUpExps] = one("blk.%d.ffn_gate_up_exps.weight")
+	t[NamePreFFNNorm2] = one("blk.%d.pre_ffw_norm_2.weight")
+	t[NameRouterNorm] = withConfig(routerNorm, "blk.%d.ffn_gate_inp.scale")
+	t[NameExpertScale] = one("blk.%d.ffn_down_exps.scale")
+	t[NamePostFFNNorm1] = one("blk.%d.post_ffw_norm_1.weight")
+	t[NamePostFFNNorm2] = one("blk.%d.post_ffw_norm_2.weight")
 	t[NameQKVNorm] = either(withConfig(qkvNormMerge, "blk.%d.attn_k_norm.weight", "blk.%d.attn_q_norm.weight"),
 		withConfig(qkvNormMerge, "blk.%d.attn_q_norm.weight"))
 	delete(t, NameQNorm)
@@ -114,10 +144,38 @@ var ggufGemma4Tensors = func() tensorTable {
 	return t
 }()
 
-// qkvFromKQV merges a layer's attn_k, attn_q, attn_v (read in that order,
-// so that a layer without attn_k takes the q-only row) as q, k, v.
-func qkvFromKQV(_ *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error) {
-	return stackRows(name, parts[1], parts[0], parts[2])
+// qkvFromVKQ merges a layer's attn_v, attn_k, attn_q (read in that order,
+// so that a layer without attn_v takes the k = v row, and one without
+// attn_k the q-only row) as q, k, v.
+func qkvFromVKQ(_ *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+	return stackRows(name, parts[2], parts[1], parts[0])
+}
+
+// qkvFromKQ merges an attention_k_eq_v layer's attn_k, attn_q as q, k, k:
+// the values are the keys' projection (normed as values, without
+// weight, and not rotated).
+func qkvFromKQ(_ *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+	return stackRows(name, parts[1], parts[0], parts[0])
+}
+
+// routerNorm is NameRouterNorm: ffn_gate_inp.scale (D) over sqrt(D), the
+// router input's weight (llama.cpp: RMSNorm without weight, times
+// 1/sqrt(n_embd), times the scale).
+func routerNorm(c *Config, name string, parts []*loader.Tensor) (*loader.Tensor, error) {
+	p := parts[0]
+	if p.NumElements() != c.Hidden {
+		return nil, fmt.Errorf("%s: %s has %d values, want %d", name, p.Name, p.NumElements(), c.Hidden)
+	}
+	v, err := p.F32()
+	if err != nil {
+		return nil, err
+	}
+	s := float32(1 / math.Sqrt(float64(c.Hidden)))
+	w := make([]float32, len(v))
+	for i, x := range v {
+		w[i] = x * s
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{len(w)}, Data: f32Bytes(w)}, nil
 }
 
 // layerOf is the layer index of a per-layer canonical name.

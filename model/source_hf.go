@@ -24,7 +24,7 @@ type hfConfig struct {
 	RopeTheta             float64         `json:"rope_theta"`
 	RopeScaling           json.RawMessage `json:"rope_scaling"`
 	MaxPositionEmbeddings int             `json:"max_position_embeddings"`
-	TieWordEmbeddings     bool            `json:"tie_word_embeddings"`
+	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"` // nil: the class's default (false; Gemma 3's true)
 	NumExperts            int             `json:"num_experts"`
 	NumExpertsPerTok      int             `json:"num_experts_per_tok"`
 	MoeIntermediateSize   int             `json:"moe_intermediate_size"`
@@ -37,6 +37,7 @@ type hfConfig struct {
 	HiddenAct             string          `json:"hidden_act"`
 	hfHybridConfig
 	hfPhi3Config
+	hfGemmaConfig
 }
 
 // hfKey is config.json's key for a canonical Config field.
@@ -73,7 +74,7 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	c := &Config{
 		Vocab: h.VocabSize, Hidden: h.HiddenSize, Layers: h.NumHiddenLayers, Heads: h.NumAttentionHeads,
 		KVHeads: h.NumKeyValueHeads, HeadDim: h.HeadDim, FFN: h.IntermediateSize, RMSEps: h.RMSNormEps,
-		RopeTheta: h.RopeTheta, MaxContext: h.MaxPositionEmbeddings, TiedEmbeddings: h.TieWordEmbeddings,
+		RopeTheta: h.RopeTheta, MaxContext: h.MaxPositionEmbeddings, TiedEmbeddings: h.TieWordEmbeddings != nil && *h.TieWordEmbeddings,
 		RopeNeoX: true, // Hugging Face keeps Q/K in the half-split layout
 	}
 	switch arch := h.Architectures[0]; arch {
@@ -105,6 +106,11 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 		}
 	case "Phi3ForCausalLM": // Phi-3, Phi-3.5-mini, Phi-4-mini; finished below (phi3)
 		c.Arch = ArchPhi3
+	case "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration": // the text model; finished below (gemma3)
+		c.Arch = ArchGemma3
+		if h.SlidingWindow != nil {
+			c.SlidingWindow = *h.SlidingWindow
+		}
 	case "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration":
 		if err := h.qwen35(c, arch, ferr); err != nil {
 			return nil, err
@@ -115,7 +121,7 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	if h.AttentionBias && !c.QKVBias {
 		return nil, ferr("attention_bias", fmt.Errorf("%w: attention biases in %s (o_proj's among them)", loader.ErrUnsupported, h.Architectures[0]))
 	}
-	if h.HiddenAct != "" && h.HiddenAct != "silu" {
+	if h.HiddenAct != "" && h.HiddenAct != "silu" && !(c.Arch == ArchGemma3 && h.HiddenAct == "gelu_pytorch_tanh") {
 		return nil, ferr("hidden_act", fmt.Errorf("%w: %q", loader.ErrUnsupported, h.HiddenAct))
 	}
 	if c.KVHeads == 0 {
@@ -154,6 +160,11 @@ func ParseHFConfig(file string, data []byte) (*Config, error) {
 	}
 	if c.Arch == ArchPhi3 {
 		if err := h.phi3(c, ferr); err != nil {
+			return nil, err
+		}
+	}
+	if c.Arch == ArchGemma3 {
+		if err := h.gemma3(c, ferr); err != nil {
 			return nil, err
 		}
 	}

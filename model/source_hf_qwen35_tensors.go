@@ -107,6 +107,8 @@ func hfSource(c *Config, st tensorSource) (tensorTable, tensorSource) {
 		return hfQwen35Tensors, hfQwen35Source{st, c.Layers}
 	case ArchPhi3:
 		return hfPhi3Tensors, newHFPhi3Source(c, st)
+	case ArchGemma3:
+		return hfGemma3Tensors, hfGemma3Source{st}
 	}
 	return hfTensors, st
 }

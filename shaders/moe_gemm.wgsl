@@ -19,6 +19,7 @@
 //#define KQUANT
 override WTYPE: u32 = 0u;
 override KTYPE: u32 = 0u;
+override GELU: u32 = 0u; // gate_up: 1 is gelu_tanh(gate)·up (Gemma 4's GeGLU experts), 0 silu(gate)·up
 
 const WG: u32 = 64u;
 const RT: u32 = 32u; // rows per tile
@@ -196,7 +197,7 @@ fn run(gate: bool, wg: vec3<u32>, lid: u32) {
             for (var c = 0u; c < 2u; c++) {
                 let i = r0 + 2u * quad + c;
                 if (i < p.f) {
-                    out[en * p.f + i] = silu(acc[c]) * acc[2u + c];
+                    out[en * p.f + i] = select(silu(acc[c]), gelu_tanh(acc[c]), GELU == 1u) * acc[2u + c];
                 }
             }
         } else {

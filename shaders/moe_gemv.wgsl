@@ -16,6 +16,7 @@
 // Entry gate_up: for slot a of token t (expert e = ids[t, a]) and gate rows
 // i0..i0+R/2, act[t*A + a, i] = silu(W[e, i] · x) * (W[e, F + i] · x);
 // grid (ceil(F/(R/2)), A, nt). Experts outside this part are skipped.
+// With GELU = 1 the experts are GeGLUs (Gemma 4): gelu_tanh instead of silu.
 // Entry down: out[t0 + t, n] (+)= Σ_a wts[t, a] * (W[e_a, n] · act[t*A + a]);
 // grid (ceil(D/R), nt). The threads stride over the A experts' chunks as one
 // sequence, so a short row (small F) still keeps them busy; experts outside
@@ -30,6 +31,7 @@ override WG: u32 = 64u; // threads per workgroup, a power of two
 override ONESG: u32 = 0u;
 
 override R: u32 = 8u; // rows per workgroup, even, at most MAXR
+override GELU: u32 = 0u; // gate_up: 1 is gelu_tanh(gate)·up, 0 silu(gate)·up
 
 const MAXR: u32 = 16u;
 
@@ -229,7 +231,8 @@ fn gate_up(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     reduce(acc, lid, 0u, 1u);
 //#endif
     for (var i = lid; i < h && i0 + i < p.f; i += WG) {
-        out[sel * p.f + i0 + i] = silu(total(i)) * total(h + i);
+        let g = total(i);
+        out[sel * p.f + i0 + i] = select(silu(g), gelu_tanh(g), GELU == 1u) * total(h + i);
     }
 }
 

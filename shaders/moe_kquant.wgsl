@@ -19,6 +19,7 @@
 //#define KQUANT
 //#define KQUANT_DOT
 override KTYPE: u32 = 12u;
+override GELU: u32 = 0u; // gate_up: 1 is gelu_tanh(gate)·up (Gemma 4's GeGLU experts), 0 silu(gate)·up
 override WG: u32 = 64u; // threads per workgroup, a power of two, at most MAXWG
 override RO: u32 = 1u;  // row octets per workgroup: 1, or 2 (CPU adapters: fewer, longer workgroups)
 // ONESG = 1 promises that the workgroup is one subgroup (WG at most the
@@ -103,7 +104,8 @@ fn gate_up(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     reduce(lid, kq_quad(&acc, 0u), kq_quad(&acc, 4u), kq_quad(&acc, 8u), kq_quad(&acc, 12u));
     for (var r = lid; r < 4u * RO; r += WG) {
         let q = 8u * (r / 4u) + r % 4u; // gate total; up is q + 4
-        act[j * pg.f + i + r] = silu(total(q)) * total(q + 4u);
+        let g = total(q);
+        act[j * pg.f + i + r] = select(silu(g), gelu_tanh(g), GELU == 1u) * total(q + 4u);
     }
 }
 

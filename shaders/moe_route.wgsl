@@ -7,6 +7,8 @@
 // With a shared expert (Qwen3.5-MoE, p.d > 0) the workgroup also computes
 // the token's shared-expert weight, sigmoid(xn · gate), from the
 // normalised row the router's GEMV wrote: no dispatch of its own.
+// With p.scaled (Gemma 4) each chosen expert's weight, after the
+// renormalisation, is multiplied by its own scale escale[e].
 
 struct Params {
     e: u32,    // E
@@ -14,6 +16,7 @@ struct Params {
     norm: u32, // 1: renormalise the A weights
     nt: u32,   // tokens in this chunk
     d: u32,    // D with a shared expert (its gate's length); 0 without
+    scaled: u32, // 1: multiply each chosen weight by escale[expert]
 }
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;      // (nt, E) f32
@@ -22,7 +25,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read> xn: array<f32>;          // (nt, D) f32 the normalised rows; a dummy unless p.d > 0
 @group(0) @binding(4) var<storage, read> gate: array<f32>;        // (D) f32 the shared expert's gate; a dummy unless p.d > 0
 @group(0) @binding(5) var<storage, read_write> shw: array<f32>;   // (nt) f32 the shared expert's weights; a dummy unless p.d > 0
-@group(0) @binding(6) var<uniform> p: Params;
+@group(0) @binding(6) var<storage, read> escale: array<f32>;      // (E) f32 the experts' output scales; a dummy unless p.scaled
+@group(0) @binding(7) var<uniform> p: Params;
 
 const WG: u32 = 64u;
 const MAX_A: u32 = 64u;
@@ -88,6 +92,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let scale = select(1.0, 1.0 / total, p.norm == 1u && total > 0.0);
     for (var a = 0u; a < p.a; a++) {
         ids[t * p.a + a] = select(0u, sid[a], sid[a] < p.e);
-        wts[t * p.a + a] = sv[a] * scale;
+        var wt = sv[a] * scale;
+        if (p.scaled == 1u && sid[a] < p.e) {
+            wt *= escale[sid[a]];
+        }
+        wts[t * p.a + a] = wt;
     }
 }

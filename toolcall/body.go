@@ -26,7 +26,7 @@ func newBodyScan(f Format, h header) *bodyScan {
 	b := &bodyScan{f: f, args: newObjectScan()}
 	if h.st == hdrNoArgs {
 		b.phase = pWS
-		if f == Llama3JSON {
+		if f.bare() {
 			b.phase = pEnd
 		}
 	}
@@ -68,7 +68,7 @@ func (b *bodyScan) step(c byte) bool {
 		}
 		if b.tail.done() {
 			b.phase = pWS
-			if b.f == Llama3JSON {
+			if b.f.bare() {
 				b.phase = pEnd
 			}
 		}

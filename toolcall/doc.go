@@ -11,8 +11,12 @@
 // The formats are the ones vLLM's tool parsers read: Hermes (Qwen2.5,
 // Qwen3, Hermes: <tool_call> blocks of JSON), Llama3JSON (Llama 3.1-3.3:
 // a bare {"name": ..., "parameters": ...} object, maybe after
-// <|python_tag|>) and DeepSeekR1 (DeepSeek-V3/R1 and the R1 distills:
-// <｜tool▁call▁begin｜> blocks with a fenced JSON argument object).
+// <|python_tag|>), DeepSeekR1 (DeepSeek-V3/R1 and the R1 distills:
+// <｜tool▁call▁begin｜> blocks with a fenced JSON argument object) and
+// Phi4Mini (Phi-4-mini, vLLM's phi4_mini_json: a functools[...] list of
+// call objects; its template reads the tools from the system message,
+// PhiSystemTools, and renders no tool_calls, so history's calls become
+// that text).
 //
 // Parse and StreamParser share one scanner, so for any reply whose calls
 // are well formed the streamed pieces, however the text is split, add up to

@@ -30,7 +30,20 @@ const (
 	//	{...}
 	//	```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
 	DeepSeekR1
+	// Phi4Mini is Phi-4-mini's (vLLM's phi4_mini_json): one
+	//	functools[{"name": "NAME", "arguments": {...}}, ...]
+	// list of call objects ("parameters" is accepted too), possibly after
+	// text. Its template takes the tools as a JSON string in the system
+	// message's "tools" (PhiSystemTools).
+	Phi4Mini
 )
+
+// lastFormat is the last Format.
+const lastFormat = Phi4Mini
+
+// bare reports whether f's call objects end by their own syntax, with no
+// end marker (Llama 3's, Phi-4-mini's in their list).
+func (f Format) bare() bool { return f == Llama3JSON || f == Phi4Mini }
 
 // The markers of each format. The DeepSeek ones are single tokens whose
 // text uses U+FF5C (｜) and U+2581 (▁).
@@ -45,6 +58,10 @@ const (
 	dsCallBegin  = "<｜tool▁call▁begin｜>"
 	dsCallEnd    = "<｜tool▁call▁end｜>"
 	dsSep        = "<｜tool▁sep｜>"
+
+	phiOpen = "functools["
+	phiTool = "<|tool|>" // Phi-4-mini's template: the tools' JSON between these
+	phiEnd  = "<|/tool|>"
 )
 
 // String returns the format's name.
@@ -58,6 +75,8 @@ func (f Format) String() string {
 		return "llama3_json"
 	case DeepSeekR1:
 		return "deepseek_r1"
+	case Phi4Mini:
+		return "phi4_mini_json"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -66,7 +85,8 @@ func (f Format) String() string {
 // markers in its text: DeepSeek's <｜tool▁calls▁begin｜> with its fenced
 // ```json arguments, Hermes' <tool_call>, or Llama 3.1's instruction to
 // answer with {"name": function name, "parameters": ...} (or its
-// <|python_tag|> in a Llama-3 header template). Look-alikes this package
+// <|python_tag|> in a Llama-3 header template), or Phi-4-mini's system
+// message tools between <|tool|> and <|/tool|>. Look-alikes this package
 // cannot read are None: Qwen3-Coder's XML calls (<tool_call> with
 // <function=...>) and DeepSeek-V3.1's (no fence). Anything else is None.
 func Detect(chatTemplate string) Format {
@@ -84,6 +104,8 @@ func Detect(chatTemplate string) Format {
 		return Hermes
 	case has(`"parameters": dictionary of argument name`), has(pythonTag) && has("<|start_header_id|>"):
 		return Llama3JSON
+	case has(phiTool) && has(phiEnd):
+		return Phi4Mini
 	}
 	return None
 }

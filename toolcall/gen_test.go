@@ -156,6 +156,22 @@ func (g gen) reply(f Format) (text, content string, calls []Call) {
 			c.WriteString(s)
 			return b.String(), trimContent(c.String(), len(calls), true), calls
 		}
+	case Phi4Mini:
+		s := g.content(g.r.IntN(4))
+		b.WriteString(s)
+		c.WriteString(s)
+		callFirst = strings.TrimSpace(s) == ""
+		if nCalls > 0 {
+			b.WriteString("functools[" + g.ws())
+			for i := range nCalls {
+				if i > 0 {
+					b.WriteString(g.ws() + "," + g.ws())
+				}
+				args := addCall()
+				b.WriteString(g.jsonCall(calls[len(calls)-1].Name, args))
+			}
+			b.WriteString(g.ws() + "]")
+		}
 	case DeepSeekR1:
 		s := g.content(g.r.IntN(4))
 		b.WriteString(s)
@@ -204,7 +220,7 @@ func TestGeneratedReplies(t *testing.T) {
 		n = 300
 	}
 	for k := range n {
-		f := []Format{Hermes, Llama3JSON, DeepSeekR1}[k%3]
+		f := []Format{Hermes, Llama3JSON, DeepSeekR1, Phi4Mini}[k%4]
 		text, content, calls := g.reply(f)
 		c := replyCase{name: fmt.Sprintf("generated %d (%v) %q", k, f, text), f: f, text: text, content: content, calls: calls}
 		gotContent, gotCalls, _ := Parse(f, text)

@@ -18,6 +18,7 @@ import (
 //
 //	Hermes:     <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>, joined by "\n"
 //	Llama3JSON: {"name": "NAME", "parameters": ARGS} (one call: the template renders one)
+//	Phi4Mini:   functools[{"name": "NAME", "arguments": ARGS}(, {...})*]
 //	DeepSeekR1: <｜tool▁calls▁begin｜>CALL(\nCALL)*<｜tool▁calls▁end｜>, with
 //	            CALL = <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>
 //
@@ -51,7 +52,7 @@ func Grammar(f Format, tools []Tool, choice Choice) (string, error) {
 	default:
 		return "", errorf("tool_choice", "unknown mode "+strconv.Itoa(int(choice.Mode)))
 	}
-	if f == None || f > DeepSeekR1 {
+	if f == None || f > lastFormat {
 		return "", errorf("tool_choice", "the model's chat template has no tool-call format, so a tool call cannot be forced")
 	}
 	var b strings.Builder
@@ -86,6 +87,12 @@ func Grammar(f Format, tools []Tool, choice Choice) (string, error) {
 		}
 	case Llama3JSON:
 		fmt.Fprintf(&b, "root ::= %s\n", one)
+	case Phi4Mini:
+		rep := ""
+		if many {
+			rep = fmt.Sprintf(" (%s %s)*", grammar.Quote(", "), group(one))
+		}
+		fmt.Fprintf(&b, "root ::= %s %s%s %s\n", grammar.Quote(phiOpen), group(one), rep, grammar.Quote("]"))
 	case DeepSeekR1:
 		fmt.Fprintf(&b, "call ::= %s %s\n", grammar.Quote(dsCallBegin+"function"+dsSep), group(one))
 		rep := ""
@@ -100,7 +107,7 @@ func Grammar(f Format, tools []Tool, choice Choice) (string, error) {
 // callPrefix is a call's text up to its arguments.
 func callPrefix(f Format, name string) string {
 	switch f {
-	case Hermes:
+	case Hermes, Phi4Mini:
 		return `{"name": "` + name + `", "arguments": `
 	case Llama3JSON:
 		return `{"name": "` + name + `", "parameters": `

@@ -147,7 +147,7 @@ func TestGrammar(t *testing.T) {
 func TestGrammarSentencesParse(t *testing.T) {
 	tools := mustTools(t, grammarTools)
 	g := gen{newRand(9)}
-	for _, f := range []Format{Hermes, Llama3JSON, DeepSeekR1} {
+	for _, f := range []Format{Hermes, Llama3JSON, DeepSeekR1, Phi4Mini} {
 		gr := compileFor(t, f, tools, Choice{Mode: ChoiceRequired})
 		done := 0
 		for range 60 {

@@ -28,7 +28,7 @@ func Parse(f Format, text string) (content string, calls []Call, err error) {
 
 // ParseWith is Parse drawing the call IDs from r (see NewID).
 func ParseWith(f Format, text string, r *rand.Rand) (content string, calls []Call, err error) {
-	if f < None || f > DeepSeekR1 {
+	if f < None || f > lastFormat {
 		return text, nil, fmt.Errorf("toolcall: unknown format %d", int(f))
 	}
 	p := NewStreamParser(f)
@@ -47,7 +47,7 @@ func ParseWith(f Format, text string, r *rand.Rand) (content string, calls []Cal
 // forced call cut short is still a call. Everything before that last
 // block is read as Parse reads it.
 func ParseCut(f Format, text string) (content string, calls []Call, err error) {
-	if f < None || f > DeepSeekR1 {
+	if f < None || f > lastFormat {
 		return text, nil, fmt.Errorf("toolcall: unknown format %d", int(f))
 	}
 	p := NewStreamParser(f)

@@ -81,7 +81,7 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%q) = %v, want %v", c.tmpl, got, c.want)
 		}
 	}
-	for f, s := range map[Format]string{None: "none", Hermes: "hermes", Llama3JSON: "llama3_json", DeepSeekR1: "deepseek_r1", 7: "Format(7)"} {
+	for f, s := range map[Format]string{None: "none", Hermes: "hermes", Llama3JSON: "llama3_json", DeepSeekR1: "deepseek_r1", Phi4Mini: "phi4_mini_json", 7: "Format(7)"} {
 		if f.String() != s {
 			t.Errorf("%d.String() = %q", int(f), f.String())
 		}

@@ -78,6 +78,8 @@ const (
 	stBlock                        // in a call block whose call is not announced yet
 	stArgs                         // in a call block whose call is announced
 	stFailed                       // in a malformed block: content up to its end marker
+	stPhiNext                      // Phi-4-mini: after functools[ or a call's ",", before a call object
+	stPhiAfter                     // Phi-4-mini: after a call: "," and another, or "]"
 )
 
 // NewStreamParser returns a parser for replies in format f. With None,
@@ -151,6 +153,10 @@ func (p *StreamParser) step(final bool) bool {
 		return p.stepArgs(final)
 	case stFailed:
 		return p.stepFailed(final)
+	case stPhiNext:
+		return p.stepPhiNext(final)
+	case stPhiAfter:
+		return p.stepPhiAfter(final)
 	}
 	return false
 }

@@ -12,7 +12,7 @@ import "strings"
 // is. The end marker is the first one outside the block's JSON strings
 // (see blockEnd).
 func (p *StreamParser) blockText(final bool) (body string, complete bool, end, endLen int) {
-	if p.f == Llama3JSON {
+	if p.f.bare() {
 		return p.buf, final, -1, 0
 	}
 	markers := p.endMarkers()
@@ -80,7 +80,7 @@ func (p *StreamParser) failBlock(body string, final bool, end, endLen int) {
 	p.content(p.pending + p.prefix)
 	p.pending, p.prefix, p.hold = "", "", false
 	switch {
-	case p.f == Llama3JSON || end < 0 && final:
+	case p.f.bare() || end < 0 && final:
 		p.content(p.buf)
 		p.buf, p.st = "", stText
 	case end >= 0:
@@ -100,6 +100,8 @@ func (p *StreamParser) endBlock(n, end, endLen int) {
 	switch {
 	case p.f == Llama3JSON:
 		p.buf, p.st = p.buf[n:], stLlamaAfter
+	case p.f == Phi4Mini:
+		p.buf, p.st = p.buf[n:], stPhiAfter
 	case end >= 0:
 		p.buf, p.st = p.buf[end+endLen:], stText
 	default:
@@ -114,7 +116,7 @@ func (p *StreamParser) stepArgs(final bool) bool {
 	if !ok { // the announced call went wrong: the rest of the block is content
 		p.lastCall = false
 		switch {
-		case p.f == Llama3JSON || end < 0 && final:
+		case p.f.bare() || end < 0 && final:
 			p.content(p.buf[n:])
 			p.buf, p.st = "", stText
 		case end >= 0:

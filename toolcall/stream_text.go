@@ -12,6 +12,8 @@ func (p *StreamParser) textMarkers() []string {
 		return []string{hermesOpen}
 	case DeepSeekR1:
 		return []string{dsCallBegin, dsCallsBegin, dsCallsEnd}
+	case Phi4Mini:
+		return []string{phiOpen}
 	}
 	return nil
 }
@@ -45,6 +47,8 @@ func (p *StreamParser) stepText(final bool) bool {
 	switch m {
 	case hermesOpen, dsCallBegin:
 		p.prefix, p.st = m, stBlock
+	case phiOpen:
+		p.prefix, p.st = m, stPhiNext
 	case dsCallsBegin:
 		p.content(p.pending)
 		p.pending, p.hold = m, true
@@ -144,4 +148,41 @@ func partialSuffix(s string, markers []string) int {
 		}
 	}
 	return best
+}
+
+// stepPhiNext is Phi-4-mini's list before a call object: whitespace, then
+// '{' starts the call's block (prefix holds the list's text so far, which
+// a malformed call makes content); anything else makes the list content.
+func (p *StreamParser) stepPhiNext(final bool) bool {
+	rest := trimLeftWS(p.buf)
+	switch {
+	case rest == "" && !final:
+		return false
+	case rest != "" && rest[0] == '{':
+		k := len(p.buf) - len(rest)
+		p.prefix, p.buf, p.st = p.prefix+p.buf[:k], rest, stBlock
+		return true
+	}
+	p.content(p.pending + p.prefix)
+	p.pending, p.prefix, p.hold = "", "", false
+	p.st = stText
+	return true
+}
+
+// stepPhiAfter is Phi-4-mini's list after a call: "," and the next call,
+// or "]" ending the list (dropped); anything else is content from here.
+func (p *StreamParser) stepPhiAfter(final bool) bool {
+	rest := trimLeftWS(p.buf)
+	switch {
+	case rest == "" && !final:
+		return false
+	case rest != "" && rest[0] == ',':
+		p.prefix, p.buf, p.st = "", rest[1:], stPhiNext
+		return true
+	case rest != "" && rest[0] == ']':
+		p.buf, p.st = rest[1:], stText
+		return true
+	}
+	p.st = stText
+	return true
 }

@@ -43,9 +43,13 @@ func TemplateMessages(msgs []tokenizer.Message) ([]tokenizer.Message, error) {
 // TemplateMessagesFor prepares history for a template of format f: for
 // DeepSeekR1 it keeps the arguments as JSON strings and makes the content
 // of an assistant message with tool_calls null when it is empty or
-// missing (the template renders the calls only then); for the other
-// formats it is TemplateMessages.
+// missing (the template renders the calls only then); for Phi4Mini it
+// writes the calls into the content as functools[...] (its template
+// renders no tool_calls); for the other formats it is TemplateMessages.
 func TemplateMessagesFor(f Format, msgs []tokenizer.Message) ([]tokenizer.Message, error) {
+	if f == Phi4Mini {
+		return phiHistory(msgs)
+	}
 	if f != DeepSeekR1 {
 		return TemplateMessages(msgs)
 	}

@@ -439,3 +439,48 @@ func TestQ4KMBytes(t *testing.T) {
 		t.Errorf("no ratio q4_k_m_bytes_vs_gguf 1 in %v", rep.Ratios)
 	}
 }
+
+// TestKindDispatches: each layer kind's most dispatches over the models,
+// from the tiny Gemma 4 MoE's and Gemma 3's configs (their converted
+// manifests' kinds) and a WebGPU run's per-layer counts.
+func TestKindDispatches(t *testing.T) {
+	for _, c := range []struct {
+		gguf string
+		want []string
+	}{
+		{"../../testdata/gemma/models/tiny-gemma4moe-q4_0.gguf", []string{"local_moe", "global_moe", "local_moe", "global_moe"}},
+		{"../../testdata/gemma/models/tiny-gemma4-q4_0.gguf", []string{"local_ple", "local_ple", "global_ple", "local_shared_kv_ple", "local_shared_kv_ple", "global_shared_kv_ple"}},
+		{"../../testdata/gemma/models/tiny-gemma3-q4_0.gguf", []string{"local", "local", "local", "local", "local", "global"}},
+	} {
+		f, err := loader.ReadGGUF(c.gguf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := model.FromGGUF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(map[string]any{"config": w.Config})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "manifest.json")
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := layerKinds(path)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: kinds %v, %v; want %v", c.gguf, got, err, c.want)
+		}
+	}
+	r := &Report{Models: []*ModelReport{
+		{Name: "a", LayerKinds: []string{"local", "local", "global"}, Engines: []*EngineReport{{Engine: engineGPU, LayerDispatches: []int{9, 10, 8}}}},
+		{Name: "b", LayerKinds: []string{"local_moe", "global_moe"}, Engines: []*EngineReport{{Engine: engineGPU, LayerDispatches: []int{18, 18}}}},
+		{Name: "c", LayerKinds: []string{"attention"}, Engines: []*EngineReport{{Engine: engineCPU}}},
+	}}
+	got := r.kindDispatches()
+	want := []kindDispatch{{"global", 8}, {"global_moe", 18}, {"local", 10}, {"local_moe", 18}}
+	if !slices.Equal(got, want) {
+		t.Errorf("kind dispatches %v, want %v", got, want)
+	}
+}

@@ -7,13 +7,16 @@
 //   - the hot kernels (q4/q8 GEMV at Llama-3.2-1B's decode shapes, the
 //     prefill GEMM, decode attention at 1k and 4k positions, Qwen3-MoE's
 //     expert GEMVs), each as GB/s or GFLOP/s and its ratio to the probe;
-//   - every test model (testdata/models/*.gguf) and a synthetic
-//     Llama-3.2-1B-shaped q4 model written on the fly, through
+//   - every test model (testdata/models/*.gguf, testdata/gemma/models/*.gguf)
+//     and synthetic Llama-3.2-1B- and Gemma-3-1B-shaped q4 models written
+//     on the fly, through
 //     engine.Engine.Generate on WebGPU and on the CPU backend, and through
 //     wllama (llama.cpp in wasm, from npm with cmd/bench/page/package-lock.json) on
 //     the same GGUF files: prefill tok/s at 16, 128 and 512 prompt tokens,
 //     decode tok/s after each, the decode bandwidth ratio, per-token
-//     dispatches, submits, readback bytes and Go-side encode time;
+//     dispatches, submits, readback bytes and Go-side encode time, and a
+//     decode step's most dispatches per layer of each kind (local, global,
+//     with per-layer embeddings, MoE: ratios dispatches_per_layer_kind_*);
 //   - the native engine (Go, this process) beside llama.cpp's own CPU
 //     build (node-llama-cpp 3.22.1's prebuilt linux-x64 addon, installed
 //     from cmd/bench/llamacpp/package-lock.json into the user's cache, run
@@ -65,7 +68,7 @@ func main() {
 	flag.BoolVar(&o.Short, "short", false, "a quick end-to-end run: stories260K only, small kernel shapes, one run per prompt")
 	flag.DurationVar(&o.Budget, "budget", 19*time.Minute, "time for the whole run; later work shrinks to fit")
 	flag.StringVar(&o.Models, "models", "", "only test models whose name contains one of these (comma-separated)")
-	flag.BoolVar(&o.Synthetic, "synthetic", true, "also bench the synthetic Llama-3.2-1B-shaped q4 model")
+	flag.BoolVar(&o.Synthetic, "synthetic", true, "also bench the synthetic Llama-3.2-1B- and Gemma-3-1B-shaped q4 models (-models filters the Gemma one)")
 	flag.IntVar(&o.SynthLayers, "synthetic-layers", 0, "layers of the synthetic model (0: 16, or 1 on a software adapter)")
 	flag.IntVar(&o.Repeats, "repeats", 3, "runs per prompt length and engine (medians are reported)")
 	flag.StringVar(&o.Peer, "peer", "auto", "wllama: on, off, or auto (when npm is installed)")

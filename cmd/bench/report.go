@@ -53,6 +53,9 @@ type ModelReport struct {
 	Context   int             `json:"context"`
 	Engines   []*EngineReport `json:"engines"`
 	Load      *LoadReport     `json:"load,omitempty"`
+	// LayerKinds are the kinds of the model's layers (layerKind), in
+	// order: the engines' LayerDispatches grouped by them.
+	LayerKinds []string `json:"layer_kinds,omitempty"`
 }
 
 // Engine names.
@@ -66,7 +69,9 @@ const (
 	peerPackage   = "@wllama/wllama"
 	peerVersion   = "3.13.0"
 	synthName     = "synthetic-llama-1b-q4"
-	decodeTarget  = 128
+	// synthGemmaName is the Gemma-3-1B-shaped one: local and global layers.
+	synthGemmaName = "synthetic-gemma-3-1b-q4"
+	decodeTarget   = 128
 )
 
 // Point is a median rate at one prompt length over N runs.
@@ -238,6 +243,11 @@ func (r *Report) computeRatios() {
 	}
 	if moe > 0 {
 		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_layer_moe", float64(moe)})
+	}
+	// The most dispatches a layer of each kind recorded (local, global,
+	// with per-layer embeddings, MoE, ...), over the models that have it.
+	for _, kd := range r.kindDispatches() {
+		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_layer_kind_" + kd.kind, float64(kd.most)})
 	}
 	for _, p := range r.projections() {
 		r.Ratios = append(r.Ratios, Ratio{"dispatches_per_token_" + p.name, float64(p.dispatches)})

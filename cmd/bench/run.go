@@ -295,11 +295,11 @@ func (r *benchRun) planModels() error {
 		return err
 	}
 	if r.o.Synthetic && !r.o.Short {
-		m, err := r.synthetic()
+		ms, err := r.synthetics()
 		if err != nil {
 			return err
 		}
-		r.list = append(r.list, m)
+		r.list = append(r.list, ms...)
 	}
 	r.ranks = r.o.CPURanks
 	if r.ranks <= 0 {
@@ -333,7 +333,7 @@ func (r *benchRun) planModels() error {
 			if r.ff != nil {
 				r.total += wSynthFirefox
 			}
-			if r.llamaDir != "" {
+			if r.llamaDir != "" && m.name == synthName {
 				r.total += wSynthLlamaCpp
 			}
 		} else {
@@ -349,34 +349,56 @@ func (r *benchRun) planModels() error {
 	return nil
 }
 
-// synthetic writes (once) the Llama-3.2-1B-shaped q4 model, with all its
-// layers on a real GPU and one on a software adapter.
-func (r *benchRun) synthetic() (*benchModel, error) {
-	layers := r.o.SynthLayers
-	if layers <= 0 {
-		layers = synth.Llama32_1B.Layers
+// The synthetic models: their name, shape, the tiny model whose
+// tokenizer they take, the layers a software adapter runs (Gemma-3-1B's
+// six: five local and one global), and what the note says they keep.
+var synthModels = []struct {
+	name, base string
+	shape      synth.Shape
+	software   int
+	kept       string
+}{
+	{synthName, "testdata/models/tiny-llama3-q4_0.gguf", synth.Llama32_1B, 1, "hidden 2048, 32/8 heads, ffn 8192, vocab 128256 kept"},
+	{synthGemmaName, "testdata/gemma/models/tiny-gemma3-q4_0.gguf", synth.Gemma3_1B, 6,
+		"five local and one global; hidden 1152, 4/1 heads of 256, ffn 6912, vocab 262144, window 512 kept"},
+}
+
+// synthetics writes (once) the Llama-3.2-1B-shaped and the
+// Gemma-3-1B-shaped q4 models (-models picks), with all their layers on a
+// real GPU and fewer on a software adapter.
+func (r *benchRun) synthetics() ([]*benchModel, error) {
+	var out []*benchModel
+	for _, sm := range synthModels {
+		if sm.name != synthName && !matches(sm.name, r.o.Models) {
+			continue
+		}
+		layers := r.o.SynthLayers
+		if layers <= 0 {
+			layers = sm.shape.Layers
+			if r.rep.software() {
+				layers = sm.software
+			}
+		}
+		s := sm.shape
+		s.Layers = layers
+		path := filepath.Join(r.models, fmt.Sprintf("%s-%dL.gguf", sm.name, layers))
+		if _, err := os.Stat(path); err != nil {
+			logf("writing %s", path)
+			if err := synth.Write(path, filepath.Join(r.root, sm.base), s); err != nil {
+				return nil, fmt.Errorf("synthetic model %s: %w", sm.name, err)
+			}
+		}
+		decode := 64
 		if r.rep.software() {
-			layers = 1
+			decode = 8
 		}
-	}
-	s := synth.Llama32_1B
-	s.Layers = layers
-	path := filepath.Join(r.models, fmt.Sprintf("%s-%dL.gguf", synthName, layers))
-	if _, err := os.Stat(path); err != nil {
-		logf("writing %s", path)
-		if err := synth.Write(path, filepath.Join(r.root, "testdata/models/tiny-llama3-q4_0.gguf"), s); err != nil {
-			return nil, fmt.Errorf("synthetic model: %w", err)
+		if layers != sm.shape.Layers {
+			r.note("%s: %d of %s's %d layers (%s), %d decode tokens a run: a software adapter is too slow for all",
+				sm.name, layers, sm.shape.Name, sm.shape.Layers, sm.kept, decode)
 		}
+		out = append(out, &benchModel{name: sm.name, gguf: path, synthetic: true, decode: decode})
 	}
-	decode := 64
-	if r.rep.software() {
-		decode = 8
-	}
-	if layers != synth.Llama32_1B.Layers {
-		r.note("%s: %d of Llama-3.2-1B's %d layers (hidden 2048, 32/8 heads, ffn 8192, vocab 128256 kept), %d decode tokens a run: a software adapter is too slow for all",
-			synthName, layers, synth.Llama32_1B.Layers, decode)
-	}
-	return &benchModel{name: synthName, gguf: path, synthetic: true, decode: decode}, nil
+	return out, nil
 }
 
 // share returns a unit's time: its weight's part of what is left.
@@ -437,9 +459,9 @@ func (r *benchRun) runModels() error {
 		}
 		// One rank beside the default, on the synthetic model: the
 		// ranks' speed-up (ratio cpu_rank_speedup_N).
-		if group[0].synthetic && r.ranks > 1 && r.runs("cpu") {
-			for i, e := range ours(r.br, r.page, group, each(wc), "cpu", engineCPU1, 1, r.repeats, r.ctxLen, r.share(wc*n)) {
-				group[i].rep.Engines = append(group[i].rep.Engines, e)
+		if llama := pick(group, synthName); llama != nil && r.ranks > 1 && r.runs("cpu") {
+			for _, e := range ours(r.br, r.page, []*benchModel{llama}, []float64{wc}, "cpu", engineCPU1, 1, r.repeats, r.ctxLen, r.share(wc)) {
+				llama.rep.Engines = append(llama.rep.Engines, e)
 			}
 		}
 		if r.runs("native") {
@@ -450,10 +472,8 @@ func (r *benchRun) runModels() error {
 		// llama.cpp natively, beside the native engine, on the synthetic
 		// model (ratios decode_native_vs_llamacpp and
 		// prefill_native_vs_llamacpp).
-		if group[0].synthetic && r.llamaDir != "" {
-			for _, m := range group {
-				m.rep.Engines = append(m.rep.Engines, llamaCpp(r.ctx, r.llamaDir, m, r.repeats, r.ctxLen, r.share(wSynthLlamaCpp)))
-			}
+		if m := pick(group, synthName); m != nil && r.llamaDir != "" {
+			m.rep.Engines = append(m.rep.Engines, llamaCpp(r.ctx, r.llamaDir, m, r.repeats, r.ctxLen, r.share(wSynthLlamaCpp)))
 		}
 		for _, m := range group {
 			m.rep.Load = load(r.br, r.page, m, r.share(wl))
@@ -497,6 +517,12 @@ func listModels(root string, o options) ([]*benchModel, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the Gemma ones: local and global layers, per-layer embeddings, MoE
+	gemma, err := filepath.Glob(filepath.Join(root, "testdata/gemma/models/*.gguf"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, gemma...)
 	sort.Strings(files)
 	var out []*benchModel
 	for _, f := range files {
@@ -518,6 +544,16 @@ func listModels(root string, o options) ([]*benchModel, error) {
 		return nil, fmt.Errorf("no test model matches -models %q in testdata/models", o.Models)
 	}
 	return out, nil
+}
+
+// pick is the model of group named name, or nil.
+func pick(group []*benchModel, name string) *benchModel {
+	for _, m := range group {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
 }
 
 func matches(name, filter string) bool {
@@ -566,6 +602,9 @@ func prepareModel(ctx context.Context, m *benchModel, root, models, convBin stri
 	}
 	m.bias = banNonASCII(tok)
 	m.rep = &ModelReport{Name: m.name, File: m.gguf, Synthetic: m.synthetic, Decode: m.decode, Context: ctxLen}
+	if m.rep.LayerKinds, err = layerKinds(filepath.Join(dir, "manifest.json")); err != nil {
+		return fmt.Errorf("%s: %w", m.name, err)
+	}
 	if rel, err := filepath.Rel(root, m.gguf); err == nil && !strings.HasPrefix(rel, "..") {
 		m.rep.File = rel
 	}

@@ -205,7 +205,7 @@ func (k *kernelBench) moe(name string, dt loader.DType, T, D, E, A, F int) error
 	defer k.free(norm, router, gu, dn, res)
 	// the op Forward calls: the norm folded into the router, the experts'
 	// sum added to the residual stream
-	issue := func() { k.be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.SharedExpert{}) }
+	issue := func() { k.be.MoE(res, norm, 1e-5, router, gu, dn, A, true, model.MoEFusion{}) }
 	if T == 1 {
 		bytes := nb + rb + (gb+db)/int64(E)*int64(A)
 		return k.bandwidth(name, fmt.Sprintf("%s D=%d E=%d A=%d F=%d", dt, D, E, A, F), bytes, issue)
