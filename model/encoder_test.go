@@ -44,14 +44,16 @@ func checkEncoderGolden(t *testing.T, modelPath, goldenPath string) {
 	t.Logf("%s (%s): worst %.3g", filepath.Base(modelPath), g.Kind, worst)
 }
 
-// TestEncoderGolden runs the vendored tiny BERT model (CLS pooling) and
-// tiny nomic-bert (mean pooling, (rotary, SwiGLU), Q4_0 with a Q8_0 token
+// TestEncoderGolden runs the vendored tiny BERT model (CLS pooling),
+// tiny nomic-bert (mean pooling, rotary, SwiGLU) and tiny EmbeddingGemma
+// (gemma3 layers run bidirectionally, GQA, local layers with a symmetric
+// window, mean pooling then two dense projections), Q4_0 with a Q8_0 token
 // table, on the CPU backend against
 // llama.cpp's exact goldens: every pooled vector before and after L2
 // normalisation for 1, 12 and 64 tokens and a batch of three inputs of
 // different lengths run together, and the per-token hidden rows.
 func TestEncoderGolden(t *testing.T) {
-	for _, name := range []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0"} {
+	for _, name := range []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0", "tiny-gemma-embedding-q4_0"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "embed")
 			checkEncoderGolden(t, filepath.Join(dir, "models", name+".gguf"), filepath.Join(dir, "golden", name+".json.gz"))
@@ -71,7 +73,7 @@ func TestEncoderGoldenShared(t *testing.T) {
 		base := strings.TrimSuffix(filepath.Base(f), ".json")
 		modelName := strings.TrimSuffix(base, ".llamacpp-native")
 		switch {
-		case strings.HasPrefix(modelName, "tiny-bert"), strings.HasPrefix(modelName, "tiny-nomic-bert"):
+		case strings.HasPrefix(modelName, "tiny-bert"), strings.HasPrefix(modelName, "tiny-nomic-bert"), strings.HasPrefix(modelName, "tiny-gemma-embedding"):
 			t.Run(base, func(t *testing.T) {
 				checkEncoderGolden(t, filepath.Join(dir, "models", modelName+".gguf"), f)
 			})
