@@ -121,17 +121,19 @@ func testAttendSeq(t *testing.T, b model.Backend, o Options) {
 	for _, c := range []struct {
 		H, Hk, Dh, radius int
 		lens              []int
-	}{{2, 2, 32, 0, []int{1}}, {4, 4, 32, 0, []int{12}}, {3, 3, 32, 0, []int{5, 1, 17}}, {2, 2, 64, 0, []int{64, 3, 40}},
-		{4, 1, 32, 4, []int{12, 1, 9}}, {4, 2, 32, 0, []int{7, 20}}, {2, 1, 64, 40, []int{100, 3}}} {
+		causal            bool
+	}{{2, 2, 32, 0, []int{1}, false}, {4, 4, 32, 0, []int{12}, false}, {3, 3, 32, 0, []int{5, 1, 17}, false}, {2, 2, 64, 0, []int{64, 3, 40}, false},
+		{4, 1, 32, 4, []int{12, 1, 9}, false}, {4, 2, 32, 0, []int{7, 20}, false}, {2, 1, 64, 40, []int{100, 3}, false},
+		{4, 2, 32, 0, []int{12, 1, 70}, true}, {2, 1, 32, 7, []int{20, 5}, true}} {
 		seq, _ := seqBatch(c.lens...)
 		T := len(seq)
 		C := (c.H + 2*c.Hk) * c.Dh
 		qkv := randF32(r, T*C, 2)
 		out := b.NewF32(T, c.H*c.Dh)
-		ops.AttendSeq(out, input(t, b, qkv, T, C), ids(t, b, seq), c.H, c.Hk, c.Dh, c.radius)
+		ops.AttendSeq(out, input(t, b, qkv, T, C), ids(t, b, seq), c.H, c.Hk, c.Dh, c.radius, c.causal)
 		want := make([]float32, T*c.H*c.Dh)
-		cpu.AttendSeq(want, qkv, seq, T, c.H, c.Hk, c.Dh, c.radius)
-		compare(t, fmt.Sprintf("AttendSeq H=%d Hk=%d Dh=%d radius=%d lens=%v", c.H, c.Hk, c.Dh, c.radius, c.lens), read(t, b, out, len(want)), want, tol)
+		cpu.AttendSeq(want, qkv, seq, T, c.H, c.Hk, c.Dh, c.radius, c.causal)
+		compare(t, fmt.Sprintf("AttendSeq H=%d Hk=%d Dh=%d radius=%d causal=%v lens=%v", c.H, c.Hk, c.Dh, c.radius, c.causal, c.lens), read(t, b, out, len(want)), want, tol)
 	}
 }
 

@@ -60,7 +60,13 @@ type seqAttnTask struct {
 	bounds    []int32
 	H, Hk, Dh int
 	Radius    int
+	Causal    bool
 	bufs      [][]float32 // per worker: Q, K, Vᵀ (L·Dh each), S (L·L), O (L·Dh)
+}
+
+// sees reports whether row t of a sequence attends to its row j.
+func (a *seqAttnTask) sees(t, j int) bool {
+	return (a.Radius <= 0 || (j-t <= a.Radius && t-j <= a.Radius)) && (!a.Causal || j <= t)
 }
 
 func (a *seqAttnTask) run(worker, lo, hi int) {
@@ -90,13 +96,13 @@ func (a *seqAttnTask) run(worker, lo, hi int) {
 			maxS := float32(math.Inf(-1))
 			for j := range r {
 				r[j] *= scale
-				if a.Radius <= 0 || (j-t <= a.Radius && t-j <= a.Radius) {
+				if a.sees(t, j) {
 					maxS = max(maxS, r[j])
 				}
 			}
 			var sum float32
 			for j := range r {
-				if a.Radius > 0 && (j-t > a.Radius || t-j > a.Radius) {
+				if !a.sees(t, j) {
 					r[j] = 0
 					continue
 				}
@@ -117,7 +123,7 @@ func (a *seqAttnTask) run(worker, lo, hi int) {
 
 // AttendSeq implements model.EncoderOps. A batch's sequences are
 // contiguous runs of seq; a token attends to its run.
-func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim, radius int) {
+func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim, radius int, causal bool) {
 	sq := t(seq).i
 	T := len(sq)
 	var bounds []int32
@@ -131,7 +137,7 @@ func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim,
 		longest = max(longest, j-i)
 		i = j
 	}
-	a := &seqAttnTask{out: t(out).f, qkv: t(qkv).f, bounds: bounds, H: heads, Hk: kvHeads, Dh: headDim, Radius: radius}
+	a := &seqAttnTask{out: t(out).f, qkv: t(qkv).f, bounds: bounds, H: heads, Hk: kvHeads, Dh: headDim, Radius: radius, Causal: causal}
 	b.workerBufs(&a.bufs, 4*longest*headDim+longest*longest)
 	b.pool.Run(a, len(bounds)/2*heads, 1)
 }

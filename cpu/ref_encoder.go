@@ -70,14 +70,14 @@ func Rope(x []float32, pos []int32, qw, kw []float32, C, H, Hk, Dh int, eps floa
 // AttendSeq: bidirectional GQA attention within sequences. qkv
 // (T, (H+2Hk)·Dh) holds [q | k | v] per token; token t's query head h
 // attends, with key/value head h/(H/Hk), to every token u with
-// seq[u] == seq[t] and, when radius > 0, |u-t| <= radius,
-// softmax(q·k/√Dh) over them: out (T, H·Dh).
-func AttendSeq(out, qkv []float32, seq []int32, T, H, Hk, Dh, radius int) {
+// seq[u] == seq[t], when radius > 0 |u-t| <= radius, and when causal
+// u <= t, softmax(q·k/√Dh) over them: out (T, H·Dh).
+func AttendSeq(out, qkv []float32, seq []int32, T, H, Hk, Dh, radius int, causal bool) {
 	C := (H + 2*Hk) * Dh
 	scale := 1 / math.Sqrt(float64(Dh))
 	s := make([]float64, T)
 	sees := func(t, u int) bool {
-		return seq[u] == seq[t] && (radius <= 0 || (u-t <= radius && t-u <= radius))
+		return seq[u] == seq[t] && (radius <= 0 || (u-t <= radius && t-u <= radius)) && (!causal || u <= t)
 	}
 	for t := 0; t < T; t++ {
 		for h := 0; h < H; h++ {

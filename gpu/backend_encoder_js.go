@@ -102,7 +102,7 @@ func (b *Backend) Rope(x, pos, qw, kw model.Tensor, heads, kvHeads, headDim int,
 }
 
 // AttendSeq implements model.EncoderOps.
-func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim, radius int) {
+func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim, radius int, causal bool) {
 	ot, qt, st := tt(out), tt(qkv), tt(seq)
 	T := qt.rows()
 	if headDim > attendSeqMaxD || kvHeads <= 0 || heads%kvHeads != 0 || radius < 0 || qt.cols() != (heads+2*kvHeads)*headDim || ot.numel() != T*heads*headDim || st.numel() != T {
@@ -111,6 +111,9 @@ func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim,
 	}
 	p := attendSeqParams{Heads: uint32(heads), Dh: uint32(headDim), T: uint32(T), Scale: float32(1 / math.Sqrt(float64(headDim))),
 		KVHeads: uint32(kvHeads), Radius: uint32(radius)}
+	if causal {
+		p.Causal = 1
+	}
 	op(b, kAttendSeq).dispatch(b, p, heads, T, 1, qt.whole(), st.whole(), ot.whole())
 }
 

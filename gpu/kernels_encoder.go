@@ -28,6 +28,7 @@ type (
 		Heads, Dh, T    uint32
 		Scale           float32
 		KVHeads, Radius uint32
+		Causal          uint32
 	}
 	poolParams struct{ D, Seqs, Mode uint32 }
 )

@@ -92,6 +92,8 @@ type encPass struct {
 	act Tensor // (T, F) or (T, F) after SiluMul
 	pos Tensor // (T) i32 each token's position in its sequence
 	seq Tensor // (T) i32 each token's sequence
+	// causal: a decoder's layers (DecoderEmbedder), each sequence causal
+	causal bool
 }
 
 func (a *BidirectionalAttention) encode(e *encPass) {
@@ -102,7 +104,7 @@ func (a *BidirectionalAttention) encode(e *encPass) {
 	if a.rotation != nil {
 		e.ops.Rope(e.qkv, e.pos, nil, nil, a.Heads, a.Heads, a.HeadDim, 0, a.rotation)
 	}
-	e.ops.AttendSeq(e.att, e.qkv, e.seq, a.Heads, a.Heads, a.HeadDim, 0)
+	e.ops.AttendSeq(e.att, e.qkv, e.seq, a.Heads, a.Heads, a.HeadDim, 0, false)
 	e.b.MatMul(e.tmp, e.att, a.Out, MatMulFusion{})
 	if a.OutBias != nil {
 		e.ops.AddBias(e.tmp, a.OutBias, false)
@@ -133,7 +135,11 @@ func (a *Attention) encode(e *encPass) {
 	sp := &a.Spec
 	e.b.MatMul(e.qkv, e.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: e.eps})
 	e.ops.Rope(e.qkv, e.pos, a.QNorm, a.KNorm, sp.Heads, sp.KVHeads, sp.HeadDim, e.eps, a.Rope)
-	e.ops.AttendSeq(e.att, e.qkv, e.seq, sp.Heads, sp.KVHeads, sp.HeadDim, sp.Window/2)
+	radius := sp.Window / 2
+	if e.causal && sp.Window > 0 {
+		radius = sp.Window - 1 // (pos-window, pos]
+	}
+	e.ops.AttendSeq(e.att, e.qkv, e.seq, sp.Heads, sp.KVHeads, sp.HeadDim, radius, e.causal)
 	e.b.MatMul(e.res, e.att, a.Out, MatMulFusion{Add: true, PostNorm: a.PostNorm, Eps: e.eps})
 }
 

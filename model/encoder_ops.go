@@ -29,8 +29,10 @@ type EncoderOps interface {
 	// token t attends, with key/value head h/(H/Hk), to every token u with
 	// seq[u] == seq[t] and, when radius > 0, |u - t| <= radius (a
 	// symmetric sliding window: positions within a sequence are row
-	// offsets), scores q·k/√Dh softmaxed; out (T, H·Dh).
-	AttendSeq(out, qkv, seq Tensor, heads, kvHeads, headDim, radius int)
+	// offsets), and when causal, u <= t (a decoder's embedding batch: each
+	// sequence causal, none seeing another); scores q·k/√Dh softmaxed;
+	// out (T, H·Dh).
+	AttendSeq(out, qkv, seq Tensor, heads, kvHeads, headDim, radius int, causal bool)
 	// Pool writes one row per sequence: out (S, D) from x (T, D) and
 	// bounds (S, 2): the mean of the sequence's rows (PoolMean), its first
 	// row (PoolCLS) or its last (PoolLast).

@@ -164,6 +164,52 @@ func TestDecoderEmbedGolden(t *testing.T) {
 	checkDecoderEmbedGolden(t, filepath.Join(dir, "models", "tiny-qwen3-embed-q4_0.gguf"), filepath.Join(dir, "golden", "tiny-qwen3-embed-q4_0.json.gz"))
 }
 
+// TestDecoderEmbedBatch: Qwen3-Embedding's batch of three inputs of
+// different lengths runs as one pass (each causal within its own
+// sequence) on the CPU backend, and equals the inputs run one after
+// another through Forward and a KV cache, and llama.cpp's golden.
+func TestDecoderEmbedBatch(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "embed")
+	g, err := embedgolden.Read(filepath.Join(dir, "golden", "tiny-qwen3-embed-q4_0.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg, err := loader.ReadGGUF(filepath.Join(dir, "models", "tiny-qwen3-embed-q4_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := model.FromGGUF(gg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := &model.DecoderEmbedder{M: m, Pooling: model.PoolLast}
+	seq := &model.DecoderEmbedder{M: m, Pooling: model.PoolLast, Sequential: true}
+	if !batch.Batched() || seq.Batched() {
+		t.Fatalf("Batched: %v, %v", batch.Batched(), seq.Batched())
+	}
+	inputs := g.Inputs // one, short12, long64, batch_a, batch_b, batch_c: 1..64 tokens
+	got, err := batch.Embed(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := seq.Embed(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range inputs {
+		if d := embedgolden.RelErr(got[i], want[i]); d > 1e-5 {
+			t.Errorf("input %d (%d tokens): batch vs one by one: rel err %.3g", i, len(inputs[i]), d)
+		}
+		if d := embedgolden.RelErr(got[i], g.Embeddings[i]); d > *g.Tolerance {
+			t.Errorf("input %d: vs llama.cpp: rel err %.3g", i, d)
+		}
+	}
+}
+
 // TestEncoderHostileGGUF: a bert GGUF with keys missing or out of range, or
 // a tensor of the wrong shape, is a *loader.FormatError or *ConfigError
 // naming it, never a panic.

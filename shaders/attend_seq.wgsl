@@ -2,7 +2,8 @@
 // (model.EncoderOps' AttendSeq): token t's query head h attends, with
 // key/value head h/(H/Hk), to every token of its own sequence (the
 // contiguous run of equal seq ids around t) within p.radius rows of t when
-// p.radius > 0 (Gemma's symmetric sliding window), softmax(q·k/√Dh)·v. One
+// p.radius > 0 (Gemma's symmetric sliding window), and only up to t when
+// p.causal (a decoder's embedding batch), softmax(q·k/√Dh)·v. One
 // workgroup per (head, token); the keys go by in chunks of WG, one score
 // per thread, with an online softmax: the running maximum and sum rescale
 // the accumulated output (Dh values in workgroup memory) chunk by chunk.
@@ -14,6 +15,7 @@ struct Params {
     scale: f32,  // 1/√Dh
     kv_heads: u32, // Hk, dividing H
     radius: u32,   // 0: the whole sequence; else |u - t| <= radius
+    causal: u32,   // 1: only u <= t
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;        // (T, (H+2·Hk)·Dh) f32: [q | k | v]
@@ -69,6 +71,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (p.radius > 0u) {
         lo = max(lo, max(t, p.radius) - p.radius);
         hi = min(hi, t + p.radius + 1u);
+    }
+    if (p.causal == 1u) {
+        hi = t + 1u;
     }
     for (var d = lid; d < p.dh; d += WG) {
         qv[d] = qkv[t * row + h * p.dh + d];
