@@ -34,6 +34,31 @@ type hfPooling struct {
 	Max  bool `json:"pooling_mode_max_tokens"`
 }
 
+// HFPooling reads a decoder folder's sentence-transformers pooling
+// (1_Pooling/config.json): last token or mean; ok is false when there is
+// none (not an embedding model). CLS (a causal model's first row sees one
+// token) and max are refused, as *loader.FormatError naming the field.
+func HFPooling(dir string) (p Pooling, ok bool, err error) {
+	path := filepath.Join(dir, "1_Pooling", "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false, nil
+	}
+	var hp hfPooling
+	if err := json.Unmarshal(data, &hp); err != nil {
+		return "", false, &loader.FormatError{File: path, Offset: -1, Err: fmt.Errorf("%w: %v", loader.ErrCorrupt, err)}
+	}
+	switch {
+	case hp.Last:
+		return PoolLast, true, nil
+	case hp.Mean:
+		return PoolMean, true, nil
+	case hp.CLS:
+		return "", false, &loader.FormatError{File: path, Field: "pooling_mode_cls_token", Offset: -1, Err: fmt.Errorf("%w: CLS pooling of a causal model", loader.ErrUnsupported)}
+	}
+	return "", false, &loader.FormatError{File: path, Field: "pooling_mode_max_tokens", Offset: -1, Err: fmt.Errorf("%w: no last-token or mean pooling", loader.ErrUnsupported)}
+}
+
 // IsEncoderHF reports whether dir's config.json is a BERT encoder.
 func IsEncoderHF(dir string) bool {
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
