@@ -128,4 +128,4 @@ func (s hfBareSource) name(n string) string {
 }
 
 func (s hfBareSource) Tensor(n string) (*loader.Tensor, error) { return s.st.Tensor(s.name(n)) }
-func (s hfBareSource) Has(n string) bool                      { return s.st.Has(s.name(n)) }
+func (s hfBareSource) Has(n string) bool                       { return s.st.Has(s.name(n)) }
