@@ -61,7 +61,7 @@ func Open(path string, b model.Backend) (*Model, error) {
 // (Qwen3-Embedding: config.json of qwen3, safetensors saved with or
 // without the "model." prefix, tokenizer.json appending <|endoftext|>).
 func OpenHF(dir string, b model.Backend) (*Model, error) {
-	if !model.IsEncoderHF(dir) {
+	if !model.IsEncoderHF(dir) && isDecoderHF(dir) {
 		return openDecoderHF(dir, b)
 	}
 	w, err := model.EncoderFromHF(dir)
@@ -79,19 +79,31 @@ func OpenHF(dir string, b model.Backend) (*Model, error) {
 	return &Model{Name: filepath.Base(filepath.Clean(dir)), Tok: tok, E: e, Dim: w.Config.Hidden, Pooling: w.Config.Pooling, Arch: w.Config.Arch}, nil
 }
 
+// isDecoderHF reports whether dir's config.json is one of a decoder
+// family (anything else reads as an encoder's, whose errors name it).
+func isDecoderHF(dir string) bool {
+	path := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	_, err = model.ParseHFConfig(path, data)
+	return err == nil
+}
+
 // openDecoderHF loads a decoder folder with a sentence-transformers
 // pooling.
 func openDecoderHF(dir string, b model.Backend) (*Model, error) {
+	w, err := model.FromHF(dir)
+	if err != nil {
+		return nil, err
+	}
 	pool, ok, err := model.HFPooling(dir)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, &loader.FormatError{File: filepath.Join(dir, "1_Pooling", "config.json"), Offset: -1, Err: ErrNotEmbedding}
-	}
-	w, err := model.FromHF(dir)
-	if err != nil {
-		return nil, err
 	}
 	tok, err := tokenizer.FromHFDir(dir)
 	if err != nil {
