@@ -60,14 +60,14 @@ func HFPooling(dir string) (p Pooling, ok bool, err error) {
 }
 
 // IsEncoderHF reports whether dir's config.json is an encoder (bert,
-// nomic_bert).
+// nomic_bert, gemma3_text: EmbeddingGemma).
 func IsEncoderHF(dir string) bool {
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return false
 	}
 	var c hfBertConfig
-	return json.Unmarshal(data, &c) == nil && (c.ModelType == "bert" || c.ModelType == "nomic_bert")
+	return json.Unmarshal(data, &c) == nil && (c.ModelType == "bert" || c.ModelType == "nomic_bert" || c.ModelType == "gemma3_text")
 }
 
 // readHFPooling reads sentence-transformers' 1_Pooling/config.json at
@@ -112,8 +112,11 @@ func EncoderFromHF(dir string) (*EncoderWeights, error) {
 	if err := json.Unmarshal(data, &hc); err != nil {
 		return nil, ferr(cfgPath, "", fmt.Errorf("%w: %v", loader.ErrCorrupt, err))
 	}
-	if hc.ModelType == "nomic_bert" {
+	switch hc.ModelType {
+	case "nomic_bert":
 		return nomicFromHF(dir, cfgPath, data)
+	case "gemma3_text":
+		return gemmaEmbedFromHF(dir, cfgPath, data)
 	}
 	if hc.ModelType != "bert" {
 		return nil, ferr(cfgPath, "model_type", fmt.Errorf("%w: %q is not bert", loader.ErrUnsupported, hc.ModelType))
