@@ -64,9 +64,17 @@ type seqAttnTask struct {
 	bufs      [][]float32 // per worker: Q, K, Vᵀ (L·Dh each), S (L·L), O (L·Dh)
 }
 
-// sees reports whether row t of a sequence attends to its row j.
-func (a *seqAttnTask) sees(t, j int) bool {
-	return (a.Radius <= 0 || (j-t <= a.Radius && t-j <= a.Radius)) && (!a.Causal || j <= t)
+// keys returns the rows [lo, hi) that row t of a sequence of L rows
+// attends to.
+func (a *seqAttnTask) keys(t, L int) (lo, hi int) {
+	lo, hi = 0, L
+	if a.Radius > 0 {
+		lo, hi = max(0, t-a.Radius), min(L, t+a.Radius+1)
+	}
+	if a.Causal {
+		hi = min(hi, t+1)
+	}
+	return lo, hi
 }
 
 func (a *seqAttnTask) run(worker, lo, hi int) {
@@ -94,18 +102,16 @@ func (a *seqAttnTask) run(worker, lo, hi int) {
 		for t := range L {
 			r := sc[t*L : (t+1)*L]
 			maxS := float32(math.Inf(-1))
+			lo, hi := a.keys(t, L)
+			clear(r[:lo])
+			clear(r[hi:])
+			r = r[lo:hi]
 			for j := range r {
 				r[j] *= scale
-				if a.sees(t, j) {
-					maxS = max(maxS, r[j])
-				}
+				maxS = max(maxS, r[j])
 			}
 			var sum float32
 			for j := range r {
-				if !a.sees(t, j) {
-					r[j] = 0
-					continue
-				}
 				r[j] = expf(r[j] - maxS)
 				sum += r[j]
 			}
