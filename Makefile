@@ -5,6 +5,9 @@ BUILD := build
 MODEL ?= models/stories260K
 QUANT ?= keep
 MODELS ?= models
+# DOCS_MODEL: the text-embedding GGUF make dist indexes README and ARCHITECTURE with for the docs
+# search example (dist/docs/); the vendored tiny one shows the wiring, a real one (bge-small) ranks well.
+DOCS_MODEL ?= testdata/embed/models/tiny-bert-cls-q4_0.gguf
 PROMPT ?= Once upon a time
 
 .PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go bench-grammar fuzz convert dist package clean
@@ -83,9 +86,10 @@ fuzz:
 convert:
 	$(GO) run ./cmd/convert -o $(OUT) -quant $(QUANT) $(MODEL)
 
-# dist: a static folder any web host can serve as is (pages, wasm, scripts, bundled model); prints the wasm size.
+# dist: a static folder any web host can serve as is (pages, wasm, scripts, bundled model, the docs with a
+# <wasmllm-search> page over them in docs/); prints the wasm size.
 dist: wasm
-	$(GO) run ./cmd/dist -o dist -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS)
+	$(GO) run ./cmd/dist -o dist -web web -wasm $(BUILD)/wasmllm.wasm -models $(MODELS) -docs README.md,ARCHITECTURE.md -docs-model $(DOCS_MODEL)
 
 # package: the npm package in build/package (package.json, wasmllm.js and webllm.js with their .d.ts types, the worker, the wasm, the bundled model); `npm pack build/package` makes the tarball.
 package: wasm

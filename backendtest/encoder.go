@@ -76,8 +76,13 @@ func testLayerNorm(t *testing.T, b model.Backend) {
 func testRope(t *testing.T, b model.Backend) {
 	ops := encoderOps(t, b)
 	r := rng(23)
-	for _, c := range []struct{ T, H, Dh int }{{1, 2, 32}, {9, 3, 32}, {70, 4, 64}} {
-		C := 3 * c.H * c.Dh
+	// nomic-bert's (H = Hk, no norm) and Gemma's (GQA, q/k norm, a row
+	// wider than the rotated heads: v follows)
+	for _, c := range []struct {
+		T, H, Hk, Dh int
+		norm         bool
+	}{{1, 2, 2, 32, false}, {9, 3, 3, 32, false}, {70, 4, 4, 64, false}, {5, 4, 1, 32, true}, {33, 8, 2, 64, true}} {
+		C := (c.H + 2*c.Hk) * c.Dh
 		xv := randF32(r, c.T*C, 1)
 
 		pos := make([]int32, c.T)
@@ -90,10 +95,16 @@ func testRope(t *testing.T, b model.Backend) {
 		spec := model.RopeSpec{Theta: 1000, Dim: c.Dh, NeoX: true}
 		rp := &model.RoPE{Dim: c.Dh, NeoX: true, InvFreq: spec.InvFreq()}
 		x := input(t, b, xv, c.T, C)
-		ops.Rope(x, ids(t, b, pos), 2*c.H, c.Dh, rp)
+		var qw, kw []float32
+		var qt, kt model.Tensor
+		if c.norm {
+			qw, kw = randF32(r, c.Dh, 1), randF32(r, c.Dh, 1)
+			qt, kt = upload(t, b, f32Tensor("qw", qw, c.Dh)), upload(t, b, f32Tensor("kw", kw, c.Dh))
+		}
+		ops.Rope(x, ids(t, b, pos), qt, kt, c.H, c.Hk, c.Dh, 1e-6, rp)
 		want := append([]float32(nil), xv...)
-		cpu.Rope(want, pos, C, 2*c.H, c.Dh, true, rp.InvFreq)
-		compare(t, fmt.Sprintf("Rope T=%d H=%d Dh=%d", c.T, c.H, c.Dh), read(t, b, x, c.T*C), want, 1e-5)
+		cpu.Rope(want, pos, qw, kw, C, c.H, c.Hk, c.Dh, 1e-6, true, rp.InvFreq)
+		compare(t, fmt.Sprintf("Rope T=%d H=%d Hk=%d Dh=%d norm=%v", c.T, c.H, c.Hk, c.Dh, c.norm), read(t, b, x, c.T*C), want, 1e-5)
 	}
 }
 
@@ -104,18 +115,25 @@ func testAttendSeq(t *testing.T, b model.Backend, o Options) {
 	if tol == 0 {
 		tol = 1e-4
 	}
+	// MHA (BERT), then GQA with a symmetric window (Gemma's local layers:
+	// windows shorter and longer than the sequences, a chunk of 64 keys
+	// crossed)
 	for _, c := range []struct {
-		H, Dh int
-		lens  []int
-	}{{2, 32, []int{1}}, {4, 32, []int{12}}, {3, 32, []int{5, 1, 17}}, {2, 64, []int{64, 3, 40}}} {
+		H, Hk, Dh, radius int
+		lens              []int
+		causal            bool
+	}{{2, 2, 32, 0, []int{1}, false}, {4, 4, 32, 0, []int{12}, false}, {3, 3, 32, 0, []int{5, 1, 17}, false}, {2, 2, 64, 0, []int{64, 3, 40}, false},
+		{4, 1, 32, 4, []int{12, 1, 9}, false}, {4, 2, 32, 0, []int{7, 20}, false}, {2, 1, 64, 40, []int{100, 3}, false},
+		{4, 2, 32, 0, []int{12, 1, 70}, true}, {2, 1, 32, 7, []int{20, 5}, true}} {
 		seq, _ := seqBatch(c.lens...)
 		T := len(seq)
-		qkv := randF32(r, T*3*c.H*c.Dh, 2)
+		C := (c.H + 2*c.Hk) * c.Dh
+		qkv := randF32(r, T*C, 2)
 		out := b.NewF32(T, c.H*c.Dh)
-		ops.AttendSeq(out, input(t, b, qkv, T, 3*c.H*c.Dh), ids(t, b, seq), c.H, c.Dh)
+		ops.AttendSeq(out, input(t, b, qkv, T, C), ids(t, b, seq), c.H, c.Hk, c.Dh, c.radius, c.causal)
 		want := make([]float32, T*c.H*c.Dh)
-		cpu.AttendSeq(want, qkv, seq, T, c.H, c.Dh)
-		compare(t, fmt.Sprintf("AttendSeq H=%d Dh=%d lens=%v", c.H, c.Dh, c.lens), read(t, b, out, len(want)), want, tol)
+		cpu.AttendSeq(want, qkv, seq, T, c.H, c.Hk, c.Dh, c.radius, c.causal)
+		compare(t, fmt.Sprintf("AttendSeq H=%d Hk=%d Dh=%d radius=%d causal=%v lens=%v", c.H, c.Hk, c.Dh, c.radius, c.causal, c.lens), read(t, b, out, len(want)), want, tol)
 	}
 }
 

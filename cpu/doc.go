@@ -113,9 +113,11 @@
 // to its event loop.
 //
 // The encoder ops (model.EncoderOps: AddBias with the erf GELU, LayerNorm,
-// Rope, AttendSeq, Pool; encoder.go, references in ref_encoder.go) run a
+// Rope with optional q/k norms, AttendSeq with GQA, a symmetric window or
+// a causal mask; Pool; encoder.go, references in ref_encoder.go) run a
 // text-embedding batch: AddBias and LayerNorm split rows across the
-// workers; AttendSeq is two products per (sequence, head), Q·Kᵀ then P·V,
+// workers; AttendSeq is two products per (sequence, head), Q·Kᵀ then P·V
+// (the masked scores dropped before the softmax),
 // on the matmul kernel (AVX2 natively, SIMD128 in the browser), so the
 // bidirectional attention of a 128-token input costs what its matmuls do
 // (a bge-small-shaped batch of 64×128 tokens went from 2.7 to 6.0

@@ -42,25 +42,45 @@ func (b *Backend) LayerNorm(x, add, w, bias model.Tensor, eps float32) {
 }
 
 // Rope implements model.EncoderOps.
-func (b *Backend) Rope(x, pos model.Tensor, heads, headDim int, r *model.RoPE) {
+func (b *Backend) Rope(x, pos, qw, kw model.Tensor, heads, kvHeads, headDim int, eps float32, r *model.RoPE) {
 	xt := t(x)
-	b.rope(xt.f, t(pos).i, nil, xt.cols(), heads, headDim, r.NeoX, r.InvFreq, r.CosSinScale())
+	if qw != nil {
+		qkNorm(xt.f, t(qw).f, t(kw).f, xt.shape[0], heads, kvHeads, headDim, xt.cols(), eps)
+	}
+	b.rope(xt.f, t(pos).i, nil, xt.cols(), heads+kvHeads, headDim, r.NeoX, r.InvFreq, r.CosSinScale())
 }
 
 // seqAttnTask runs bidirectional attention for (sequence, head) pairs
 // [lo, hi) as two products on the matmul kernel (SIMD where there is
-// one): the scores S = Q·Kᵀ (L, L), softmax per row, then O = P·V.
+// one): the scores S = Q·Kᵀ (L, L), softmax per row (scores outside the
+// window Radius dropped), then O = P·V.
 type seqAttnTask struct {
 	out, qkv []float32
 	// bounds: each sequence's rows [start, end)
-	bounds []int32
-	H, Dh  int
-	bufs   [][]float32 // per worker: Q, K, Vᵀ (L·Dh each), S (L·L), O (L·Dh)
+	bounds    []int32
+	H, Hk, Dh int
+	Radius    int
+	Causal    bool
+	bufs      [][]float32 // per worker: Q, K, Vᵀ (L·Dh each), S (L·L), O (L·Dh)
+}
+
+// keys returns the rows [lo, hi) that row t of a sequence of L rows
+// attends to.
+func (a *seqAttnTask) keys(t, L int) (lo, hi int) {
+	lo, hi = 0, L
+	if a.Radius > 0 {
+		lo, hi = max(0, t-a.Radius), min(L, t+a.Radius+1)
+	}
+	if a.Causal {
+		hi = min(hi, t+1)
+	}
+	return lo, hi
 }
 
 func (a *seqAttnTask) run(worker, lo, hi int) {
-	H, Dh := a.H, a.Dh
-	C := 3 * H * Dh
+	H, Hk, Dh := a.H, a.Hk, a.Dh
+	C := (H + 2*Hk) * Dh
+	g0 := H / Hk
 	scale := float32(1 / math.Sqrt(float64(Dh)))
 	for sh := lo; sh < hi; sh++ {
 		s, h := sh/H, sh%H
@@ -72,15 +92,20 @@ func (a *seqAttnTask) run(worker, lo, hi int) {
 		for j := range L {
 			row := a.qkv[(u0+j)*C:]
 			copy(q[j*Dh:(j+1)*Dh], row[h*Dh:(h+1)*Dh])
-			copy(k[j*Dh:(j+1)*Dh], row[H*Dh+h*Dh:H*Dh+(h+1)*Dh])
+			g := h / g0
+			copy(k[j*Dh:(j+1)*Dh], row[H*Dh+g*Dh:H*Dh+(g+1)*Dh])
 			for d := range Dh {
-				vt[d*L+j] = row[2*H*Dh+h*Dh+d]
+				vt[d*L+j] = row[(H+Hk)*Dh+g*Dh+d]
 			}
 		}
 		gemm(k, q, sc, L, Dh, L, L) // sc[t*L+j] = k[j]·q[t]
 		for t := range L {
 			r := sc[t*L : (t+1)*L]
 			maxS := float32(math.Inf(-1))
+			lo, hi := a.keys(t, L)
+			clear(r[:lo])
+			clear(r[hi:])
+			r = r[lo:hi]
 			for j := range r {
 				r[j] *= scale
 				maxS = max(maxS, r[j])
@@ -104,7 +129,7 @@ func (a *seqAttnTask) run(worker, lo, hi int) {
 
 // AttendSeq implements model.EncoderOps. A batch's sequences are
 // contiguous runs of seq; a token attends to its run.
-func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, headDim int) {
+func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim, radius int, causal bool) {
 	sq := t(seq).i
 	T := len(sq)
 	var bounds []int32
@@ -118,7 +143,7 @@ func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, headDim int) {
 		longest = max(longest, j-i)
 		i = j
 	}
-	a := &seqAttnTask{out: t(out).f, qkv: t(qkv).f, bounds: bounds, H: heads, Dh: headDim}
+	a := &seqAttnTask{out: t(out).f, qkv: t(qkv).f, bounds: bounds, H: heads, Hk: kvHeads, Dh: headDim, Radius: radius, Causal: causal}
 	b.workerBufs(&a.bufs, 4*longest*headDim+longest*longest)
 	b.pool.Run(a, len(bounds)/2*heads, 1)
 }

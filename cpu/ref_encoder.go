@@ -55,29 +55,40 @@ func LayerNorm(x, add, w, b []float32, T, D int, eps float32) {
 	}
 }
 
-// Rope rotates the first heads heads (of Dh) of each row of x (T, C) at
+// Rope rotates the first H+Hk heads (of Dh) of each row of x (T, C) at
 // positions pos (T) by the frequencies invFreq, in place: NeoX pairs
-// (i, i+len(invFreq)), else adjacent pairs. No bias, no cache.
-func Rope(x []float32, pos []int32, C, heads, Dh int, neox bool, invFreq []float32) {
-	rope(x, pos, nil, C, heads, Dh, neox, invFreq, 1)
+// (i, i+len(invFreq)), else adjacent pairs. With qw not nil, the first H
+// heads are RMS-normalised with qw and the next Hk with kw (Dh) first. No
+// bias, no cache.
+func Rope(x []float32, pos []int32, qw, kw []float32, C, H, Hk, Dh int, eps float32, neox bool, invFreq []float32) {
+	if qw != nil {
+		qkNorm(x, qw, kw, len(pos), H, Hk, Dh, C, eps)
+	}
+	rope(x, pos, nil, C, H+Hk, Dh, neox, invFreq, 1)
 }
 
-// AttendSeq: bidirectional attention within sequences. qkv (T, 3·H·Dh)
-// holds [q | k | v] per token; token t's head h attends to every token u
-// with seq[u] == seq[t], softmax(q·k/√Dh) over them: out (T, H·Dh).
-func AttendSeq(out, qkv []float32, seq []int32, T, H, Dh int) {
-	C := 3 * H * Dh
+// AttendSeq: bidirectional GQA attention within sequences. qkv
+// (T, (H+2Hk)·Dh) holds [q | k | v] per token; token t's query head h
+// attends, with key/value head h/(H/Hk), to every token u with
+// seq[u] == seq[t], when radius > 0 |u-t| <= radius, and when causal
+// u <= t, softmax(q·k/√Dh) over them: out (T, H·Dh).
+func AttendSeq(out, qkv []float32, seq []int32, T, H, Hk, Dh, radius int, causal bool) {
+	C := (H + 2*Hk) * Dh
 	scale := 1 / math.Sqrt(float64(Dh))
 	s := make([]float64, T)
+	sees := func(t, u int) bool {
+		return seq[u] == seq[t] && (radius <= 0 || (u-t <= radius && t-u <= radius)) && (!causal || u <= t)
+	}
 	for t := 0; t < T; t++ {
 		for h := 0; h < H; h++ {
+			g := h / (H / Hk)
 			q := qkv[t*C+h*Dh : t*C+(h+1)*Dh]
 			maxS := math.Inf(-1)
 			for u := 0; u < T; u++ {
-				if seq[u] != seq[t] {
+				if !sees(t, u) {
 					continue
 				}
-				k := qkv[u*C+H*Dh+h*Dh:]
+				k := qkv[u*C+H*Dh+g*Dh:]
 				var dot float64
 				for d := range q {
 					dot += float64(q[d]) * float64(k[d])
@@ -87,7 +98,7 @@ func AttendSeq(out, qkv []float32, seq []int32, T, H, Dh int) {
 			}
 			var sum float64
 			for u := 0; u < T; u++ {
-				if seq[u] == seq[t] {
+				if sees(t, u) {
 					s[u] = math.Exp(s[u] - maxS)
 					sum += s[u]
 				}
@@ -96,8 +107,8 @@ func AttendSeq(out, qkv []float32, seq []int32, T, H, Dh int) {
 			for d := range o {
 				var acc float64
 				for u := 0; u < T; u++ {
-					if seq[u] == seq[t] {
-						acc += s[u] / sum * float64(qkv[u*C+2*H*Dh+h*Dh+d])
+					if sees(t, u) {
+						acc += s[u] / sum * float64(qkv[u*C+(H+Hk)*Dh+g*Dh+d])
 					}
 				}
 				o[d] = float32(acc)

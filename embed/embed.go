@@ -55,9 +55,15 @@ func Open(path string, b model.Backend) (*Model, error) {
 	return OpenGGUF(path, b)
 }
 
-// OpenHF loads a Hugging Face folder of a BERT encoder (config.json,
-// safetensors, tokenizer.json, sentence-transformers' 1_Pooling) onto b.
+// OpenHF loads a Hugging Face folder onto b: a BERT encoder (config.json,
+// safetensors, tokenizer.json, sentence-transformers' 1_Pooling), or a
+// decoder whose 1_Pooling asks for last-token or mean pooling
+// (Qwen3-Embedding: config.json of qwen3, safetensors saved with or
+// without the "model." prefix, tokenizer.json appending <|endoftext|>).
 func OpenHF(dir string, b model.Backend) (*Model, error) {
+	if !model.IsEncoderHF(dir) && isDecoderHF(dir) {
+		return openDecoderHF(dir, b)
+	}
 	w, err := model.EncoderFromHF(dir)
 	if err != nil {
 		return nil, err
@@ -71,6 +77,44 @@ func OpenHF(dir string, b model.Backend) (*Model, error) {
 		return nil, err
 	}
 	return &Model{Name: filepath.Base(filepath.Clean(dir)), Tok: tok, E: e, Dim: w.Config.Hidden, Pooling: w.Config.Pooling, Arch: w.Config.Arch}, nil
+}
+
+// isDecoderHF reports whether dir's config.json is one of a decoder
+// family (anything else reads as an encoder's, whose errors name it).
+func isDecoderHF(dir string) bool {
+	path := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	_, err = model.ParseHFConfig(path, data)
+	return err == nil
+}
+
+// openDecoderHF loads a decoder folder with a sentence-transformers
+// pooling.
+func openDecoderHF(dir string, b model.Backend) (*Model, error) {
+	w, err := model.FromHF(dir)
+	if err != nil {
+		return nil, err
+	}
+	pool, ok, err := model.HFPooling(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &loader.FormatError{File: filepath.Join(dir, "1_Pooling", "config.json"), Offset: -1, Err: ErrNotEmbedding}
+	}
+	tok, err := tokenizer.FromHFDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Build(b, w)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Name: filepath.Base(filepath.Clean(dir)), Tok: tok, E: &model.DecoderEmbedder{M: m, Pooling: pool},
+		Dim: w.Config.Hidden, Pooling: pool, Arch: w.Config.Arch}, nil
 }
 
 // OpenGGUF loads a GGUF text-embedding model onto b: an encoder

@@ -11,7 +11,7 @@ import (
 	"wasmllm/model"
 )
 
-var vendored = []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0", "tiny-qwen3-embed-q4_0"}
+var vendored = []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0", "tiny-qwen3-embed-q4_0", "tiny-gemma-embedding-q4_0"}
 
 func open(t *testing.T, name string) (*embed.Model, *embedgolden.File) {
 	t.Helper()

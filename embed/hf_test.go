@@ -91,6 +91,14 @@ func hfFolder(t *testing.T) string {
 		"num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 192, "max_position_embeddings": 128,
 		"type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu", "position_embedding_type": "absolute"}`))
 	write("1_Pooling/config.json", []byte(`{"word_embedding_dimension": 128, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}`))
+	write("tokenizer.json", wordPieceJSON(g))
+	return dir
+}
+
+// wordPieceJSON is a WordPiece tokenizer.json of g's vocabulary (the
+// GGUF's "▁w" pieces as "w", continuations as "##x", as vocab.txt has
+// them), bert-base-uncased's normalizer, pre-tokenizer and template.
+func wordPieceJSON(g *loader.GGUF) []byte {
 	tokens, _ := g.Strings("tokenizer.ggml.tokens")
 	var vocab []string
 	for i, s := range tokens {
@@ -112,8 +120,7 @@ func hfFolder(t *testing.T) string {
 		`"special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [101]}, "[SEP]": {"id": "[SEP]", "ids": [102]}}},` +
 		`"decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},` +
 		`"model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": {` + strings.Join(vocab, ", ") + `}}}`
-	write("tokenizer.json", []byte(tok))
-	return dir
+	return []byte(tok)
 }
 
 // TestHFFolder: a BertModel folder (safetensors, config.json,

@@ -72,32 +72,48 @@ func (b *Backend) LayerNorm(x, add, w, bias model.Tensor, eps float32) {
 }
 
 // Rope implements model.EncoderOps.
-func (b *Backend) Rope(x, pos model.Tensor, heads, headDim int, r *model.RoPE) {
+func (b *Backend) Rope(x, pos, qw, kw model.Tensor, heads, kvHeads, headDim int, eps float32, r *model.RoPE) {
 	xt, pt := tt(x), tt(pos)
-	if r.Dim < 2 || r.Dim > headDim || r.Dim%2 != 0 || len(r.InvFreq) != r.Dim/2 || heads*headDim > xt.cols() || pt.numel() != xt.rows() {
-		b.opErr("Rope", "x %v, %d heads of %d, rope dim %d, pos %v", xt.shape, heads, headDim, r.Dim, pt.shape)
+	n := heads + kvHeads
+	if r.Dim < 2 || r.Dim > headDim || r.Dim%2 != 0 || len(r.InvFreq) != r.Dim/2 || n*headDim > xt.cols() || pt.numel() != xt.rows() || headDim > ropeMaxD {
+		b.opErr("Rope", "x %v, %d+%d heads of %d (at most %d), rope dim %d, pos %v", xt.shape, heads, kvHeads, headDim, ropeMaxD, r.Dim, pt.shape)
 		return
 	}
 	freq := b.ropeFreqs(r)
 	if freq == nil {
 		return
 	}
-	p := ropeParams{Row: uint32(xt.cols()), Half: uint32(headDim / 2), Rot: uint32(r.Dim / 2)}
+	p := ropeParams{Row: uint32(xt.cols()), Half: uint32(headDim / 2), Rot: uint32(r.Dim / 2), QHeads: uint32(heads), Eps: eps}
 	if r.NeoX {
 		p.NeoX = 1
 	}
-	op(b, kRope).dispatch(b, p, heads, xt.rows(), 1, xt.whole(), pt.whole(), bind{buf: freq})
+	qb, kb := bind{buf: b.dummy}, bind{buf: b.dummy}
+	if qw != nil {
+		var ok bool
+		if qb, ok = b.vec("Rope", qw, headDim); !ok {
+			return
+		}
+		if kb, ok = b.vec("Rope", kw, headDim); !ok {
+			return
+		}
+		p.Norm = 1
+	}
+	op(b, kRope).dispatch(b, p, n, xt.rows(), 1, xt.whole(), pt.whole(), bind{buf: freq}, qb, kb)
 }
 
 // AttendSeq implements model.EncoderOps.
-func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, headDim int) {
+func (b *Backend) AttendSeq(out, qkv, seq model.Tensor, heads, kvHeads, headDim, radius int, causal bool) {
 	ot, qt, st := tt(out), tt(qkv), tt(seq)
 	T := qt.rows()
-	if headDim > attendSeqMaxD || qt.cols() != 3*heads*headDim || ot.numel() != T*heads*headDim || st.numel() != T {
-		b.opErr("AttendSeq", "qkv %v, out %v, seq %v with %d heads of %d (at most %d)", qt.shape, ot.shape, st.shape, heads, headDim, attendSeqMaxD)
+	if headDim > attendSeqMaxD || kvHeads <= 0 || heads%kvHeads != 0 || radius < 0 || qt.cols() != (heads+2*kvHeads)*headDim || ot.numel() != T*heads*headDim || st.numel() != T {
+		b.opErr("AttendSeq", "qkv %v, out %v, seq %v with %d/%d heads of %d (at most %d)", qt.shape, ot.shape, st.shape, heads, kvHeads, headDim, attendSeqMaxD)
 		return
 	}
-	p := attendSeqParams{Heads: uint32(heads), Dh: uint32(headDim), T: uint32(T), Scale: float32(1 / math.Sqrt(float64(headDim)))}
+	p := attendSeqParams{Heads: uint32(heads), Dh: uint32(headDim), T: uint32(T), Scale: float32(1 / math.Sqrt(float64(headDim))),
+		KVHeads: uint32(kvHeads), Radius: uint32(radius)}
+	if causal {
+		p.Causal = 1
+	}
 	op(b, kAttendSeq).dispatch(b, p, heads, T, 1, qt.whole(), st.whole(), ot.whole())
 }
 

@@ -10,6 +10,8 @@ var (
 
 	// attendSeqMaxD is the largest head AttendSeq takes.
 	attendSeqMaxD = shaderConst("attend_seq.wgsl", "MAXD")
+	// ropeMaxD is the largest head Rope takes (its workgroup's head).
+	ropeMaxD = shaderConst("rope.wgsl", "MAXD")
 )
 
 type (
@@ -18,10 +20,15 @@ type (
 		D, Rows, Add uint32
 		Eps          float32
 	}
-	ropeParams      struct{ Row, Half, NeoX, Rot uint32 }
+	ropeParams struct {
+		Row, Half, NeoX, Rot, QHeads, Norm uint32
+		Eps                                float32
+	}
 	attendSeqParams struct {
-		Heads, Dh, T uint32
-		Scale        float32
+		Heads, Dh, T    uint32
+		Scale           float32
+		KVHeads, Radius uint32
+		Causal          uint32
 	}
 	poolParams struct{ D, Seqs, Mode uint32 }
 )

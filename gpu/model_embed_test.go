@@ -15,13 +15,15 @@ import (
 
 // TestEmbedGoldens runs the vendored embedding models (tiny-bert-cls: CLS
 // pooling, learned positions, GELU; tiny-nomic-bert: rotary, SwiGLU, mean
-// pooling; tiny-qwen3-embed: the qwen3 decoder, last-token pooling) on
+// pooling; tiny-qwen3-embed: the qwen3 decoder, last-token pooling;
+// tiny-gemma-embedding: gemma3's layers bidirectionally, GQA, a symmetric
+// window on the local layers, mean pooling and dense projections) on
 // WebGPU and on the CPU backend in the browser against llama.cpp's exact
 // goldens: pooled and normalised vectors, a batch of three inputs of
 // different lengths run as one batch, and per-token rows.
 func TestEmbedGoldens(t *testing.T) {
 	dir := "../testdata/embed"
-	for _, name := range []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0", "tiny-qwen3-embed-q4_0"} {
+	for _, name := range []string{"tiny-bert-cls-q4_0", "tiny-nomic-bert-q4_0", "tiny-qwen3-embed-q4_0", "tiny-gemma-embedding-q4_0"} {
 		g, err := embedgolden.Read(filepath.Join(dir, "golden", name+".json.gz"))
 		if err != nil {
 			t.Fatal(err)

@@ -7,13 +7,18 @@ import (
 )
 
 // DecoderEmbedder embeds with a model of a decoder family (Qwen3-Embedding
-// is `qwen3` with last-token pooling): each input runs alone, causally,
-// through a fresh KV cache, and is pooled from the final RMS-normalised
-// hidden rows (the LM head's input). A batch runs its inputs one after
-// another: the decoder's Forward has no sequence mask.
+// is `qwen3` with last-token pooling), pooled from the final RMS-normalised
+// hidden rows (the LM head's input). A batch runs as one pass of the
+// encoder ops, each input causal within its own sequence
+// (embedder_batch.go), where the backend and the layer kinds allow;
+// otherwise (Qwen3.5's DeltaNet, MoE, a backend without EncoderOps) each
+// input runs alone, causally, through Forward and a reused KV cache.
 type DecoderEmbedder struct {
 	M       *Model
 	Pooling Pooling
+	// Sequential runs a batch's inputs one after another through Forward
+	// even where one batch could (a cross-check of the batched path).
+	Sequential bool
 	// cache is reused from input to input (each runs from position 0),
 	// replaced by a larger one when an input needs it.
 	cache KVCache
@@ -74,6 +79,9 @@ func (d *DecoderEmbedder) Hidden(ids []int32) ([][]float32, error) {
 	if err := d.checkInput(0, ids); err != nil {
 		return nil, err
 	}
+	if ops, ok := d.batchable(); ok && !d.Sequential {
+		return d.runBatch(ops, [][]int32{ids}, false)
+	}
 	cache, err := d.cacheFor(len(ids))
 	if err != nil {
 		return nil, err
@@ -118,6 +126,9 @@ func (d *DecoderEmbedder) Embed(seqs [][]int32) ([][]float32, error) {
 		if err := d.checkInput(i, s); err != nil {
 			return nil, err
 		}
+	}
+	if ops, ok := d.batchable(); ok && !d.Sequential {
+		return d.runBatch(ops, seqs, true)
 	}
 	out := make([][]float32, len(seqs))
 	for i, s := range seqs {

@@ -20,15 +20,30 @@ type Encoder struct {
 	NormB  Tensor // (D) f32
 	Layers []EncoderLayer
 	Rope   *RoPE // nomic-bert's rotation; nil for learned positions
-	b      Backend
-	ops    EncoderOps
+	// The Gemma stage (family EmbedScale, FinalNorm): the embedding × Scale
+	// (sqrt(D)), and at the end the final RMSNorm FinalNorm (D) applied in
+	// Dense[0]'s prologue, then Dense[1]: dense_2 (DenseDim, D) and dense_3
+	// (D, DenseDim), or without dense layers a (D, D) identity, so the norm
+	// stays one MatMul.
+	Scale     float32
+	FinalNorm Tensor
+	Dense     []Tensor
+	b         Backend
+	ops       EncoderOps
 }
 
-// EncoderLayer is one encoder block: a bidirectional attention, then a
-// channel mixer, each followed by its post-LayerNorm of the residual.
+// EncoderLayer is one encoder block: a token mixer, then a channel mixer
+// (BERT's kinds with post-LayerNorms, or a decoder family's pre-norm kinds
+// run bidirectionally).
 type EncoderLayer struct {
-	Mixer   *BidirectionalAttention
+	Mixer   EncoderMixer
 	Channel EncoderChannel
+}
+
+// EncoderMixer is an encoder layer's token mixer (MixerBidirectional, or
+// the decoder's *Attention run within sequences).
+type EncoderMixer interface {
+	encode(e *encPass)
 }
 
 // BidirectionalAttention is the MixerBidirectional kind:
@@ -71,12 +86,14 @@ type encPass struct {
 	ops EncoderOps
 	eps float32
 	res Tensor // (T, D) the residual stream
-	qkv Tensor // (T, 3D)
-	att Tensor // (T, D)
+	qkv Tensor // (T, (H+2Hk)·Dh)
+	att Tensor // (T, H·Dh)
 	tmp Tensor // (T, D) a projection before its post-norm
 	act Tensor // (T, F) or (T, F) after SiluMul
 	pos Tensor // (T) i32 each token's position in its sequence
 	seq Tensor // (T) i32 each token's sequence
+	// causal: a decoder's layers (DecoderEmbedder), each sequence causal
+	causal bool
 }
 
 func (a *BidirectionalAttention) encode(e *encPass) {
@@ -85,9 +102,9 @@ func (a *BidirectionalAttention) encode(e *encPass) {
 		e.ops.AddBias(e.qkv, a.QKVBias, false)
 	}
 	if a.rotation != nil {
-		e.ops.Rope(e.qkv, e.pos, 2*a.Heads, a.HeadDim, a.rotation)
+		e.ops.Rope(e.qkv, e.pos, nil, nil, a.Heads, a.Heads, a.HeadDim, 0, a.rotation)
 	}
-	e.ops.AttendSeq(e.att, e.qkv, e.seq, a.Heads, a.HeadDim)
+	e.ops.AttendSeq(e.att, e.qkv, e.seq, a.Heads, a.Heads, a.HeadDim, 0, false)
 	e.b.MatMul(e.tmp, e.att, a.Out, MatMulFusion{})
 	if a.OutBias != nil {
 		e.ops.AddBias(e.tmp, a.OutBias, false)
@@ -107,6 +124,30 @@ func (m *SwiGLUMLP) encode(e *encPass) {
 	e.b.MatMul(e.act, e.res, m.GateUp, MatMulFusion{SiluMul: true})
 	e.b.MatMul(e.tmp, e.act, m.Down, MatMulFusion{})
 	e.ops.LayerNorm(e.res, e.tmp, m.NormW, m.NormB, e.eps)
+}
+
+// encode runs the decoder's attention kind (gemma3's: pre-RMSNorm, q/k
+// norm, RoPE, sandwich post-norm) bidirectionally within each sequence, as
+// gemma-embedding does: no cache; a local layer (Spec.Window > 0) sees the
+// keys within Window/2 positions either side (llama.cpp's symmetric
+// sliding window), a global one the whole sequence.
+func (a *Attention) encode(e *encPass) {
+	sp := &a.Spec
+	e.b.MatMul(e.qkv, e.res, a.QKV, MatMulFusion{Norm: a.Norm, Eps: e.eps})
+	e.ops.Rope(e.qkv, e.pos, a.QNorm, a.KNorm, sp.Heads, sp.KVHeads, sp.HeadDim, e.eps, a.Rope)
+	radius := sp.Window / 2
+	if e.causal && sp.Window > 0 {
+		radius = sp.Window - 1 // (pos-window, pos]
+	}
+	e.ops.AttendSeq(e.att, e.qkv, e.seq, sp.Heads, sp.KVHeads, sp.HeadDim, radius, e.causal)
+	e.b.MatMul(e.res, e.att, a.Out, MatMulFusion{Add: true, PostNorm: a.PostNorm, Eps: e.eps})
+}
+
+// encode runs the decoder's gated MLP kind (gemma3's GeGLU with its
+// post-norm) on every token: it mixes no positions.
+func (m *GatedMLP) encode(e *encPass) {
+	e.b.MatMul(e.act, e.res, m.GateUp, MatMulFusion{Norm: m.Norm, Eps: e.eps, SiluMul: !m.GeGLU, GeluMul: m.GeGLU})
+	e.b.MatMul(e.res, e.act, m.Down, MatMulFusion{Add: true, PostNorm: m.PostNorm, Eps: e.eps})
 }
 
 // ErrNoEncoderOps reports a backend without the encoder ops.
@@ -217,30 +258,42 @@ func (e *Encoder) run(seqs [][]int32, pool bool) ([][]float32, error) {
 		}
 	}
 	ffn := c.FFN
+	H, Hk, Dh := c.Heads, c.KVHeadCount(), c.HeadDim()
 	e2 := &encPass{b: b, ops: e.ops, eps: float32(c.NormEps),
-		res: f32(T, D), qkv: f32(T, 3*D), att: f32(T, D), tmp: f32(T, D), act: f32(T, ffn),
+		res: f32(T, D), qkv: f32(T, (H+2*Hk)*Dh), att: f32(T, H*Dh), tmp: f32(T, D), act: f32(T, ffn),
 		pos: i32(pos), seq: i32(seq)}
 	idT := i32(ids)
 	b.Embed(e2.res, e.Tok, idT)
-	e.ops.AddBias(e2.res, e.Type0, false)
-	var add Tensor
-	if e.Pos != nil {
-		b.Embed(e2.tmp, e.Pos, e2.pos)
-		add = e2.tmp
+	if e.Scale != 0 {
+		b.Scale(e2.res, e.Scale)
 	}
-	e.ops.LayerNorm(e2.res, add, e.NormW, e.NormB, e2.eps)
+	if e.NormW != nil {
+		e.ops.AddBias(e2.res, e.Type0, false)
+		var add Tensor
+		if e.Pos != nil {
+			b.Embed(e2.tmp, e.Pos, e2.pos)
+			add = e2.tmp
+		}
+		e.ops.LayerNorm(e2.res, add, e.NormW, e.NormB, e2.eps)
+	}
 	for l := range e.Layers {
 		e.Layers[l].Mixer.encode(e2)
 		e.Layers[l].Channel.encode(e2)
 	}
 	rows, out := T, e2.res
+	if e.FinalNorm != nil {
+		// RMSNorm, then the dense projections, on every row: linear with
+		// no bias, so pooling after them equals llama.cpp's pooling before
+		out = e.project(e2.res, T, f32)
+	}
 	if pool {
+		hidden := out
 		rows = len(seqs)
 		out = f32(rows, D)
 		bt := b.NewI32(len(seqs), 2)
 		tensors = append(tensors, bt)
 		b.WriteI32(bt, bounds)
-		e.ops.Pool(out, e2.res, bt, c.Pooling)
+		e.ops.Pool(out, hidden, bt, c.Pooling)
 	}
 	flat := make([]float32, rows*D)
 	if err := b.ReadF32(out, flat); err != nil {
@@ -251,6 +304,21 @@ func (e *Encoder) run(seqs [][]int32, pool bool) ([][]float32, error) {
 		vecs[i] = flat[i*D : (i+1)*D : (i+1)*D]
 	}
 	return vecs, nil
+}
+
+// project applies the final RMSNorm and the dense projections to x (T, D).
+func (e *Encoder) project(x Tensor, T int, f32 func(...int) Tensor) Tensor {
+	in := x
+	for i, w := range e.Dense {
+		out := f32(T, w.Shape()[0])
+		f := MatMulFusion{}
+		if i == 0 {
+			f = MatMulFusion{Norm: e.FinalNorm, Eps: float32(e.Config.NormEps)}
+		}
+		e.b.MatMul(out, in, w, f)
+		in = out
+	}
+	return in
 }
 
 // Normalize returns v / ‖v‖₂ as llama.cpp's common_embd_normalize(v, 2)

@@ -85,3 +85,43 @@ func BenchmarkEncoderBGESmall(b *testing.B) {
 	b.ReportMetric(float64(n)/s, "embeddings/s")
 	b.ReportMetric(macs/s/1e9, "GMAC/s")
 }
+
+// BenchmarkDecoderEmbed embeds 16 inputs of 8 to 68 tokens with the
+// vendored tiny Qwen3-Embedding on the CPU backend, as one pass
+// (batch) and one input at a time through Forward (sequential).
+func BenchmarkDecoderEmbed(b *testing.B) {
+	g, err := loader.ReadGGUF("../testdata/embed/models/tiny-qwen3-embed-q4_0.gguf")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := model.FromGGUF(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := model.Build(cpu.New(0), w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seqs := make([][]int32, 16)
+	for i := range seqs {
+		seqs[i] = make([]int32, 8+4*i)
+		for j := range seqs[i] {
+			seqs[i][j] = int32((i*131 + j*17) % 509)
+		}
+	}
+	for _, sequential := range []bool{false, true} {
+		name := "batch"
+		if sequential {
+			name = "sequential"
+		}
+		b.Run(name, func(b *testing.B) {
+			d := &model.DecoderEmbedder{M: m, Pooling: model.PoolLast, Sequential: sequential}
+			for range b.N {
+				if _, err := d.Embed(seqs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(seqs))*float64(b.N)/b.Elapsed().Seconds(), "embeddings/s")
+		})
+	}
+}

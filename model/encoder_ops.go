@@ -18,15 +18,21 @@ type EncoderOps interface {
 	// (v - mean) / sqrt(var + eps) with the biased variance; add (T, D) is
 	// nil or added first (a post-norm's residual); w and b (D) f32.
 	LayerNorm(x, add, w, b Tensor, eps float32)
-	// Rope rotates the first heads heads (of headDim) of every row of x
-	// (T, C) in place by r at the positions pos (T) i32: the q and k of an
-	// encoder's attention, with no cache.
-	Rope(x, pos Tensor, heads, headDim int, r *RoPE)
-	// AttendSeq is bidirectional multi-head attention within sequences:
-	// qkv (T, 3·H·Dh) holds each token's [q | k | v]; token t attends to
-	// every token u with seq[u] == seq[t], scores q·k/√Dh softmaxed;
+	// Rope rotates the first heads+kvHeads heads (of headDim) of every row
+	// of x (T, C) in place by r at the positions pos (T) i32: the q and k
+	// of an encoder's attention, with no cache. When qw is not nil, each of
+	// the first heads heads is first RMS-normalised (eps) and weighted by
+	// qw (headDim) f32, each of the next kvHeads by kw (Gemma's q/k norm).
+	Rope(x, pos, qw, kw Tensor, heads, kvHeads, headDim int, eps float32, r *RoPE)
+	// AttendSeq is bidirectional GQA attention within sequences: qkv
+	// (T, (H+2·Hk)·Dh) holds each token's [q | k | v]; query head h of
+	// token t attends, with key/value head h/(H/Hk), to every token u with
+	// seq[u] == seq[t] and, when radius > 0, |u - t| <= radius (a
+	// symmetric sliding window: positions within a sequence are row
+	// offsets), and when causal, u <= t (a decoder's embedding batch: each
+	// sequence causal, none seeing another); scores q·k/√Dh softmaxed;
 	// out (T, H·Dh).
-	AttendSeq(out, qkv, seq Tensor, heads, headDim int)
+	AttendSeq(out, qkv, seq Tensor, heads, kvHeads, headDim, radius int, causal bool)
 	// Pool writes one row per sequence: out (S, D) from x (T, D) and
 	// bounds (S, 2): the mean of the sequence's rows (PoolMean), its first
 	// row (PoolCLS) or its last (PoolLast).

@@ -37,7 +37,7 @@ func IsEncoderGGUF(g *loader.GGUF) bool {
 }
 
 // EncoderFromGGUF maps a GGUF of an encoder architecture (bert,
-// nomic-bert) onto an EncoderConfig and its tensors. Errors are
+// nomic-bert, gemma-embedding) onto an EncoderConfig and its tensors. Errors are
 // *loader.FormatError naming the key or tensor, or *ConfigError.
 func EncoderFromGGUF(g *loader.GGUF) (*EncoderWeights, error) {
 	arch, _ := g.String("general.architecture")
@@ -47,6 +47,9 @@ func EncoderFromGGUF(g *loader.GGUF) (*EncoderWeights, error) {
 	}
 	if !ok {
 		return nil, ferr("metadata general.architecture", fmt.Errorf("%w: %q is not an encoder architecture", loader.ErrUnsupported, arch))
+	}
+	if fam.FinalNorm {
+		return gemmaEmbeddingFromGGUF(g, arch)
 	}
 	req := func(key string) (int, error) {
 		v, ok := g.Int(arch + "." + key)
@@ -230,6 +233,17 @@ func BuildEncoder(b Backend, w *EncoderWeights) (*Encoder, error) {
 			err = fmt.Errorf("%s: uploading %s: %w", w.Source, name, err)
 		}
 		return bt
+	}
+	if fam.FinalNorm {
+		e := &Encoder{Config: c, b: b, ops: ops, Tok: up("token_embd.weight")}
+		berr := buildGemmaEncoder(b, e, w, up)
+		if err == nil {
+			err = berr
+		}
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	e := &Encoder{Config: c, b: b, ops: ops,
 		Tok: up("token_embd.weight"), Type0: up(NameTokenType0),

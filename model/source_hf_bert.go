@@ -34,18 +34,67 @@ type hfPooling struct {
 	Max  bool `json:"pooling_mode_max_tokens"`
 }
 
-// IsEncoderHF reports whether dir's config.json is a BERT encoder.
+// HFPooling reads a decoder folder's sentence-transformers pooling
+// (1_Pooling/config.json): last token or mean; ok is false when there is
+// none (not an embedding model). CLS (a causal model's first row sees one
+// token) and max are refused, as *loader.FormatError naming the field.
+func HFPooling(dir string) (p Pooling, ok bool, err error) {
+	path := filepath.Join(dir, "1_Pooling", "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false, nil
+	}
+	var hp hfPooling
+	if err := json.Unmarshal(data, &hp); err != nil {
+		return "", false, &loader.FormatError{File: path, Offset: -1, Err: fmt.Errorf("%w: %v", loader.ErrCorrupt, err)}
+	}
+	switch {
+	case hp.Last:
+		return PoolLast, true, nil
+	case hp.Mean:
+		return PoolMean, true, nil
+	case hp.CLS:
+		return "", false, &loader.FormatError{File: path, Field: "pooling_mode_cls_token", Offset: -1, Err: fmt.Errorf("%w: CLS pooling of a causal model", loader.ErrUnsupported)}
+	}
+	return "", false, &loader.FormatError{File: path, Field: "pooling_mode_max_tokens", Offset: -1, Err: fmt.Errorf("%w: no last-token or mean pooling", loader.ErrUnsupported)}
+}
+
+// IsEncoderHF reports whether dir's config.json is an encoder (bert,
+// nomic_bert, gemma3_text: EmbeddingGemma).
 func IsEncoderHF(dir string) bool {
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return false
 	}
 	var c hfBertConfig
-	return json.Unmarshal(data, &c) == nil && c.ModelType == "bert"
+	return json.Unmarshal(data, &c) == nil && (c.ModelType == "bert" || c.ModelType == "nomic_bert" || c.ModelType == "gemma3_text")
+}
+
+// readHFPooling reads sentence-transformers' 1_Pooling/config.json at
+// path: "" when there is none; max pooling is refused.
+func readHFPooling(path string) (Pooling, error) {
+	pd, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil
+	}
+	var p hfPooling
+	if err := json.Unmarshal(pd, &p); err != nil {
+		return "", &loader.FormatError{File: path, Offset: -1, Err: fmt.Errorf("%w: %v", loader.ErrCorrupt, err)}
+	}
+	switch {
+	case p.Max:
+		return "", &loader.FormatError{File: path, Field: "pooling_mode_max_tokens", Offset: -1, Err: loader.ErrUnsupported}
+	case p.CLS:
+		return PoolCLS, nil
+	case p.Last:
+		return PoolLast, nil
+	}
+	return PoolMean, nil
 }
 
 // EncoderFromHF reads a Hugging Face folder of a BERT encoder
-// (BertModel: bge-small/base, all-MiniLM-L6-v2, snowflake-arctic-embed):
+// (BertModel: bge-small/base, all-MiniLM-L6-v2, snowflake-arctic-embed;
+// or NomicBertModel, nomic_bert: nomicFromHF):
 // config.json, safetensors (names with or without the "bert." prefix) and
 // sentence-transformers' 1_Pooling/config.json for the pooling (mean when
 // there is none, as sentence-transformers defaults). Errors are
@@ -62,6 +111,12 @@ func EncoderFromHF(dir string) (*EncoderWeights, error) {
 	var hc hfBertConfig
 	if err := json.Unmarshal(data, &hc); err != nil {
 		return nil, ferr(cfgPath, "", fmt.Errorf("%w: %v", loader.ErrCorrupt, err))
+	}
+	switch hc.ModelType {
+	case "nomic_bert":
+		return nomicFromHF(dir, cfgPath, data)
+	case "gemma3_text":
+		return gemmaEmbedFromHF(dir, cfgPath, data)
 	}
 	if hc.ModelType != "bert" {
 		return nil, ferr(cfgPath, "model_type", fmt.Errorf("%w: %q is not bert", loader.ErrUnsupported, hc.ModelType))

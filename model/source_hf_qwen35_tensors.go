@@ -110,5 +110,24 @@ func hfSource(c *Config, st tensorSource) (tensorTable, tensorSource) {
 	case ArchGemma3:
 		return hfGemma3Tensors, hfGemma3Source{st}
 	}
+	if !st.Has("model.embed_tokens.weight") && st.Has("embed_tokens.weight") {
+		// saved from the bare LlamaModel/Qwen3Model (Qwen3-Embedding):
+		// the same table, read without the "model." prefix
+		return hfTensors, hfBareSource{st}
+	}
 	return hfTensors, st
 }
+
+// hfBareSource reads a folder saved from the bare model class (no LM
+// head wrapper): "model.X" is stored as "X".
+type hfBareSource struct{ st tensorSource }
+
+func (s hfBareSource) name(n string) string {
+	if rest, ok := strings.CutPrefix(n, "model."); ok {
+		return rest
+	}
+	return n
+}
+
+func (s hfBareSource) Tensor(n string) (*loader.Tensor, error) { return s.st.Tensor(s.name(n)) }
+func (s hfBareSource) Has(n string) bool                       { return s.st.Has(s.name(n)) }

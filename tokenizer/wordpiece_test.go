@@ -46,6 +46,13 @@ func TestGGUFQwen3EmbedVocab(t *testing.T) {
 	checkEmbedCases(t, "tiny-qwen3-embed-q4_0", "tiny-qwen3-embed")
 }
 
+// TestGGUFGemmaEmbeddingVocab checks the tiny EmbeddingGemma vocabulary
+// (SentencePiece, byte fallback, <bos> and <eos> both added with specials)
+// against llama.cpp's llama_tokenize.
+func TestGGUFGemmaEmbeddingVocab(t *testing.T) {
+	checkEmbedCases(t, "tiny-gemma-embedding-q4_0", "tiny-gemma-embedding")
+}
+
 func checkEmbedCases(t *testing.T, model, cases string) {
 	tk := ggufTok(t, filepath.Join(testdata, "embed", "models", model+".gguf"))
 	cs := readJSONL[wpmCase](t, filepath.Join(testdata, "embed", "golden", "tokenize", cases+".cases.jsonl"))

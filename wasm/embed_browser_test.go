@@ -23,7 +23,7 @@ import (
 func TestEmbeddingsCreate(t *testing.T) {
 	t.Parallel()
 	models := t.TempDir()
-	names := []string{"tiny-bert-cls-q4_0", "tiny-qwen3-embed-q4_0"}
+	names := []string{"tiny-bert-cls-q4_0", "tiny-qwen3-embed-q4_0", "tiny-gemma-embedding-q4_0"}
 	for _, n := range names {
 		data, err := os.ReadFile(browsertest.RepoFile("testdata/embed/models/" + n + ".gguf"))
 		if err != nil {
@@ -44,7 +44,7 @@ func TestEmbeddingsCreate(t *testing.T) {
 func TestEmbeddingsCreateFirefox(t *testing.T) {
 	t.Parallel()
 	models := t.TempDir()
-	names := []string{"tiny-bert-cls-q4_0", "tiny-qwen3-embed-q4_0"}
+	names := []string{"tiny-bert-cls-q4_0", "tiny-qwen3-embed-q4_0", "tiny-gemma-embedding-q4_0"}
 	for _, n := range names {
 		data, err := os.ReadFile(browsertest.RepoFile("testdata/embed/models/" + n + ".gguf"))
 		if err != nil {

@@ -19,6 +19,11 @@ type Options struct {
 	WasmExec string // the toolchain's wasm_exec.js
 	Models   string // converted model folders; "" for none
 	Brotli   string // a brotli binary for .br siblings; "" for none
+	// Docs are Markdown files written under docs/ with a <wasmllm-search>
+	// page over them (writeDocs), their index built with DocsModel, a
+	// text-embedding GGUF; none: no docs example.
+	Docs      []string
+	DocsModel string
 }
 
 // Report describes a written dist folder.
@@ -28,6 +33,7 @@ type Report struct {
 	Bytes      int64 // their total size
 	Siblings   int   // .gz and .br files among them
 	Models     []ModelEntry
+	Docs       *DocsReport // nil without -docs
 	WasmRaw    int64
 	WasmGzip   int64
 	WasmBrotli int64 // 0 without a brotli binary
@@ -38,6 +44,9 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "dist: wrote %s: %d files, %s (%d precompressed siblings)\n", r.Out, r.Files, size(r.Bytes), r.Siblings)
 	for _, m := range r.Models {
 		fmt.Fprintf(&b, "dist: model %s (%s, %s, %d shards)\n", m.Name, m.Arch, size(m.Bytes), m.Shards)
+	}
+	if d := r.Docs; d != nil {
+		fmt.Fprintf(&b, "dist: docs search %s/: %d passages of %d pages, embedded with %s\n", docsDir, d.Passages, d.Pages, d.Model)
 	}
 	fmt.Fprintf(&b, "dist: wasmllm.wasm %s raw, %s gzip", size(r.WasmRaw), size(r.WasmGzip))
 	if r.WasmBrotli > 0 {
@@ -108,6 +117,11 @@ func Build(o Options) (*Report, error) {
 	}
 	if o.Models != "" {
 		if r.Models, err = copyModels(o.Models, filepath.Join(tmp, "models")); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.Docs) > 0 {
+		if r.Docs, err = writeDocs(tmp, o.Docs, o.DocsModel); err != nil {
 			return nil, err
 		}
 	}

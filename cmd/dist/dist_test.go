@@ -14,8 +14,11 @@ import (
 	"strings"
 	"testing"
 
+	"wasmllm/cpu"
+	"wasmllm/embed"
 	"wasmllm/internal/testkit"
 	"wasmllm/manifest"
+	"wasmllm/search"
 )
 
 // repoFile returns a path relative to the repository root.
@@ -317,5 +320,74 @@ func TestBrotli(t *testing.T) {
 	})
 	if !slices.Contains(brs, "wasmllm.wasm.br") || slices.ContainsFunc(brs, func(s string) bool { return strings.HasSuffix(s, ".bin.br") }) {
 		t.Errorf(".br files %v", brs)
+	}
+}
+
+// TestBuildDocs: with -docs, dist writes the docs under docs/, their
+// search index (each passage embedded with -docs-model), the model, and a
+// page whose <wasmllm-search> loads both; the index reads back verified,
+// covers every page, and a passage's own text, embedded natively, ranks
+// that passage first.
+func TestBuildDocs(t *testing.T) {
+	o := inputs(t)
+	o.Models = ""
+	o.Docs = []string{repoFile("README.md"), repoFile("ARCHITECTURE.md")}
+	o.DocsModel = repoFile("testdata/embed/models/tiny-bert-cls-q4_0.gguf")
+	r, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Docs == nil || r.Docs.Pages != 2 || r.Docs.Passages < 20 || !strings.Contains(r.String(), "docs search docs/") {
+		t.Fatalf("docs report %+v\n%s", r.Docs, r)
+	}
+	dir := filepath.Join(o.Out, "docs")
+	page := string(read(t, filepath.Join(dir, "index.html")))
+	for _, want := range []string{`src="../wasmllm-search.js"`, `index="search-index/"`, `model="tiny-bert-cls-q4_0.gguf"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("docs/index.html lacks %s", want)
+		}
+	}
+	for _, f := range []string{"README.md", "ARCHITECTURE.md", "tiny-bert-cls-q4_0.gguf"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	x, err := search.Read(filepath.Join(dir, "search-index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]bool{}
+	for _, e := range x.Entries {
+		pages[e.Page] = true
+	}
+	if x.Manifest.Count != r.Docs.Passages || !pages["README.md"] || !pages["ARCHITECTURE.md"] {
+		t.Fatalf("index: %d passages, pages %v", x.Manifest.Count, pages)
+	}
+	all, err := search.Collect(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []search.Passage // the docs' passages, in the index's order (not the search page's)
+	for _, p := range all {
+		if strings.HasSuffix(p.Page, ".md") {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) != x.Manifest.Count {
+		t.Fatalf("%d passages in the docs, %d indexed", len(ps), x.Manifest.Count)
+	}
+	m, err := embed.Open(o.DocsModel, cpu.New(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, len(ps) / 2, len(ps) - 1} {
+		res, err := m.Embed([]embed.Input{embed.Text(ps[k].Input())}, embed.Options{Truncate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits := x.Rank(res[0].Normalized, 1)
+		if len(hits) != 1 || hits[0].Score < 0.999 || ps[hits[0].Index].Input() != ps[k].Input() {
+			t.Errorf("passage %d (%s #%s): top hit %+v", k, ps[k].Page, ps[k].Anchor, hits)
+		}
 	}
 }

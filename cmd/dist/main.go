@@ -7,6 +7,11 @@
 // wasm, never of shards.
 //
 //	go run ./cmd/dist -o dist [-web web] [-wasm build/wasmllm.wasm] [-models models]
+//	    [-docs README.md,ARCHITECTURE.md -docs-model MODEL.gguf]
+//
+// With -docs, the Markdown files go under docs/ with a page whose
+// <wasmllm-search> searches them in the browser: their index is built at
+// dist time with -docs-model, which the page then loads to embed queries.
 //
 // The output folder is replaced only when it is empty or was written by
 // dist before. It reports the wasm's size raw and compressed.
@@ -19,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 )
 
 func main() {
@@ -34,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Wasm, "wasm", "build/wasmllm.wasm", "the engine built with GOOS=js GOARCH=wasm")
 	fs.StringVar(&o.WasmExec, "wasm-exec", "", "wasm_exec.js of the toolchain that built the wasm (default: $(go env GOROOT)/lib/wasm/wasm_exec.js)")
 	fs.StringVar(&o.Models, "models", "models", `folder of converted models to include ("" for none)`)
+	docs := fs.String("docs", "", `comma-separated Markdown files written under docs/ as a live <wasmllm-search> example ("" for none)`)
+	fs.StringVar(&o.DocsModel, "docs-model", "", "the text-embedding GGUF the docs example's index is built with and its page loads")
 	brotli := fs.String("brotli", "auto", `brotli binary for .br siblings: "auto" (from PATH when present), "" (none) or a path`)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -44,6 +52,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.Brotli = *brotli
+	if *docs != "" {
+		o.Docs = strings.Split(*docs, ",")
+	}
 	if o.Brotli == "auto" {
 		o.Brotli, _ = exec.LookPath("brotli")
 	}

@@ -25,7 +25,7 @@ func (k *kernelBench) attendSeq(name string, S, L, H, Dh int) error {
 	defer k.free(qkv, out, st)
 	k.be.WriteI32(st, seq)
 	flops := float64(S*H) * 4 * float64(L) * float64(L) * float64(Dh) // Q·Kᵀ and P·V
-	return k.compute(name, fmt.Sprintf("S=%d L=%d H=%d Dh=%d", S, L, H, Dh), flops, func() { k.be.AttendSeq(out, qkv, st, H, Dh) })
+	return k.compute(name, fmt.Sprintf("S=%d L=%d H=%d Dh=%d", S, L, H, Dh), flops, func() { k.be.AttendSeq(out, qkv, st, H, H, Dh, 0, false) })
 }
 
 // encoder times Encoder.Embed of S inputs of L tokens through a bert of
