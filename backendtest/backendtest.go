@@ -38,6 +38,7 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"MatMul", func(t *testing.T) { testMatMul(t, b, o) }},
 		{"RoPEKV", func(t *testing.T) { testRoPEKV(t, b, o) }},
 		{"Attend", func(t *testing.T) { testAttend(t, b, o) }},
+		{"TypedKV", func(t *testing.T) { testTypedKV(t, b, o) }},
 		{"MoE", func(t *testing.T) { testMoE(t, b, o) }},
 		{"GatedAttention", func(t *testing.T) { testGatedAttention(t, b, o) }},
 		{"LongRoPE", func(t *testing.T) { testLongRoPE(t, b, o) }},
