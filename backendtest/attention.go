@@ -232,6 +232,10 @@ func testTypedKV(t *testing.T, b model.Backend, o Options) {
 			H, Hk, Dh, prior, T, window, gated := c[0], c[1], c[2], c[3], c[4], c[5], c[6] == 1
 			S := prior + T + 3
 			cache, err := a.NewKVCacheOf(dt, 2, S, Hk, Dh)
+			if err != nil && dt == model.KVQ8 && Dh%16 != 0 && !o.AllKVHeadDims {
+				t.Logf("no q8 cache of heads of %d on this backend: %v", Dh, err)
+				continue
+			}
 			if err != nil {
 				t.Fatalf("%v cache: %v", dt, err)
 			}
