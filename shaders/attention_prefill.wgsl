@@ -95,7 +95,7 @@ fn load_tile(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
 // load_tile_q8 is load_tile for a q8 cache: each 16-value unit times its
 // block's scale.
 fn load_tile_q8(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
-    let UH = DH / 16u;
+    let UH = max(DH / 16u, 1u); // (1 keeps a q8-less DH < 16 from dividing by 0 in the constant expressions)
     let nb = DH / KVB;
     let scales = (p.heads / p.group) * p.cap * DH4; // the scales plane's first word: after Hk·S·Dh/4 value words
     for (var e = tid; e < BK * UH; e += WG) {

@@ -287,11 +287,11 @@ func (r *loadRun) kvType() (loader.DType, error) {
 		// The CPU backend's SIMD attention reads f32: f16 (the default)
 		// is f32 there; q8 is kept, for its memory.
 		kv = loader.F32
-	case r.be.name == loading.BackendWebGPU && kv == model.KVQ8:
-		// The WebGPU kernels do not read q8 yet (issue 41): the nearest
-		// cache they have, said in engine.info.
+	case r.be.name == loading.BackendWebGPU && kv == model.KVQ8 && !gpuQ8(r.m.Config):
+		// The WebGPU kernels read q8 in units of 16 values: the nearest
+		// cache they have for other heads, said in engine.info.
 		kv = loader.F16
-		if note := "The q8 KV cache is not on WebGPU yet: the cache is f16."; !strings.Contains(r.be.notice, note) {
+		if note := "The WebGPU q8 KV cache needs heads of a multiple of 16 values: the cache is f16."; !strings.Contains(r.be.notice, note) {
 			r.be.notice = strings.TrimSpace(r.be.notice + " " + note)
 		}
 	}
@@ -473,6 +473,20 @@ func (r *loadRun) info() map[string]any {
 		info["gguf"] = r.ggufInfo
 	}
 	return info
+}
+
+// gpuQ8 reports whether the WebGPU kernels read a q8 cache of c's heads:
+// every KV group's head dim a multiple of 16 (stories260K's 8 is not).
+func gpuQ8(c model.Config) bool {
+	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
+		for _, g := range groups {
+			if g.HeadDim%16 != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return c.HeadDim%16 == 0
 }
 
 // kvDType parses the kvCacheDtype option: "f32" is F32, "" (the default)

@@ -94,7 +94,8 @@ export interface EngineOptions {
    * and WebLLM's default), "f32", or "q8": 8-bit values with an f32 scale
    * per 32 (per head where a head has fewer), 1.125 bytes a value, 56% of
    * f16 for heads of 128 (Llama-3.1-8B at 32k tokens: 2.4 GB instead of
-   * 4.3 GB); stories260K's perplexity moves 0.2%. The CPU backend (and
+   * 4.3 GB); stories260K's perplexity moves 0.2%. On WebGPU q8 needs heads
+   * of a multiple of 16 values (else f16, with engine.info.notice). The CPU backend (and
    * the CPU fallback) keeps f32 for "f16" (its SIMD attention reads f32)
    * and q8 for "q8": engine.info.kv_cache_dtype reports the type used. Any
    * other value rejects with "bad_request" (details.param "kvCacheDtype").
