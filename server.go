@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"wasmllm/model"
 	"wasmllm/server"
 	"wasmllm/server/openai"
 )
@@ -57,6 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&c.API.Context, "api-context", 0, "with -api: each model's context (KV cache) in tokens (0: the model's maximum, at most 4096)")
 	fs.IntVar(&c.API.Queue, "api-queue", openai.DefaultQueue, "with -api: requests that may wait for a model busy with another; more get 429")
 	fs.IntVar(&c.API.Threads, "api-threads", 0, "with -api: CPU threads per model (0: all)")
+	fs.StringVar(&c.API.KVDType, "api-kv-dtype", "", "with -api: each model's KV cache: f32 (the default), f16 (half the bytes) or q8 (8-bit with a scale per 32 values: 28% of f32's bytes for heads of 128)")
 	fs.Func("api-embed", "with -api: a text-embedding GGUF (bert, nomic-bert, Qwen3-Embedding) served at /v1/embeddings as its file name without .gguf; repeat for more", func(v string) error {
 		c.API.Embed = append(c.API.Embed, v)
 		return nil
@@ -103,6 +105,9 @@ func checkFlags(c *server.Config, keyFile, apiKeyFile string) error {
 	}
 	if c.API.Context < 0 || c.API.Queue < 0 || c.API.Threads < 0 {
 		return errors.New("-api-context, -api-queue and -api-threads must not be negative")
+	}
+	if _, ok := model.ParseKVDType(c.API.KVDType); c.API.KVDType != "" && !ok {
+		return fmt.Errorf("-api-kv-dtype %q: want f32, f16 or q8", c.API.KVDType)
 	}
 	if c.API.MaxBody <= 0 {
 		return errors.New("-max-body must be positive")

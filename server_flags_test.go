@@ -25,11 +25,14 @@ func TestAPIFlags(t *testing.T) {
 	if a := c.API; a.Upstream != "http://gpu:8000/v1" || a.UpstreamKey != "sk-secret" || a.UpstreamTimeout != 90*time.Second || a.MaxBody != 1000 || a.Engine {
 		t.Errorf("-upstream flags: %+v", a)
 	}
-	c, err = parseFlags([]string{"-api", "-api-context", "8192", "-api-queue", "3", "-api-threads", "2"}, &stderr)
+	c, err = parseFlags([]string{"-api", "-api-context", "8192", "-api-queue", "3", "-api-threads", "2", "-api-kv-dtype", "q8"}, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := c.API; !a.Engine || a.Context != 8192 || a.Queue != 3 || a.Threads != 2 || a.MaxBody != openai.DefaultMaxBody || a.Upstream != "" {
+	if _, err := parseFlags([]string{"-api", "-api-kv-dtype", "q4"}, &stderr); err == nil || !strings.Contains(err.Error(), "-api-kv-dtype") {
+		t.Errorf("-api-kv-dtype q4: %v", err)
+	}
+	if a := c.API; !a.Engine || a.Context != 8192 || a.Queue != 3 || a.Threads != 2 || a.KVDType != "q8" || a.MaxBody != openai.DefaultMaxBody || a.Upstream != "" {
 		t.Errorf("-api flags: %+v", a)
 	}
 	if c, _ := parseFlags(nil, &stderr); c.API.Engine || c.API.Upstream != "" || c.API.Queue != openai.DefaultQueue {

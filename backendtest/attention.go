@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"wasmllm/cpu"
+	"wasmllm/loader"
 	"wasmllm/model"
 )
 
@@ -21,6 +22,7 @@ type kvRef struct {
 	qw, kw    model.Tensor
 	qv, kv    []float32
 	gated     bool // rows carry the output gate after v
+	dt        loader.DType
 }
 
 func newKVRef(t *testing.T, b model.Backend, H, Hk, Dh, S int, rp *model.RoPE) *kvRef {
@@ -31,7 +33,7 @@ func newKVRef(t *testing.T, b model.Backend, H, Hk, Dh, S int, rp *model.RoPE) *
 	if f, ok := b.(interface{ FreeKVCache(model.KVCache) }); ok { // the GPU's
 		t.Cleanup(func() { f.FreeKVCache(cache) })
 	}
-	return &kvRef{b: b, cache: cache, kc: make([]float32, S*Hk*Dh), vc: make([]float32, S*Hk*Dh), H: H, Hk: Hk, Dh: Dh, rope: rp}
+	return &kvRef{b: b, cache: cache, kc: make([]float32, S*Hk*Dh), vc: make([]float32, S*Hk*Dh), H: H, Hk: Hk, Dh: Dh, rope: rp, dt: loader.F32}
 }
 
 // ropeKV runs RoPEKV on random rows at pos on the backend and the
@@ -44,6 +46,11 @@ func (k *kvRef) ropeKV(t *testing.T, r *rand.Rand, pos []int32) (model.Tensor, [
 	x := input(t, b, xv, n, C)
 	b.RoPEKV(x, ids(t, b, pos), k.bias, k.qw, k.kw, k.H+k.Hk, k.Hk, 1e-6, k.rope, k.cache, 1)
 	cpu.RoPEKV(xv, pos, k.bv, k.qv, k.kv, k.kc, k.vc, n, k.H, k.Hk, k.Dh, 1e-6, k.rope.NeoX, k.rope.InvFreq, k.rope.CosSinScale(), k.gated)
+	kvw := k.Hk * k.Dh
+	for _, p := range pos { // what a typed cache keeps of them
+		cpu.StoreKV(k.kc[int(p)*kvw:(int(p)+1)*kvw], k.dt, k.Dh)
+		cpu.StoreKV(k.vc[int(p)*kvw:(int(p)+1)*kvw], k.dt, k.Dh)
+	}
 	return x, xv
 }
 
@@ -201,5 +208,64 @@ func testGatedAttention(t *testing.T, b model.Backend, o Options) {
 		what := fmt.Sprintf("gated H=%d Hk=%d Dh=%d at %d T=%d rope dim %d sections %v", H, Hk, Dh, prior, T, dim, sec)
 		compare(t, "RoPEKV qkv "+what, read(t, b, x, T*k.width()), xv, 1e-5)
 		compare(t, "Attend "+what, read(t, b, out, T*H*Dh), want, tol)
+	}
+}
+
+// testTypedKV runs RoPEKV then Attend over an F16 and a q8 (model.KVQ8)
+// cache, for a backend that has them (model.KVCacheAllocator): the
+// reference is RoPEKV, StoreKV on the rows written (what the cache
+// keeps), then Attend. Heads of 8 (stories260K: one q8 block a head), 32,
+// 64 and 128 (blocks of 32), decode and prefill batches, a window, the
+// output gate.
+func testTypedKV(t *testing.T, b model.Backend, o Options) {
+	a, ok := b.(model.KVCacheAllocator)
+	if !ok {
+		t.Skip("no model.KVCacheAllocator")
+	}
+	r := rng(41)
+	cases := [][7]int{ // H, Hk, Dh, prior, T, window, gated
+		{8, 4, 8, 0, 12, 0, 0}, {8, 4, 8, 40, 1, 0, 0}, {4, 2, 32, 255, 1, 0, 0}, {8, 2, 64, 30, 3, 0, 0},
+		{4, 1, 128, 100, 7, 0, 0}, {16, 4, 64, 0, 33, 16, 0}, {4, 2, 32, 300, 1, 100, 0}, {8, 2, 32, 5, 3, 0, 1},
+		{32, 8, 128, 300, 1, 0, 0},
+	}
+	if o.Short {
+		cases = [][7]int{{8, 4, 8, 0, 12, 0, 0}, {8, 4, 8, 40, 1, 0, 0}, {4, 2, 32, 255, 1, 0, 0}, {4, 1, 128, 100, 7, 0, 0}, {4, 2, 32, 300, 1, 100, 0}, {8, 2, 32, 5, 3, 0, 1}}
+	}
+	for _, dt := range []loader.DType{loader.F16, model.KVQ8} {
+		for _, c := range cases {
+			H, Hk, Dh, prior, T, window, gated := c[0], c[1], c[2], c[3], c[4], c[5], c[6] == 1
+			S := prior + T + 3
+			cache, err := a.NewKVCacheOf(dt, 2, S, Hk, Dh)
+			if err != nil && dt == model.KVQ8 && Dh%16 != 0 && !o.AllKVHeadDims {
+				t.Logf("no q8 cache of heads of %d on this backend: %v", Dh, err)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%v cache: %v", dt, err)
+			}
+			if model.KVDTypeOf(cache) != dt {
+				t.Fatalf("asked a %v cache, got %v", dt, model.KVDTypeOf(cache))
+			}
+			if f, ok := b.(interface{ FreeKVCache(model.KVCache) }); ok {
+				t.Cleanup(func() { f.FreeKVCache(cache) })
+			}
+			rp := &model.RoPE{Dim: Dh, NeoX: true, InvFreq: (&model.Config{HeadDim: Dh, RopeTheta: 10000}).InvFreq()}
+			k := &kvRef{b: b, cache: cache, kc: make([]float32, S*Hk*Dh), vc: make([]float32, S*Hk*Dh), H: H, Hk: Hk, Dh: Dh, rope: rp, dt: dt, gated: gated}
+			if prior > 0 {
+				k.ropeKV(t, r, positions(0, prior))
+			}
+			pos := positions(prior, T)
+			x, xv := k.ropeKV(t, r, pos)
+			out := b.NewF32(T, H*Dh)
+			b.Attend(out, x, ids(t, b, pos), cache, 1, window, gated)
+			want := make([]float32, T*H*Dh)
+			cpu.Attend(want, xv, pos, k.kc, k.vc, T, H, Hk, Dh, window, gated)
+			what := fmt.Sprintf("%s cache H=%d Hk=%d Dh=%d at %d T=%d window=%d gated=%v", model.KVDTypeName(dt), H, Hk, Dh, prior, T, window, gated)
+			compare(t, "RoPEKV qkv "+what, read(t, b, x, T*k.width()), xv, 1e-5)
+			// The reference quantises the same rows; a value whose
+			// x/d lies within rounding of a half may round the other way
+			// (one step, 1/127 of its block's largest).
+			compare(t, "RoPEKV+Attend "+what, read(t, b, out, T*H*Dh), want, 1e-3)
+		}
 	}
 }

@@ -23,6 +23,10 @@ type Options struct {
 	AttentionTol float64
 	// Short runs fewer and smaller shapes (slow software GPUs).
 	Short bool
+	// AllKVHeadDims: the backend's q8 KV caches take every head dim (the
+	// CPU's); without it a q8 cache of heads not a multiple of 16 may be
+	// refused (WebGPU reads q8 in units of 16 values).
+	AllKVHeadDims bool
 	// Only, when set, runs just the ops named in it (comma-separated).
 	Only string
 }
@@ -38,6 +42,7 @@ func Run(t *testing.T, b model.Backend, o Options) {
 		{"MatMul", func(t *testing.T) { testMatMul(t, b, o) }},
 		{"RoPEKV", func(t *testing.T) { testRoPEKV(t, b, o) }},
 		{"Attend", func(t *testing.T) { testAttend(t, b, o) }},
+		{"TypedKV", func(t *testing.T) { testTypedKV(t, b, o) }},
 		{"MoE", func(t *testing.T) { testMoE(t, b, o) }},
 		{"GatedAttention", func(t *testing.T) { testGatedAttention(t, b, o) }},
 		{"LongRoPE", func(t *testing.T) { testLongRoPE(t, b, o) }},

@@ -103,39 +103,6 @@ func (b *Backend) ReadI32(x model.Tensor, dst []int32) error {
 	return nil
 }
 
-// KVCache holds f32 keys and values, (S, Hk, Dh) per layer.
-type KVCache struct {
-	K, V          [][]float32
-	capacity      int
-	kvHeads, head int
-}
-
-// Capacity implements model.KVCache.
-func (c *KVCache) Capacity() int { return c.capacity }
-
-// KVHeads implements model.KVCache.
-func (c *KVCache) KVHeads() int { return c.kvHeads }
-
-// HeadDim implements model.KVCache.
-func (c *KVCache) HeadDim() int { return c.head }
-
-// NewKVCache implements model.Backend.
-func (b *Backend) NewKVCache(layers, capacity, kvHeads, headDim int) (model.KVCache, error) {
-	if layers <= 0 || capacity <= 0 || kvHeads <= 0 || headDim <= 0 {
-		return nil, fmt.Errorf("cpu: KV cache of %d layers, %d positions, %d heads of %d", layers, capacity, kvHeads, headDim)
-	}
-	per := int64(capacity) * int64(kvHeads) * int64(headDim)
-	if per*int64(layers)*8 > 1<<40 {
-		return nil, fmt.Errorf("cpu: KV cache of %d bytes is too large", per*int64(layers)*8)
-	}
-	c := &KVCache{capacity: capacity, kvHeads: kvHeads, head: headDim}
-	for l := 0; l < layers; l++ {
-		c.K = append(c.K, make([]float32, per))
-		c.V = append(c.V, make([]float32, per))
-	}
-	return c, nil
-}
-
 // Embed implements model.Backend.
 func (b *Backend) Embed(out, table, ids model.Tensor) {
 	o, tb := t(out), t(table)
@@ -371,9 +338,15 @@ type attnTask struct {
 	gated     bool // the gate follows v
 	window    int  // 0, or the keys each token attends to at most
 	scores    [][]float32
+	typed     *KVCache // an F16 or q8 cache (kc, vc nil), read by runTyped
+	layer     int
 }
 
 func (a *attnTask) run(worker, lo, hi int) {
+	if a.typed != nil {
+		a.runTyped(worker, lo, hi)
+		return
+	}
 	// The SIMD kernel reads rows of [q | k | v]: rows of queries alone (a
 	// layer sharing another's KV, Gemma 4) take the loop below.
 	if simd != nil && a.Dh%4 == 0 && !a.gated && a.C == (a.H+2*a.Hk)*a.Dh {
@@ -429,13 +402,60 @@ func (b *Backend) Attend(out, qkv, pos model.Tensor, cache model.KVCache, layer,
 	q, p := t(qkv), t(pos)
 	Hk, Dh := c.kvHeads, c.head
 	H := t(out).cols() / Dh
-	kc, vc := c.K[layer], c.V[layer]
+	var kc, vc []float32
+	var typed *KVCache
+	if c.dtype == loader.F32 {
+		kc, vc = c.K[layer], c.V[layer]
+	} else {
+		typed = c
+	}
 	b.workerBufs(&b.attn.scores, c.capacity)
-	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, C: q.cols(), gated: gated, window: window, scores: b.attn.scores}
+	b.attn = attnTask{out: t(out).f, qkv: q.f, pos: p.i, kc: kc, vc: vc, H: H, Hk: Hk, Dh: Dh, C: q.cols(), gated: gated, window: window, scores: b.attn.scores, typed: typed, layer: layer}
 	keys := int(p.i[len(p.i)-1] + 1)
 	if window > 0 {
 		keys = min(keys, window)
 	}
 	work := keys * Dh * 2
 	b.pool.Run(&b.attn, len(p.i)*H, max(1, minWork/work))
+}
+
+// runTyped is run over an F16 or q8 cache: the same loop, each key's dot
+// and each value's sum read in the cache's type (KVCache.kvDot, kvAdd).
+func (a *attnTask) runTyped(worker, lo, hi int) {
+	H, Hk, Dh, C := a.H, a.Hk, a.Dh, a.C
+	c := a.typed
+	scale := float32(1 / math.Sqrt(float64(Dh)))
+	for th := lo; th < hi; th++ {
+		tk, h := th/H, th%H
+		n := int(a.pos[tk]) + 1
+		j0 := 0
+		if a.window > 0 {
+			j0 = max(0, n-a.window)
+		}
+		kh := h / (H / Hk)
+		q := a.qkv[tk*C+h*Dh : tk*C+(h+1)*Dh]
+		s := a.scores[worker][:n-j0]
+		maxS := float32(math.Inf(-1))
+		for j := range s {
+			s[j] = c.kvDot(a.layer, j0+j, kh, q) * scale
+			maxS = max(maxS, s[j])
+		}
+		var sum float32
+		for j := range s {
+			s[j] = expf(s[j] - maxS)
+			sum += s[j]
+		}
+		o := a.out[tk*H*Dh+h*Dh : tk*H*Dh+(h+1)*Dh]
+		clear(o)
+		inv := 1 / sum
+		for j := range s {
+			c.kvAdd(o, s[j]*inv, a.layer, j0+j, kh)
+		}
+		if a.gated {
+			g := a.qkv[tk*C+(H+2*Hk)*Dh+h*Dh:]
+			for d := range o {
+				o[d] /= 1 + expf(-g[d])
+			}
+		}
+	}
 }

@@ -35,6 +35,17 @@
 // prefill on the tiny models in Chromium (SiLU 37 of 159 ms, attention
 // 82 ms), and the polynomial in four lanes costs a tenth of that.
 //
+// # Typed KV caches
+//
+// KVCache keeps F32, F16 or q8 (model.KVQ8: int8 with an f32 scale per
+// block of 32 values of a head, or per head row) keys and values. RoPEKV
+// stores a row in the cache's type (QuantizeKVQ8); Attend reads it there,
+// a q8 key's dot product summed block by block (Σ q·int8 times the
+// block's scale), a value's weighted sum likewise: no f32 copy of the
+// cache exists. StoreKV is the reference (what the cache keeps of a row).
+// Only f32 caches take the SIMD128 attention kernel in the browser: f16
+// and q8 run the plain-Go loop (runTyped), natively and in the browser.
+//
 // # SIMD in the browser
 //
 // Go's js/wasm port emits no SIMD128, so in the browser the matmuls, the

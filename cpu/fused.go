@@ -109,16 +109,13 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 }
 
 // writeKV stores the keys and values of qkv (whose first H heads are the
-// queries) into layer's cache at pos.
+// queries) into layer's cache at pos, in the cache's type.
 func (b *Backend) writeKV(q, p *tensor, c *KVCache, layer, H int) {
 	Hk, Dh := c.kvHeads, c.head
 	C := q.cols()
-	kvw := Hk * Dh
-	kc, vc := c.K[layer], c.V[layer]
 	for r, ps := range p.i {
 		row := q.f[r*C:]
-		copy(kc[int(ps)*kvw:(int(ps)+1)*kvw], row[H*Dh:(H+Hk)*Dh])
-		copy(vc[int(ps)*kvw:(int(ps)+1)*kvw], row[(H+Hk)*Dh:C])
+		c.store(layer, int(ps), row[H*Dh:(H+Hk)*Dh], row[(H+Hk)*Dh:(H+2*Hk)*Dh])
 	}
 }
 

@@ -48,10 +48,13 @@ type Options struct {
 	// PrefillChunk bounds the tokens per prefill batch (default: the
 	// backend's model.PrefillChunker, or 128).
 	PrefillChunk int
-	// KVDType is the type the KV cache stores: F32 (the zero value) or F16
+	// KVDType is the type the KV cache stores: F32 (the zero value), F16
 	// (half the memory and bandwidth; about 1e-3 relative error in the
-	// attention). A backend without f16 caches (the CPU backend) keeps F32:
-	// Engine.KVDType reports the type used.
+	// attention) or model.KVQ8 (8-bit values with a scale per block of 32:
+	// 28% of F32's bytes for heads of 128; stories260K's perplexity within
+	// 0.3% of F32's, TestPerplexityKV). A backend without typed caches
+	// (no model.KVCacheAllocator) keeps F32: Engine.KVDType reports the
+	// type used.
 	KVDType loader.DType
 }
 

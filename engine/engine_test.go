@@ -273,17 +273,17 @@ func TestHistoryCountsOnce(t *testing.T) {
 	}
 }
 
-// TestKVDType: the default cache is f32; an f16 request on the CPU backend
-// (no model.KVCacheAllocator) keeps f32, reports it and generates the same
-// story; a type no cache stores is an error.
+// TestKVDType: the default cache is f32; the CPU backend keeps an f16 or
+// a q8 cache when asked, reports it and generates the same story; a type
+// no cache stores is an error.
 func TestKVDType(t *testing.T) {
-	for _, dt := range []loader.DType{loader.F32, loader.F16} {
+	for _, dt := range []loader.DType{loader.F32, loader.F16, model.KVQ8} {
 		e, err := Load(stories, cpu.New(0), LoadOptions{Options: Options{Context: 64, KVDType: dt}})
 		if err != nil {
 			t.Fatalf("%v: %v", dt, err)
 		}
-		if got := e.KVDType(); got != loader.F32 {
-			t.Errorf("asked %v: engine reports %v, want F32 on the CPU backend", dt, got)
+		if got := e.KVDType(); got != dt {
+			t.Errorf("asked %v: engine reports %v", dt, got)
 		}
 		if _, ok := e.Cache().(*cpu.KVCache); !ok {
 			t.Errorf("asked %v: cache %T", dt, e.Cache())
@@ -292,9 +292,9 @@ func TestKVDType(t *testing.T) {
 			t.Errorf("asked %v: tokens %v, want %v", dt, res.Tokens, storyIDs)
 		}
 	}
-	_, err := Load(stories, cpu.New(0), LoadOptions{Options: Options{Context: 64, KVDType: loader.Q8_0}})
+	_, err := Load(stories, cpu.New(0), LoadOptions{Options: Options{Context: 64, KVDType: loader.Q4_0}})
 	if !errors.Is(err, model.ErrKVDType) {
-		t.Errorf("Q8_0 cache: %v, want ErrKVDType", err)
+		t.Errorf("Q4_0 cache: %v, want ErrKVDType", err)
 	}
 }
 

@@ -582,8 +582,21 @@ func TestKVCacheLimit(t *testing.T) {
 		t.Errorf("f16 head dim 12: %v, want a *KVShapeError", err)
 	}
 	if _, err := b.NewKVCacheOf(loader.Q8, 1, 8, 1, 64); !errors.As(err, &se) {
-		t.Errorf("q8 cache: %v, want a *KVShapeError", err)
+		t.Errorf("a planar Q8 cache: %v, want a *KVShapeError", err)
 	}
+	// A q8 cache (model.KVQ8) reads units of 16 values: heads of 8 are
+	// refused; heads of 64 take 64 + 2·4 bytes a position and head.
+	if _, err := b.NewKVCacheOf(model.KVQ8, 1, 8, 1, 8); !errors.As(err, &se) {
+		t.Errorf("q8 head dim 8: %v, want a *KVShapeError", err)
+	}
+	q8, err := b.NewKVCacheOf(model.KVQ8, 2, 8, 3, 64)
+	if err != nil {
+		t.Fatalf("q8 cache: %v", err)
+	}
+	if n := cacheBytes(q8.(*kvCache)); n != 2*2*8*3*(64+8) {
+		t.Errorf("q8 cache of %d bytes, want %d", n, 2*2*8*3*(64+8))
+	}
+	b.FreeKVCache(q8)
 }
 
 // TestAttentionBadInput: mismatched tensors are op errors at the next

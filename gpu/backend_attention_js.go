@@ -15,7 +15,9 @@ import (
 // kvCache is the WebGPU KV cache: per layer one K and one V buffer, each
 // head-major (Hk, S, Dh), so that a (head, chunk) workgroup of the decode
 // kernel and a K/V tile of the prefill kernel read one contiguous span.
-// F16 caches pack pairs of halves in a word.
+// F16 caches pack pairs of halves in a word; a q8 cache (model.KVQ8)
+// packs four int8 values in a word, (Hk, S, Dh/4) words, and then holds
+// the scales plane, (Hk, S, Dh/KVB) f32, in the same buffer.
 type kvCache struct {
 	b                         *Backend
 	layers, capacity, kvHeads int
@@ -33,7 +35,7 @@ func (c *kvCache) Capacity() int { return c.capacity }
 func (c *kvCache) KVHeads() int  { return c.kvHeads }
 func (c *kvCache) HeadDim() int  { return c.headDim }
 
-// DType is F32 or F16, the type the cache stores.
+// DType is F32, F16 or model.KVQ8, the type the cache stores.
 func (c *kvCache) DType() loader.DType { return c.dtype }
 
 // NewKVCache implements model.Backend with an f32 cache.
@@ -50,24 +52,21 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 	shapeErr := func(reason string) error {
 		return &KVShapeError{Layers: layers, Capacity: capacity, KVHeads: kvHeads, HeadDim: headDim, DType: dt, Reason: reason}
 	}
-	elt := 4
 	switch dt {
-	case loader.F32:
-	case loader.F16:
-		elt = 2
+	case loader.F32, loader.F16, model.KVQ8:
 	default:
-		return nil, shapeErr("the cache stores F32 or F16")
+		return nil, shapeErr("the cache stores F32, F16 or Q8_0 (q8)")
 	}
 	if layers <= 0 || capacity <= 0 || kvHeads <= 0 || headDim <= 0 {
 		return nil, shapeErr("every dimension must be positive")
 	}
 	if !headDimOK(headDim, dt) {
-		return nil, shapeErr(fmt.Sprintf("the head dim must be a multiple of %d (of 8 past %d) of at most %d", 16/elt, maxHeadDim/2, maxHeadDim))
+		return nil, shapeErr(fmt.Sprintf("the head dim must be a multiple of %d of at most %d", headDimStep(headDim, dt), maxHeadDim))
 	}
 	if layers > 1<<16 || kvHeads > 1<<16 {
 		return nil, shapeErr("too many layers or heads")
 	}
-	rowBytes := uint64(kvHeads) * uint64(headDim) * uint64(elt)
+	rowBytes := uint64(model.KVRowBytes(dt, kvHeads, headDim))
 	if uint64(capacity) > (1<<48)/rowBytes {
 		return nil, shapeErr("too many positions")
 	}
@@ -86,6 +85,9 @@ func (b *Backend) NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headD
 	}
 	c := &kvCache{b: b, layers: layers, capacity: capacity, kvHeads: kvHeads, headDim: headDim, dtype: dt,
 		splits: b.tune.decodeSplits(capacity), lanes: b.tune.decodeLanes(headDim)}
+	if dt == model.KVQ8 {
+		c.lanes = 1 // the decode kernel reads q8 one thread a key
+	}
 	var done uint64
 	for l := 0; l < layers; l++ {
 		for _, kv := range []struct {
@@ -249,6 +251,14 @@ func (c *kvCache) f16() float64 {
 	return 0
 }
 
+// q8 is the KV_Q8 override: 1 for a q8 cache.
+func (c *kvCache) q8() float64 {
+	if c.dtype == model.KVQ8 {
+		return 1
+	}
+	return 0
+}
+
 // decodeBatch is QB: the largest divisor of G of at most 8 (and at most
 // 1024/Dh, which bounds the kernel's workgroup memory; at most 4 when
 // lanes share a key, whose registers hold four queries), the query heads
@@ -284,11 +294,18 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	qb := decodeBatch(G, Dh, c.lanes)
+	if c.dtype == model.KVQ8 {
+		// at most 4: a q8 unit's 16 values take the registers of queries 4-7
+		qb = decodeBatch(G, Dh, 2)
+	}
 	ns := c.splits
 	if ns > b.d.Limits.MaxComputeWorkgroupsPerDimension || Hk*(G/qb) > b.d.Limits.MaxComputeWorkgroupsPerDimension {
 		return false
 	}
 	S := decodeSlices(Dh, c.dtype == loader.F16)
+	if c.dtype == model.KVQ8 {
+		S = decodeChunk / (Dh / 16)
+	}
 	rows := uint64(T) * uint64(H) * uint64(ns) * uint64(S)
 	need := rows * uint64(Dh/4+1) * 16
 	lim := min(b.d.Limits.MaxStorageBufferBindingSize, b.d.Limits.MaxBufferSize)
@@ -305,7 +322,7 @@ func (b *Backend) attnDecode(c *kvCache, o, q, p *tensor, layer, T, C, H int, wi
 		}
 		c.part = buf
 	}
-	kp, err := use(b, kDecodePartial, constant{"DH", float64(Dh)}, constant{"QB", float64(qb)}, constant{"KV_F16", c.f16()}, constant{"LANES", float64(c.lanes)})
+	kp, err := use(b, kDecodePartial, constant{"DH", float64(Dh)}, constant{"QB", float64(qb)}, constant{"KV_F16", c.f16()}, constant{"KV_Q8", c.q8()}, constant{"LANES", float64(c.lanes)})
 	if err != nil {
 		b.fail(err)
 		return true
@@ -340,7 +357,7 @@ func (b *Backend) attnPrefill(c *kvCache, o, q, p *tensor, layer, T, C, H int, w
 	Hk, Dh := c.kvHeads, c.headDim
 	G := H / Hk
 	bq, bk := prefillTiles(Dh)
-	k, err := use(b, kPrefill, constant{"DH", float64(Dh)}, constant{"BQ", float64(bq)}, constant{"BK", float64(bk)}, constant{"KV_F16", c.f16()})
+	k, err := use(b, kPrefill, constant{"DH", float64(Dh)}, constant{"BQ", float64(bq)}, constant{"BK", float64(bk)}, constant{"KV_F16", c.f16()}, constant{"KV_Q8", c.q8()})
 	if err != nil {
 		b.fail(err)
 		return

@@ -135,7 +135,7 @@ func (b *Backend) RoPEKV(qkv, pos, bias, qw, kw model.Tensor, heads, kvHeads int
 	if freq == nil {
 		return
 	}
-	k, err := use(b, kRoPEKV, constant{"KV_F16", c.f16()})
+	k, err := use(b, kRoPEKV, constant{"KV_F16", c.f16()}, constant{"KV_Q8", c.q8()})
 	if err != nil {
 		b.fail(err)
 		return

@@ -58,7 +58,12 @@
 // qkv = GEMV(RMSNorm(res)) with the norm folded in (each workgroup sums the
 // squares of the row it reads anyway and scales its sums); RoPEKV (q/k
 // norm, bias, rotation and the KV-cache write, one workgroup per head);
-// attention's partial and reduce; res += o_proj GEMV (the residual in the
+// attention's partial and reduce (over an f32, f16 or q8 cache: a q8
+// cache is int8 four to a word then an f32 scale per 32 values of a head,
+// in one buffer a layer, written by RoPEKV and dequantised per 16-value
+// unit where the attention kernels load it; the decode kernel reads it one
+// thread a key with at most 4 queries a workgroup, since a unit's values
+// take the registers of four more); res += o_proj GEMV (the residual in the
 // epilogue); act = silu(gate)·up from one gate_up GEMV with the norm folded
 // in (a workgroup owns gate rows and the same up rows); res += down GEMV.
 // For MoE the router GEMV folds the norm and writes the normalised row for

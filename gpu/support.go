@@ -38,14 +38,22 @@ func CheckConfig(c *model.Config) error {
 // constants), so heads of 64 or 128 compile as before.
 const maxHeadDim = 512
 
-// headDimOK reports whether the attention kernels take heads of Dh values
-// in a cache of dt: a multiple of 4 (f32) or 8 (f16, whose 16-byte units
-// hold 8), of at most maxHeadDim, and a multiple of 8 past 256 (the
-// decode kernel's value threads then take pairs of units).
-func headDimOK(Dh int, dt loader.DType) bool {
-	step := 4
-	if dt == loader.F16 || Dh > maxHeadDim/2 {
-		step = 8
+// headDimStep is what the attention kernels need heads of Dh values in a
+// cache of dt to be a multiple of: 4 (f32), 8 (f16, whose 16-byte units
+// hold 8) or 16 (q8, 16 int8 a unit), and at least 8 past 256 (the decode
+// kernel's value threads then take pairs of units).
+func headDimStep(Dh int, dt loader.DType) int {
+	switch {
+	case dt == model.KVQ8:
+		return 16
+	case dt == loader.F16 || Dh > maxHeadDim/2:
+		return 8
 	}
-	return Dh > 0 && Dh <= maxHeadDim && Dh%step == 0
+	return 4
+}
+
+// headDimOK reports whether the attention kernels take heads of Dh values
+// in a cache of dt: a multiple of headDimStep, of at most maxHeadDim.
+func headDimOK(Dh int, dt loader.DType) bool {
+	return Dh > 0 && Dh <= maxHeadDim && Dh%headDimStep(Dh, dt) == 0
 }

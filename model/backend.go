@@ -256,8 +256,9 @@ type MatMulFusion struct {
 }
 
 // KVCacheAllocator is an optional Backend interface: a backend that can
-// keep its KV cache in a type other than f32 (the WebGPU backend: F32 or
-// F16). Model.NewCacheOf uses it; the Backend interface stays as it is.
+// keep its KV cache in a type other than f32 (both backends: F32, F16 or
+// KVQ8). Model.NewCacheOf uses it; the Backend interface stays as it is.
+// RoPEKV stores into such a cache in its type, and Attend reads it there.
 type KVCacheAllocator interface {
 	// NewKVCacheOf allocates a cache that stores keys and values as dt.
 	NewKVCacheOf(dt loader.DType, layers, capacity, kvHeads, headDim int) (KVCache, error)

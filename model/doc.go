@@ -98,8 +98,9 @@
 // What only some backends have is an optional interface, not more methods:
 // LogitMasker, AsyncReader (the engine's pipelined decode), PairReader
 // (top-k ids and logits in one round trip, through ReadPair), LayerMarker,
-// KVCacheAllocator (an f16 KV cache: the GPU; elsewhere NewCacheOf gives
-// f32 and says so through KVDTypeOf), PrefillChunker and LayerChecker. Every op has a
+// KVCacheAllocator (an f16 or q8 KV cache, KVQ8: both backends; a backend
+// without it gets f32 from NewCacheOf, which says so through KVDTypeOf),
+// PrefillChunker and LayerChecker. Every op has a
 // plain-loop reference of the same name in package cpu, and
 // backendtest.Run checks any backend against them with seeded inputs and
 // awkward shapes.

@@ -326,20 +326,21 @@ func (m *Model) newCache(capacity int, kv func(layers int) (KVCache, error)) (KV
 
 // ErrKVDType is wrapped by the error NewCacheOf returns for a type no KV
 // cache stores.
-var ErrKVDType = errors.New("model: the KV cache stores F32 or F16")
+var ErrKVDType = errors.New("model: the KV cache stores F32, F16 or Q8_0 (q8)")
 
 // NewCacheOf allocates a KV cache for capacity positions that stores keys
-// and values as dt: F32 (NewCache) or F16 (half the memory and bandwidth).
-// F16 needs a backend that implements KVCacheAllocator (the WebGPU
-// backend); any other backend (the CPU backend) gets an F32 cache instead,
-// so that a request for F16 still runs where it cannot be had: the type
-// used is KVDTypeOf(cache). Any other dt is an error wrapping ErrKVDType.
+// and values as dt: F32 (NewCache), F16 (half the memory and bandwidth) or
+// KVQ8 (8-bit values, a scale per block: 28% of F32's bytes for heads of
+// 128). F16 and KVQ8 need a backend that implements KVCacheAllocator (both
+// backends do); any other backend gets an F32 cache instead, so that a
+// request still runs where it cannot be had: the type used is
+// KVDTypeOf(cache). Any other dt is an error wrapping ErrKVDType.
 func (m *Model) NewCacheOf(dt loader.DType, capacity int) (KVCache, error) {
 	c := m.Config
 	switch dt {
 	case loader.F32:
 		return m.NewCache(capacity)
-	case loader.F16:
+	case loader.F16, KVQ8:
 		if a, ok := m.b.(KVCacheAllocator); ok {
 			if groups, _, _ := c.KVGroups(); len(groups) > 1 {
 				return m.groupedCache(groups, func(g KVGroup) (KVCache, error) {

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"wasmllm/loader"
 	"wasmllm/manifest"
+	"wasmllm/model"
 	"wasmllm/server/openai"
 )
 
@@ -25,11 +27,18 @@ func newAPI(cfg Config, h *handler) (http.Handler, error) {
 		if a.Context < 0 || a.Queue < 0 || a.Threads < 0 {
 			return nil, errors.New("-api-context, -api-queue and -api-threads must not be negative")
 		}
+		kv := loader.F32
+		if a.KVDType != "" {
+			var ok bool
+			if kv, ok = model.ParseKVDType(a.KVDType); !ok {
+				return nil, fmt.Errorf("-api-kv-dtype %q: want f32, f16 or q8", a.KVDType)
+			}
+		}
 		embedders, err := openai.EmbedFiles(a.Embed)
 		if err != nil {
 			return nil, err
 		}
-		return openai.NewEngine(openai.EngineConfig{Models: modelFolders{h}, Context: a.Context, Threads: a.Threads,
+		return openai.NewEngine(openai.EngineConfig{Models: modelFolders{h}, Context: a.Context, Threads: a.Threads, KVDType: kv,
 			Queue: a.Queue, MaxBody: a.MaxBody, Logger: h.log, Embedders: embedders}), nil
 	case a.Upstream != "":
 		p, err := openai.NewProxy(openai.ProxyConfig{Upstream: a.Upstream, Key: a.UpstreamKey, MaxBody: a.MaxBody,

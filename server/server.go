@@ -56,6 +56,9 @@ type APIConfig struct {
 	Context int  // -api-context: each model's context in tokens (0: the model's, at most 4096)
 	Queue   int  // -api-queue: requests that may wait for a busy model
 	Threads int  // -api-threads: CPU threads per model (0: GOMAXPROCS)
+	// KVDType is -api-kv-dtype: each model's KV cache, "f32" (the
+	// default, ""), "f16" or "q8" (model.ParseKVDType).
+	KVDType string
 	// Embed are the text-embedding GGUFs of -api-embed, served at
 	// /v1/embeddings under their file names without .gguf.
 	Embed []string

@@ -28,7 +28,11 @@
 // (SwiftShader pays dearly for indexing a local array).
 //
 // The cache is head-major (Hk, S, UH) in 16-byte units: 4 f32 values, or 8
-// f16 values when KV_F16 (see kv_write.wgsl). Query head h reads kv head
+// f16 values when KV_F16 (see kv_write.wgsl), or 16 int8 values when KV_Q8
+// (one thread a key, QB <= 4: a unit's 16 values take the value
+// registers of queries 4-7 too), whose f32 scales (one per KVB values)
+// follow the values in the same buffer (rope_kv.wgsl); a key's dot and a
+// value's sum are scaled per unit. Query head h reads kv head
 // h / G. Scores are q·k / sqrt(Dh). Workgroup memory is kept small: it is
 // what SwiftShader's compile time grows with.
 
@@ -55,6 +59,8 @@ struct Params {
 override DH: u32 = 64u;          // Dh, a multiple of 4 (8 when KV_F16 or over 256), at most 512
 override QB: u32 = 1u;           // query heads per workgroup, at most 8; QB*Dh at most 1024
 override KV_F16: bool = false;
+override KV_Q8: bool = false; // DH a multiple of 16, LANES 1, QB <= 4
+override KVB: u32 = select(DH, 32u, DH % 32u == 0u); // values per q8 scale (model.KVQ8Block)
 // LANES: threads per key for the scores, 1 or Dh/16 (Dh a multiple of 16
 // with Dh/16 dividing 64, and QB at most 4): a lane holds four vec4 of
 // each query in registers (the 16-byte key units lane, lane + LANES, ...).
@@ -64,9 +70,10 @@ const CH: u32 = 64u;             // keys per chunk = threads per workgroup
 override DH4: u32 = DH / 4u;
 // VP: a value thread takes two vec4 of the head, one f16 unit or (f32
 // heads over 256) two f32 units, VW of them; VU threads take a key's values.
-override VP: bool = KV_F16 || DH4 > CH;
+override VP: bool = !KV_Q8 && (KV_F16 || DH4 > CH);
 override VW: u32 = select(1u, 2u, VP && !KV_F16);
-override VU: u32 = select(DH4, DH4 / 2u, VP);
+// A q8 cache's value thread takes one 16-value unit (four vec4).
+override VU: u32 = select(select(DH4, DH4 / 2u, VP), DH4 / 4u, KV_Q8);
 override HI: bool = QB > 4u;     // a second block of four queries
 override QB4: u32 = select(1u, 2u, HI);
 const NEG: f32 = -3.0e38;
@@ -82,6 +89,9 @@ var<workgroup> red: array<vec4<f32>, 16>;     // (QB4, 8) maxima of eight keys e
 var<workgroup> lp: array<vec4<f32>, LP>;      // (2, CH/LANES, LANES) the lanes' partial scores, two passes; when LANED
 
 fn units() -> u32 {
+    if (KV_Q8) {
+        return DH4 / 4u;
+    }
     return select(DH4, DH4 / 2u, KV_F16);
 }
 
@@ -119,6 +129,13 @@ fn lane_q(lane: u32, i: u32) -> u32 {
 // lane_score is queries 0-3's dot products with k, their register i.
 fn lane_score(i: u32, k: vec4<f32>, qr: array<vec4<f32>, 16>) -> vec4<f32> {
     return vec4<f32>(dot(qr[i], k), dot(qr[4u + i], k), dot(qr[8u + i], k), dot(qr[12u + i], k));
+}
+
+// q8_index is the word of the scale of unit u of key (or value) j of kv
+// head kh in a q8 cache's buffer: the scales plane follows the Hk·S·Dh/4
+// value words.
+fn q8_index(kh: u32, j: u32, u: u32) -> u32 {
+    return (p.heads / p.group) * p.cap * DH4 + (kh * p.cap + j) * (DH / KVB) + (16u * u) / KVB;
 }
 
 fn lo_half(w: vec4<u32>) -> vec4<f32> {
@@ -166,7 +183,10 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
     let lo = first_key(last);
     let clo = lo / CH;
     let UH = units();
-    let per = select(1u, 2u, VP); // vec4 of values per value unit
+    var per = select(1u, 2u, VP); // vec4 of values per value unit
+    if (KV_Q8) {
+        per = 4u;
+    }
     let qb = t * p.row4 + h0 * DH4;
     // The lane's registers: query g's vec4 i at qr[4g + i], zero past QB.
     let lane = tid % LANES;
@@ -248,7 +268,12 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
             let base = (kh * p.cap + j0 + tid) * UH;
             for (var e = 0u; e < UH; e++) {
                 let kw = kc[base + e];
-                if (KV_F16) {
+                if (KV_Q8) {
+                    let si = q8_index(kh, j0 + tid, e);
+                    let d = bitcast<f32>(kc[si / 4u][si % 4u]);
+                    s0 += (score4(0u, 4u * e, i8x4(kw.x)) + score4(0u, 4u * e + 1u, i8x4(kw.y)) +
+                        score4(0u, 4u * e + 2u, i8x4(kw.z)) + score4(0u, 4u * e + 3u, i8x4(kw.w))) * d;
+                } else if (KV_F16) {
                     let a = lo_half(kw);
                     let b = hi_half(kw);
                     s0 += score4(0u, 2u * e, a) + score4(0u, 2u * e + 1u, b);
@@ -304,8 +329,12 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         o0 *= a0.x; o1 *= a0.y; o2 *= a0.z; o3 *= a0.w;
         ls0 *= a0;
         ls1 *= a1;
-        if (VP) {
+        if (VP || KV_Q8) {
             f0 *= a0.x; f1 *= a0.y; f2 *= a0.z; f3 *= a0.w;
+        }
+        if (KV_Q8) {
+            o4 *= a0.x; o5 *= a0.y; o6 *= a0.z; o7 *= a0.w;
+            f4 *= a0.x; f5 *= a0.y; f6 *= a0.z; f7 *= a0.w;
         }
         if (HI) {
             o4 *= a1.x; o5 *= a1.y; o6 *= a1.z; o7 *= a1.w;
@@ -313,7 +342,26 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
                 f4 *= a1.x; f5 *= a1.y; f6 *= a1.z; f7 *= a1.w;
             }
         }
-        if (s < slices) {
+        if (KV_Q8 && s < slices) {
+            // Unit u's 16 values: query g's in og, fg, o(g+4), f(g+4).
+            var vi = (kh * p.cap + j0 + s) * UH + u;
+            for (var i = s; i < n; i += slices) {
+                let vw = vc[vi];
+                let si = q8_index(kh, j0 + i, u);
+                let r0 = sc[i];
+                ls0 += r0;
+                let rd = r0 * bitcast<f32>(vc[si / 4u][si % 4u]);
+                let va = i8x4(vw.x);
+                let vb = i8x4(vw.y);
+                let vcc = i8x4(vw.z);
+                let vd = i8x4(vw.w);
+                o0 += rd.x * va; f0 += rd.x * vb; o4 += rd.x * vcc; f4 += rd.x * vd;
+                o1 += rd.y * va; f1 += rd.y * vb; o5 += rd.y * vcc; f5 += rd.y * vd;
+                o2 += rd.z * va; f2 += rd.z * vb; o6 += rd.z * vcc; f6 += rd.z * vd;
+                o3 += rd.w * va; f3 += rd.w * vb; o7 += rd.w * vcc; f7 += rd.w * vd;
+                vi += slices * UH;
+            }
+        } else if (s < slices) {
             var vi = (kh * p.cap + j0 + s) * UH + u * VW;
             for (var i = s; i < n; i += slices) {
                 let vw = vc[vi];
@@ -366,8 +414,12 @@ fn partial(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l
         let row = ((t * p.heads + h0 + g) * p.ns + w) * slices + s;
         let ob = row * DH4 + u * per;
         part[ob] = og;
-        if (VP) {
+        if (VP || KV_Q8) {
             part[ob + 1u] = fg;
+        }
+        if (KV_Q8) {
+            part[ob + 2u] = pick(i, o4, o5, o6, o7);
+            part[ob + 3u] = pick(i, f4, f5, f6, f7);
         }
         if (u == 0u) {
             let first = select(0.0, 1.0, s == 0u);

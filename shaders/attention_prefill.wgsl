@@ -19,7 +19,9 @@
 // since SwiftShader's compile time grows with it.
 //
 // The cache is head-major (Hk, S, UH) in 16-byte units: 4 f32 values, or 8
-// f16 values when KV_F16 (see kv_write.wgsl).
+// f16 values when KV_F16 (see kv_write.wgsl), or 16 int8 values when KV_Q8,
+// whose f32 scales (one per KVB values) follow the values in the same
+// buffer (rope_kv.wgsl).
 
 struct Params {
     row4: u32,  // C/4: row width of qkv in vec4
@@ -43,6 +45,8 @@ override DH: u32 = 64u;  // Dh, a multiple of 4 (8 when KV_F16), at most 512
 override BQ: u32 = 16u;  // query rows per tile: even, BQ <= 16, BQ*Dh <= 1024 (so BQ/2 * ceil(Dh/8) <= 64; Dh 512: BQ 2)
 override BK: u32 = 16u;  // keys per tile: even, BK <= 16, BK*Dh <= 1024
 override KV_F16: bool = false;
+override KV_Q8: bool = false; // DH a multiple of 16
+override KVB: u32 = select(DH, 32u, DH % 32u == 0u); // values per q8 scale (model.KVQ8Block)
 override DH4: u32 = DH / 4u;
 
 const WG: u32 = 64u;
@@ -61,6 +65,10 @@ var<workgroup> tile_lo: u32;               // min of row_lo over the rows in the
 
 // load_tile copies keys or values [k0, k0+BK) of kv head kh into kvs.
 fn load_tile(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
+    if (KV_Q8) {
+        load_tile_q8(values, kh, k0, nkeys, tid);
+        return;
+    }
     let UH = select(DH4, DH4 / 2u, KV_F16);
     for (var e = tid; e < BK * UH; e += WG) {
         let c = e / UH;
@@ -81,6 +89,36 @@ fn load_tile(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
         } else {
             kvs[c * DH4 + u] = bitcast<vec4<f32>>(w);
         }
+    }
+}
+
+// load_tile_q8 is load_tile for a q8 cache: each 16-value unit times its
+// block's scale.
+fn load_tile_q8(values: bool, kh: u32, k0: u32, nkeys: u32, tid: u32) {
+    let UH = max(DH / 16u, 1u); // (1 keeps a q8-less DH < 16 from dividing by 0 in the constant expressions)
+    let nb = DH / KVB;
+    let scales = (p.heads / p.group) * p.cap * DH4; // the scales plane's first word: after Hk·S·Dh/4 value words
+    for (var e = tid; e < BK * UH; e += WG) {
+        let c = e / UH;
+        let u = e % UH;
+        let j = k0 + c;
+        var w = vec4<u32>(0u);
+        var d = 0.0;
+        if (j < nkeys) {
+            let i = (kh * p.cap + j) * UH + u;
+            let si = scales + (kh * p.cap + j) * nb + (16u * u) / KVB;
+            if (values) {
+                w = vc[i];
+                d = bitcast<f32>(vc[si / 4u][si % 4u]);
+            } else {
+                w = kc[i];
+                d = bitcast<f32>(kc[si / 4u][si % 4u]);
+            }
+        }
+        kvs[c * DH4 + 4u * u] = i8x4(w.x) * d;
+        kvs[c * DH4 + 4u * u + 1u] = i8x4(w.y) * d;
+        kvs[c * DH4 + 4u * u + 2u] = i8x4(w.z) * d;
+        kvs[c * DH4 + 4u * u + 3u] = i8x4(w.w) * d;
     }
 }
 

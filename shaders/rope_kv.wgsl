@@ -5,7 +5,10 @@
 // kw), biased (p.bias), rotated at pos[t]; the value heads only biased. The
 // result goes back to x, and the key and value heads into the cache,
 // head-major (Hk, S, Dh) as kv_write.wgsl writes it: f32 bits, or f16 pairs
-// when KV_F16. Positions outside [0, S) are not stored. The rotation is
+// when KV_F16, or when KV_Q8 int8 values four to a word (byte i of word w
+// is value 4w+i) followed by the scales plane (Hk, S, Dh/B) f32, one per
+// block of B values (32, or Dh where Dh is not a multiple of 32) (cpu.QuantizeKVQ8: d = max|x|/127, q = x·(1/d)
+// rounded half away from zero). Positions outside [0, S) are not stored. The rotation is
 // rope.wgsl's (turns with extra precision, cos_sin_turns). Only the first
 // 2*rot values of a head rotate (partial rotary, Qwen3.5: rot < Dh/2),
 // the rest pass through; a zero frequency leaves its pair as it is (cos 1,
@@ -33,11 +36,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read> bias: array<f32>;        // (C) f32, a dummy unless p.bias
 @group(0) @binding(4) var<storage, read> qw: array<f32>;          // (Dh) f32, a dummy unless p.norm
 @group(0) @binding(5) var<storage, read> kw: array<f32>;          // (Dh) f32, a dummy unless p.norm
-@group(0) @binding(6) var<storage, read_write> kc: array<u32>;    // (Hk, S, Dh) f32 bits or f16 pairs
+@group(0) @binding(6) var<storage, read_write> kc: array<u32>;    // (Hk, S, Dh) f32 bits or f16 pairs; q8: (Hk, S, Dh/4) int8×4 then (Hk, S, Dh/B) f32 scales
 @group(0) @binding(7) var<storage, read_write> vc: array<u32>;    // as kc
 @group(0) @binding(8) var<uniform> p: Params;
 
 override KV_F16: bool = false;
+override KV_Q8: bool = false;
 
 const WG: u32 = 64u;
 const TAU: f32 = 6.283185307179586;
@@ -127,7 +131,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let is_k = head < p.heads;
     let kh = select(head - p.heads, head - q_heads, is_k);
     let row = (kh * p.cap + u32(ps)) * dh; // the row's first value
-    if (KV_F16) {
+    if (KV_Q8) {
+        // Each thread packs four values, finding their block's scale
+        // itself (no barrier after the returns above); a block's first
+        // thread stores the scale.
+        let kvb = select(dh, 32u, dh % 32u == 0u); // values per scale (model.KVQ8Block)
+        let nb = dh / kvb;
+        for (var j = lid; j < dh / 4u; j += WG) {
+            let b = (4u * j) / kvb;
+            var amax = 0.0;
+            for (var i = b * kvb; i < (b + 1u) * kvb; i++) {
+                amax = max(amax, abs(hv[i]));
+            }
+            let d = amax / 127.0;
+            if ((4u * j) % kvb == 0u) {
+                let si = p.kv_heads * p.cap * dh / 4u + (kh * p.cap + u32(ps)) * nb + b;
+                if (is_k) {
+                    kc[si] = bitcast<u32>(d);
+                } else {
+                    vc[si] = bitcast<u32>(d);
+                }
+            }
+            let id = select(0.0, 1.0 / d, d != 0.0);
+            let v = vec4<f32>(hv[4u * j], hv[4u * j + 1u], hv[4u * j + 2u], hv[4u * j + 3u]) * id;
+            let r = clamp(sign(v) * floor(abs(v) + 0.5), vec4<f32>(-127.0), vec4<f32>(127.0));
+            let q = bitcast<vec4<u32>>(vec4<i32>(r)) & vec4<u32>(255u);
+            let w = q.x | (q.y << 8u) | (q.z << 16u) | (q.w << 24u);
+            if (is_k) {
+                kc[row / 4u + j] = w;
+            } else {
+                vc[row / 4u + j] = w;
+            }
+        }
+    } else if (KV_F16) {
         for (var j = lid; j < p.half; j += WG) {
             let w = pack2x16float(vec2<f32>(hv[2u * j], hv[2u * j + 1u]));
             if (is_k) {

@@ -37,8 +37,9 @@ type loadOptions struct {
 	// CPUMinShardBytes is the smallest weight split across the ranks (0:
 	// cpu.DefaultMinShardBytes).
 	CPUMinShardBytes int `json:"cpu_min_shard_bytes"`
-	// KVCacheDtype is "", "f32" or "f16" (createEngine's kvCacheDtype). The
-	// CPU backend keeps f32; the load info reports the type used.
+	// KVCacheDtype is "", "f32", "f16" or "q8" (createEngine's
+	// kvCacheDtype). The CPU backend keeps f32 for "" and "f16"; the load
+	// info reports the type used.
 	KVCacheDtype string `json:"kv_cache_dtype"`
 	// Persist asks for persistent storage before a download of at least
 	// PersistBytes (-1: the loader's 1 GiB).
@@ -287,10 +288,22 @@ func (r *loadRun) readManifest() error {
 
 // kvType is the KV cache's type on this load's backend.
 func (r *loadRun) kvType() (loader.DType, error) {
-	if r.be.name == loading.BackendCPU {
-		return loader.F32, nil // the CPU backend's cache is f32 (engine.Options.KVDType)
+	kv, err := kvDType(r.o.KVCacheDtype)
+	switch {
+	case err != nil:
+	case r.be.name == loading.BackendCPU && kv == loader.F16:
+		// The CPU backend's SIMD attention reads f32: f16 (the default)
+		// is f32 there; q8 is kept, for its memory.
+		kv = loader.F32
+	case r.be.name == loading.BackendWebGPU && kv == model.KVQ8 && !gpuQ8(r.m.Config):
+		// The WebGPU kernels read q8 in units of 16 values: the nearest
+		// cache they have for other heads, said in engine.info.
+		kv = loader.F16
+		if note := "The WebGPU q8 KV cache needs heads of a multiple of 16 values: the cache is f16."; !strings.Contains(r.be.notice, note) {
+			r.be.notice = strings.TrimSpace(r.be.notice + " " + note)
+		}
 	}
-	return kvDType(r.o.KVCacheDtype)
+	return kv, err
 }
 
 // checkQuota checks that the shards not cached yet fit the storage quota.
@@ -441,7 +454,7 @@ func (r *loadRun) info() map[string]any {
 		"adapter":        r.be.adapter,
 		"limits":         r.be.deviceLimits,
 		"context_length": r.eng.Context(),
-		"kv_cache_dtype": kvDTypeName(r.eng.KVDType()),
+		"kv_cache_dtype": model.KVDTypeName(r.eng.KVDType()),
 		"cpu_simd":       cpu.SIMD(),
 		"cpu_ranks":      r.be.ranks,
 		"cpu_ranks_note": r.be.ranksNote,
@@ -453,7 +466,8 @@ func (r *loadRun) info() map[string]any {
 			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
 		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes,
-			"activation_bytes": r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk,
+			"kv_bytes_per_token": r.plan.KVBytesPerToken,
+			"activation_bytes":   r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk,
 			"per_layer_on_host": r.plan.PerLayerOnHost, "per_layer_host_bytes": r.plan.PerLayerHostBytes,
 			"per_layer_token_bytes": r.plan.PerLayerTokenBytes},
 		"load": map[string]any{
@@ -475,25 +489,32 @@ func (r *loadRun) info() map[string]any {
 	return info
 }
 
-// kvDType parses the kvCacheDtype option: "f32" is F32, "" (the default)
-// or "f16" F16. The CPU backend keeps F32 whatever was asked.
-func kvDType(s string) (loader.DType, error) {
-	switch s {
-	case "f32":
-		return loader.F32, nil
-	case "", "f16":
-		return loader.F16, nil
+// gpuQ8 reports whether the WebGPU kernels read a q8 cache of c's heads:
+// every KV group's head dim a multiple of 16 (stories260K's 8 is not).
+func gpuQ8(c model.Config) bool {
+	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
+		for _, g := range groups {
+			if g.HeadDim%16 != 0 {
+				return false
+			}
+		}
+		return true
 	}
-	return 0, &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf(`load options: kvCacheDtype %q: want "f32" or "f16"`, s),
-		Details: map[string]any{"param": "kvCacheDtype"}}
+	return c.HeadDim%16 == 0
 }
 
-// kvDTypeName is the name kvDType parses.
-func kvDTypeName(d loader.DType) string {
-	if d == loader.F16 {
-		return "f16"
+// kvDType parses the kvCacheDtype option: "f32" is F32, "" (the default)
+// or "f16" F16, "q8" model.KVQ8. The CPU backend keeps F32 for F16
+// (loadRun.kvType).
+func kvDType(s string) (loader.DType, error) {
+	if s == "" {
+		return loader.F16, nil
 	}
-	return "f32"
+	if dt, ok := model.ParseKVDType(s); ok {
+		return dt, nil
+	}
+	return 0, &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf(`load options: kvCacheDtype %q: want "f32", "f16" or "q8"`, s),
+		Details: map[string]any{"param": "kvCacheDtype"}}
 }
 
 // fetchTokenizer fetches the model's tokenizer files and builds the

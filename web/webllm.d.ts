@@ -69,6 +69,8 @@ export declare enum ModelType {
  */
 export interface ChatOptions {
   context_window_size?: number;
+  /** wasmllm: this model's KV cache type, over the engine config's kvCacheDtype. */
+  kv_cache_dtype?: EngineOptions["kvCacheDtype"];
   temperature?: number;
   top_p?: number;
   repetition_penalty?: number;
@@ -114,7 +116,7 @@ export interface MLCEngineConfig {
   logLevel?: LogLevel;
   /** wasmllm: "webgpu", "cpu", or unset (WebGPU when there is a usable adapter). */
   backend?: EngineOptions["backend"];
-  /** wasmllm: the KV cache's type on WebGPU ("f32" default, "f16"). */
+  /** wasmllm: the KV cache's type: "f16" (default on WebGPU), "f32", or "q8" (8-bit with a scale per 32 values, 28% of f32's bytes for heads of 128); a model's ChatOptions.kv_cache_dtype wins. */
   kvCacheDtype?: EngineOptions["kvCacheDtype"];
   /** wasmllm: false to keep models out of Cache Storage. */
   cache?: boolean;

@@ -181,7 +181,7 @@ export class MLCEngine {
 			signal,
 			onProgress: cb ? (p) => cb(progressReport(p, t0, record.model_id)) : undefined,
 			onNotice: c.onNotice,
-			backend: c.backend, kvCacheDtype: c.kvCacheDtype, workerURL: c.workerURL, wasmURL: c.wasmURL,
+			backend: c.backend, kvCacheDtype: merged.kv_cache_dtype ?? c.kvCacheDtype, workerURL: c.workerURL, wasmURL: c.wasmURL,
 			cache: c.cache, shared: !!c.shared, sharedIdleMs: c.sharedIdleMs,
 		});
 		if (signal.aborted) {

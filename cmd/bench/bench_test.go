@@ -484,3 +484,37 @@ func TestKindDispatches(t *testing.T) {
 		t.Errorf("kind dispatches %v, want %v", got, want)
 	}
 }
+
+// TestKVReport: the KV section measures stories260K's perplexity with each
+// cache type (q8 within 0.5% of f32, issue 41) and the bytes at 32k
+// (Llama-3.1-8B: 4 GiB in f16, 2.25 GiB in q8), and prints the ratio
+// lines.
+func TestKVReport(t *testing.T) {
+	k, err := measureKV("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Report{KV: k}
+	r.computeRatios()
+	got := map[string]float64{}
+	for _, x := range r.Ratios {
+		got[x.Name] = x.Value
+	}
+	if v := got["perplexity_q8_vs_f32"]; v < 0.995 || v > 1.005 {
+		t.Errorf("perplexity_q8_vs_f32 %v", v)
+	}
+	if v := got["kv_bytes_q8_vs_f16_llama_3_1_8b"]; v != 0.5625 {
+		t.Errorf("kv_bytes_q8_vs_f16_llama_3_1_8b %v, want 0.5625", v)
+	}
+	if b := k.Bytes32k[0].Bytes; b["f16"] != 4<<30 || b["q8"] != 9<<28 {
+		t.Errorf("Llama-3.1-8B at 32k: %v", b)
+	}
+	var txt strings.Builder
+	r.writeText(&txt)
+	for _, line := range []string{"\nratio perplexity_q8_vs_f32 ", "Llama-3.1-8B"} {
+		if !strings.Contains(txt.String(), line) {
+			t.Errorf("no %q in\n%s", line, txt.String())
+		}
+	}
+	t.Logf("perplexity %v", k.Perplexity)
+}

@@ -32,10 +32,12 @@ type Report struct {
 	Headline int             `json:"headline_prompt"` // the prompt length the ratios use
 	Models   []*ModelReport  `json:"models"`
 	// Q4KM is the Q4_K_M synthetic model's bytes (nil: not run).
-	Q4KM      *Q4KMReport `json:"q4_k_m,omitempty"`
-	Ratios    []Ratio     `json:"ratios"`
-	Notes     []string    `json:"notes,omitempty"` // what was scaled down or skipped
-	ChartFile string      `json:"chart,omitempty"`
+	Q4KM   *Q4KMReport `json:"q4_k_m,omitempty"`
+	Ratios []Ratio     `json:"ratios"`
+	// KV is the KV cache types' perplexity and bytes (nil: not measured).
+	KV        *KVReport `json:"kv,omitempty"`
+	Notes     []string  `json:"notes,omitempty"` // what was scaled down or skipped
+	ChartFile string    `json:"chart,omitempty"`
 }
 
 // software reports whether the kernel tables ran on a software adapter
@@ -192,6 +194,7 @@ func ratioName(s string) string {
 // report's ratio lines.
 func (r *Report) computeRatios() {
 	r.Ratios = nil
+	defer r.kvRatios()
 	for _, m := range r.Models {
 		g := m.engine(engineGPU)
 		if g == nil || len(g.Decode) == 0 {
@@ -476,6 +479,16 @@ func (r *Report) writeText(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	if k := r.KV; k != nil {
+		fmt.Fprintf(w, "\nKV cache: stories260K's perplexity over %s (%d tokens): f32 %.4f, f16 %.4f, q8 %.4f\n",
+			k.Text, k.Tokens, k.Perplexity["f32"], k.Perplexity["f16"], k.Perplexity["q8"])
+		tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "at 32k tokens	f32	f16	q8	")
+		for _, s := range k.Bytes32k {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", s.Name, bytesText(s.Bytes["f32"]), bytesText(s.Bytes["f16"]), bytesText(s.Bytes["q8"]))
+		}
+		tw.Flush()
+	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w, "\nnotes:")
 		for _, n := range r.Notes {

@@ -71,6 +71,11 @@ func run(ctx context.Context, o options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if kv, err := measureKV(r.root); err != nil {
+		r.note("the KV cache types were not measured: %v", err)
+	} else {
+		r.rep.KV = kv
+	}
 	r.collectNotes()
 	r.rep.computeRatios()
 	r.rep.Seconds = time.Since(r.start).Seconds()

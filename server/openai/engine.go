@@ -33,6 +33,7 @@ import (
 	"wasmllm/api"
 	"wasmllm/cpu"
 	"wasmllm/engine"
+	"wasmllm/loader"
 	"wasmllm/manifest"
 	"wasmllm/sampler"
 )
@@ -55,6 +56,9 @@ type EngineConfig struct {
 	Context int
 	// Threads is each model's CPU threads (0: GOMAXPROCS).
 	Threads int
+	// KVDType is each model's KV cache type: F32 (the zero value), F16 or
+	// model.KVQ8 (engine.Options.KVDType).
+	KVDType loader.DType
 	// Queue is how many requests may wait for a model while it answers
 	// another; more get 429. 0 means none wait.
 	Queue int
@@ -113,7 +117,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		if m, err := manifest.Read(dir); err == nil && m.Config.MaxContext > 0 && ctx > m.Config.MaxContext {
 			ctx = m.Config.MaxContext
 		}
-		return engine.Load(dir, cpu.New(cfg.Threads), engine.LoadOptions{Options: engine.Options{Context: ctx}})
+		return engine.Load(dir, cpu.New(cfg.Threads), engine.LoadOptions{Options: engine.Options{Context: ctx, KVDType: cfg.KVDType}})
 	}
 	return e
 }

@@ -94,11 +94,14 @@ const DefaultPrefillChunk = 128
 
 // Plan is the outcome of checking a manifest against Limits.
 type Plan struct {
-	Context       int   // KV cache capacity in tokens
-	WeightBytes   int64 // weights as the backend stores them
-	KVBytes       int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
-	KVDType       loader.DType
-	DownloadBytes int64 // the shards
+	Context     int   // KV cache capacity in tokens
+	WeightBytes int64 // weights as the backend stores them
+	KVBytes     int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
+	KVDType     loader.DType
+	// KVBytesPerToken is the keys and values of one position over every
+	// attention layer, in KVDType (model.KVRowBytes, twice, per layer).
+	KVBytesPerToken int64
+	DownloadBytes   int64 // the shards
 	// ActivationBytes is the activations of a decode step and of a
 	// prefill batch of PrefillChunk tokens (model.ScratchBytes): what a
 	// prompt and its answer allocate beside the weights and the KV cache.
@@ -119,18 +122,13 @@ func Check(m *manifest.Manifest, lim Limits, context int) (*Plan, error) {
 	return CheckKV(m, lim, context, loader.F32)
 }
 
-// CheckKV is Check for a KV cache that stores kv: F32 or F16 (2 bytes a
-// value instead of 4). The caller passes the type the backend will use
-// (the CPU backend keeps F32).
+// CheckKV is Check for a KV cache that stores kv: F32, F16 (2 bytes a
+// value instead of 4) or model.KVQ8 (1 byte a value and an f32 scale per
+// block: model.KVRowBytes). The caller passes the type the backend will
+// use.
 func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*Plan, error) {
-	var elt int64
-	switch kv {
-	case loader.F32:
-		elt = 4
-	case loader.F16:
-		elt = 2
-	default:
-		return nil, &OptionError{Msg: fmt.Sprintf("KV cache dtype %v: want F32 or F16", kv)}
+	if model.KVRowBytes(kv, 1, 32) == 0 {
+		return nil, &OptionError{Msg: fmt.Sprintf("KV cache dtype %v: want F32, F16 or Q8_0 (q8)", kv)}
 	}
 	heap := lim.HeapBytes
 	if heap <= 0 {
@@ -251,12 +249,12 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 			states += 4 * int64(sp.DeltaNet.ConvStateLen()+sp.DeltaNet.StateLen())
 		}
 	}
-	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
+	row := model.KVRowBytes(kv, c.KVHeads, c.HeadDim)
 	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
 		var perPos int64
 		row = 0
 		for _, g := range groups {
-			r := int64(g.KVHeads) * int64(g.HeadDim) * elt
+			r := model.KVRowBytes(kv, g.KVHeads, g.HeadDim)
 			perPos += int64(g.Layers) * r
 			row = max(row, r)
 		}
@@ -329,7 +327,8 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 		}
 	}
 	p.Context = ctx
-	p.KVBytes = 2*kvLayers*int64(ctx)*row + states
+	p.KVBytesPerToken = 2 * kvLayers * row
+	p.KVBytes = p.KVBytesPerToken*int64(ctx) + states
 	if gpu {
 		// Most weights go from JavaScript to the GPU; the Go heap holds the
 		// others.

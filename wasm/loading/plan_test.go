@@ -169,10 +169,10 @@ func TestCheckKVF16(t *testing.T) {
 	if d["need"] != int64(2001*64) {
 		t.Errorf("details %v", d)
 	}
-	if _, err := loading.CheckKV(m, lim, 0, loader.Q8_0); err == nil {
-		t.Error("a Q8_0 KV cache passed the check")
+	if _, err := loading.CheckKV(m, lim, 0, loader.Q4_0); err == nil {
+		t.Error("a Q4_0 KV cache passed the check")
 	} else if c, _, _ := code(err); c != api.CodeBadRequest {
-		t.Errorf("a Q8_0 KV cache: %v is %s, want bad_request", err, c)
+		t.Errorf("a Q4_0 KV cache: %v is %s, want bad_request", err, c)
 	}
 }
 
@@ -384,5 +384,27 @@ func TestCheckPerLayer(t *testing.T) {
 	var oe *loading.OptionError
 	if _, err := loading.ParsePerLayer("disk"); !errors.As(err, &oe) {
 		t.Errorf("ParsePerLayer(\"disk\"): %v, want an *OptionError", err)
+	}
+}
+
+// TestCheckKVQ8: a q8 cache takes a byte a value and an f32 scale per
+// block (here a head of 16: 2 heads × (16 + 4) = 40 bytes a layer's K or
+// V), so the device's binding holds 3200 positions where f16's holds
+// 2000, and the plan's bytes per token say so.
+func TestCheckKVQ8(t *testing.T) {
+	m := planManifest()
+	m.Tensors = nil
+	lim := loading.Limits{Backend: loading.BackendWebGPU, MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 128 * 1000}
+	p, err := loading.CheckKV(m, lim, 0, model.KVQ8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Context != 3200 || p.KVDType != model.KVQ8 || p.KVBytesPerToken != 2*2*40 || p.KVBytes != 2*2*3200*40 {
+		t.Errorf("plan %+v, want 3200 positions of 40 bytes per layer's K and V", p)
+	}
+	f16, _ := loading.CheckKV(m, loading.Limits{Backend: loading.BackendCPU}, 100, loader.F16)
+	q8, _ := loading.CheckKV(m, loading.Limits{Backend: loading.BackendCPU}, 100, model.KVQ8)
+	if f16.KVBytesPerToken != 2*2*64 || q8.KVBytes*64 != f16.KVBytes*40 {
+		t.Errorf("kv bytes f16 %+v, q8 %+v", f16, q8)
 	}
 }
