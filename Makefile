@@ -10,7 +10,7 @@ MODELS ?= models
 DOCS_MODEL ?= testdata/embed/models/tiny-bert-cls-q4_0.gguf
 PROMPT ?= Once upon a time
 
-.PHONY: all wasm run generate test test-native test-browser test-extended testdata size bench bench-go bench-grammar fuzz convert dist package clean
+.PHONY: all wasm run generate test test-native test-e2e test-e2e-big test-browser test-chromium test-firefox test-extended testdata size bench bench-go bench-grammar fuzz convert dist package clean
 
 all: test
 
@@ -33,14 +33,26 @@ generate:
 testdata:
 	GO="$(GO)" ./scripts/fetch-testdata.sh
 
-# test: every test: the native Go tests (the end-to-end ones drive headless Chromium and Firefox) and, side by side with them (make -j2), the browser suites in headless Chromium and Firefox. Every go test here has a 45-minute timeout: the suites share the cores.
+# test: every test, as five independent parts that make -j2 runs two at a time, the longest first so
+# that both cores stay busy to the end: the end-to-end browser tests (e2e, less TestBigModels), the
+# WebGPU and SIMD suites in headless Chromium, e2e's TestBigModels (real-size models, alone in its
+# part for its memory), the same browser suites in headless Firefox, then go vet and every other
+# native package. Every go test here has a 45-minute timeout: the parts share the cores.
 test:
-	$(MAKE) --no-print-directory -j2 test-native test-browser
+	$(MAKE) --no-print-directory -j2 test-e2e test-chromium test-e2e-big test-firefox test-native
 
-# test-native: go vet and the native Go tests (formats, tokenizer, sampler, CPU golden checks, server).
+# test-native: go vet and the native Go tests but e2e's (formats, tokenizer, sampler, CPU golden checks, server, bench).
 test-native: testdata
 	$(GO) vet ./...
-	$(GO) test -timeout 45m ./...
+	$(GO) test -timeout 45m $$($(GO) list ./... | grep -v '^wasmllm/e2e$$')
+
+# test-e2e: the end-to-end tests (package e2e: the pages, the JS API, the worker, the server, driven in headless Chromium and Firefox) but TestBigModels.
+test-e2e: testdata
+	$(GO) test -timeout 45m -skip '^TestBigModels$$' ./e2e/
+
+# test-e2e-big: e2e's TestBigModels: models of real dimensions (3 GB), written, converted and run on WebGPU in headless Chromium.
+test-e2e-big: testdata
+	$(GO) test -timeout 45m -run '^TestBigModels$$' ./e2e/
 
 # test-extended: the native tests plus those reading the full golden sets in ../shared (every K-quant file, the Qwen2 data, the goldens' JSON originals), and the full sampling of the property tests (engine.TestSchemaSamples: 200 samples per case and model, 52,000, where make test takes 24).
 test-extended: testdata
@@ -50,14 +62,23 @@ test-extended: testdata
 size:
 	./scripts/size.sh
 
-# test-browser: GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden, the CPU engine's SIMD128 kernels) in headless Chromium (Dawn over SwiftShader), then again in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), which .ci/run installs; without Firefox that half is skipped, and says so (under CI=true it fails).
-test-browser: testdata $(BUILD)/wasmexec
-	GOOS=js GOARCH=wasm $(GO) test -timeout 45m -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/
+# test-browser: the GOOS=js tests (WebGPU kernels, whole model on the GPU, every golden, the CPU engine's SIMD128 kernels) in headless Chromium (Dawn over SwiftShader) and in headless Firefox (wgpu and naga over Mesa's llvmpipe Vulkan), side by side under make -j.
+test-browser: test-chromium test-firefox
+
+# BROWSER_PKGS: the packages whose tests run in the browsers (GOOS=js, through build/wasmexec).
+BROWSER_PKGS := ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/
+
+# test-chromium: the browser suites in headless Chromium.
+test-chromium: testdata $(BUILD)/wasmexec
+	GOOS=js GOARCH=wasm $(GO) test -timeout 45m -exec $(CURDIR)/$(BUILD)/wasmexec $(BROWSER_PKGS)
+
+# test-firefox: the browser suites in headless Firefox, which .ci/run installs; without Firefox they are skipped, and say so (under CI=true they fail).
+test-firefox: testdata $(BUILD)/wasmexec
 	@if [ -x "$${WASMLLM_FIREFOX:-/usr/bin/firefox-esr}" ] || command -v firefox-esr >/dev/null || command -v firefox >/dev/null; then \
-		echo "GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -timeout 45m -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/"; \
-		GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -timeout 45m -exec $(CURDIR)/$(BUILD)/wasmexec ./gpu/... ./cpu/ ./internal/testkit/jstest/ ./sampler/; \
-	elif [ "$${CI:-}" = true ]; then echo "test-browser: CI=true and no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX)" >&2; exit 1; \
-	else echo "test-browser: no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX): the Firefox half is skipped"; fi
+		echo "GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -timeout 45m -exec $(CURDIR)/$(BUILD)/wasmexec $(BROWSER_PKGS)"; \
+		GOOS=js GOARCH=wasm WASMEXEC_BROWSER=firefox $(GO) test -timeout 45m -exec $(CURDIR)/$(BUILD)/wasmexec $(BROWSER_PKGS); \
+	elif [ "$${CI:-}" = true ]; then echo "test-firefox: CI=true and no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX)" >&2; exit 1; \
+	else echo "test-firefox: no Firefox (install firefox-esr and mesa-vulkan-drivers, or set WASMLLM_FIREFOX): the Firefox suites are skipped"; fi
 
 $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec/*.js)
 	@mkdir -p $(BUILD)

@@ -16,13 +16,16 @@ import (
 // with a plain static file server (net/http's FileServer: no wasmllm
 // routes, no /models/ listing, no COOP/COEP headers) under a sub-path, as
 // a static host would: the picker is filled from models/index.json, the
-// bundled model loads, and the reply equals cmd/generate.
+// bundled model loads, and the reply equals cmd/generate. The site is
+// written without .br files (-brotli ""): a file server serves none of
+// them, brotli -q 11 on the 14 MB wasm costs half a minute of a core, and
+// cmd/dist's TestBrotli checks the .br files dist writes.
 func TestDistStatic(t *testing.T) {
 	skipShort(t)
 	models := modelsDir(t)
 	model := filepath.Join(models, "stories260K")
 	site := filepath.Join(t.TempDir(), "site")
-	cmd := exec.Command("go", "run", "./cmd/dist", "-o", site, "-web", browsertest.RepoFile("web"), "-wasm", browsertest.Wasm(t), "-models", models)
+	cmd := exec.Command("go", "run", "./cmd/dist", "-o", site, "-web", browsertest.RepoFile("web"), "-wasm", browsertest.Wasm(t), "-models", models, "-brotli", "")
 	cmd.Dir = browsertest.RepoRoot()
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -63,7 +63,7 @@ func hubServers(t *testing.T, dir string) (hub, cdn *testserver.Server) {
 	return hub, cdn
 }
 
-// TestGGUFFromHub loads every exact golden's GGUF straight from a server
+// TestGGUFFromHub loads exact goldens' GGUFs straight from a server
 // that behaves as the Hugging Face hub (a resolve/main link redirecting to
 // a CDN on another origin, Range requests, ETags), with no converter: the
 // worker reads it with Range requests and converts it tensor by tensor
@@ -78,6 +78,12 @@ func hubServers(t *testing.T, dir string) (hub, cdn *testserver.Server) {
 // dropped on it; a truncated GGUF fails with
 // bad_model naming the file, a missing one with network, and one too
 // large for the engine before anything is read or stored.
+//
+// The GGUFs loaded from the hub one by one are hubGoldens: every
+// architecture and every weight type at least once. The other goldens'
+// models are the same conversion code (package convert, natively checked
+// against cmd/convert on every test model) and the same CPU engine (every
+// golden in both browsers in the gpu suite, natively in model).
 func TestGGUFFromHub(t *testing.T) {
 	skipShort(t)
 	ggufFromHub(t, func(t testing.TB) *browsertest.Browser { return browsertest.NewBrowser(t) })
@@ -88,6 +94,12 @@ func TestFirefoxGGUFFromHub(t *testing.T) {
 	skipShort(t)
 	ggufFromHub(t, browsertest.NewFirefox)
 }
+
+// hubGoldens are the models ggufFromHub loads from the hub one by one:
+// Llama (stories260K, the offline load's; Llama-3 q8_0), Qwen3 f32,
+// Qwen3-MoE q4_0 (the split GGUF's model) and Qwen2 q8_0 (q/k/v biases).
+var hubGoldens = map[string]bool{"stories260K": true, "tiny-llama3-q8_0": true, "tiny-qwen3-f32": true,
+	"tiny-qwen3moe-q4_0": true, "tiny-qwen2-q8_0": true}
 
 func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser) {
 	files := golden.Files(t, browsertest.RepoFile("testdata/golden"), "exact", false, false)
@@ -167,10 +179,12 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 	urlOf := func(g *golden.File) string {
 		return hub.URL + "/resolve/main/" + filepath.Base(g.ModelPath())
 	}
+	loaded := 0
 	for _, g := range files {
-		if !strings.HasSuffix(g.ModelPath(), ".gguf") {
+		if !strings.HasSuffix(g.ModelPath(), ".gguf") || !hubGoldens[modelName(g)] {
 			continue
 		}
+		loaded++
 		name := modelName(g)
 		t.Run(name, func(t *testing.T) {
 			src, err := os.Stat(g.ModelPath())
@@ -209,6 +223,9 @@ func ggufFromHub(t *testing.T, newBrowser func(testing.TB) *browsertest.Browser)
 				t.Errorf("second load: converted %v, %d requests %v; want the kept conversion after one probe", second.GGUF.Converted, len(reqs), reqs)
 			}
 		})
+	}
+	if loaded != len(hubGoldens) {
+		t.Fatalf("%d of the %d hubGoldens are exact goldens' GGUFs", loaded, len(hubGoldens))
 	}
 
 	// A GGUF that changes on the server (another model under the same

@@ -17,6 +17,10 @@ type BackendOptions struct {
 	MaxPrograms int
 	// PrefillMath is the prefill GEMM's arithmetic (default MathAuto).
 	PrefillMath Math
+
+	// pipelines, when set, is a cache of compiled pipelines of the same
+	// device shared with other backends (nil: the backend's own).
+	pipelines *pipelineCache
 }
 
 // Backend is the WebGPU model.Backend. Ops append commands to a pending
@@ -28,11 +32,10 @@ type Backend struct {
 	opts BackendOptions
 	tune tuning // the choices by adapter kind (tuning.go)
 
-	modules map[string]*module
-	kernels map[kernelKey]*kernel
-	groups  map[groupKey]*webgpu.BindGroup
-	params  map[Params]*webgpu.Buffer
-	dummy   *webgpu.Buffer // bound where a kernel's optional input is absent
+	pipes  *pipelineCache // compiled modules and pipelines
+	groups map[groupKey]*webgpu.BindGroup
+	params map[Params]*webgpu.Buffer
+	dummy  *webgpu.Buffer // bound where a kernel's optional input is absent
 
 	pending []cmd
 	upload  []byte
@@ -100,12 +103,16 @@ func NewBackend(d *webgpu.Device, opts BackendOptions) (*Backend, error) {
 	}
 	b := &Backend{
 		d: d, opts: opts,
-		modules: map[string]*module{},
-		kernels: map[kernelKey]*kernel{},
-		groups:  map[groupKey]*webgpu.BindGroup{},
-		params:  map[Params]*webgpu.Buffer{},
-		progs:   map[uint64][]*cachedProg{},
-		tune:    newTuning(d.AdapterInfo, d.Features, d.Limits, opts.PrefillMath),
+		pipes:  opts.pipelines,
+		groups: map[groupKey]*webgpu.BindGroup{},
+		params: map[Params]*webgpu.Buffer{},
+		progs:  map[uint64][]*cachedProg{},
+		tune:   newTuning(d.AdapterInfo, d.Features, d.Limits, opts.PrefillMath),
+	}
+	if b.pipes == nil {
+		b.pipes = newPipelineCache(d)
+	} else if b.pipes.d != d {
+		return nil, fmt.Errorf("gpu: a pipeline cache of another device")
 	}
 	var err error
 	if b.dummy, err = d.CreateBuffer("dummy", 16, webgpu.UsageStorage); err != nil {

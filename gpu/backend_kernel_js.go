@@ -38,6 +38,32 @@ type module struct {
 	iface *shaders.Module
 }
 
+// pipelineCache is the compiled shader modules and pipelines of one device,
+// by shader file, entry point, override constants and the shader features
+// the source was built with. Each Backend has its own unless
+// BackendOptions.pipelines shares one between the backends of a device
+// (the tests: a kernel compiles once per test binary, not once per test).
+type pipelineCache struct {
+	d       *webgpu.Device
+	modules map[moduleKey]*module
+	kernels map[featKernel]*kernel
+}
+
+type moduleKey struct {
+	file string
+	feat shaders.Features
+}
+
+type featKernel struct {
+	key  kernelKey
+	feat shaders.Features
+}
+
+// newPipelineCache is an empty cache for the pipelines of d.
+func newPipelineCache(d *webgpu.Device) *pipelineCache {
+	return &pipelineCache{d: d, modules: map[moduleKey]*module{}, kernels: map[featKernel]*kernel{}}
+}
+
 // bind is a buffer binding; size 0 means to the end of the buffer.
 type bind struct {
 	buf       *webgpu.Buffer
@@ -78,12 +104,15 @@ func (k kernelOf[P]) dispatch(b *Backend, p P, x, y, z int, binds ...bind) {
 // bind group layout its entry point declares. The op's WGSL file is followed
 // by shaders/common.wgsl, so compile errors keep the op file's line numbers.
 func (b *Backend) kernel(key kernelKey) (*kernel, error) {
-	if k, ok := b.kernels[key]; ok {
+	feat := shaders.Features{Subgroups: b.d.Features.Subgroups, F16: b.d.Features.ShaderF16, F16Math: b.tune.f16math}
+	fk := featKernel{key: key, feat: feat}
+	if k, ok := b.pipes.kernels[fk]; ok {
 		return k, nil
 	}
-	mod, ok := b.modules[key.file]
+	mk := moduleKey{file: key.file, feat: feat}
+	mod, ok := b.pipes.modules[mk]
 	if !ok {
-		src, err := shaders.Build(key.file, shaders.Features{Subgroups: b.d.Features.Subgroups, F16: b.d.Features.ShaderF16, F16Math: b.tune.f16math})
+		src, err := shaders.Build(key.file, feat)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +125,7 @@ func (b *Backend) kernel(key kernelKey) (*kernel, error) {
 			return nil, err
 		}
 		mod = &module{sm: sm, iface: iface}
-		b.modules[key.file] = mod
+		b.pipes.modules[mk] = mod
 	}
 	label := key.file + ":" + key.entry
 	e, ok := mod.iface.Entries[key.entry]
@@ -140,7 +169,7 @@ func (b *Backend) kernel(key kernelKey) (*kernel, error) {
 		return nil, err
 	}
 	k := &kernel{key: key, pipe: pipe, bgl: bgl, nbind: nbind}
-	b.kernels[key] = k
+	b.pipes.kernels[fk] = k
 	return k, nil
 }
 

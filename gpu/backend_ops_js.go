@@ -11,7 +11,7 @@ import (
 )
 
 // opKernels holds the ops' state between calls (the kernels themselves are
-// in Backend.kernels).
+// in Backend.pipes).
 type opKernels struct {
 	ropeFreqs map[*float32]*webgpu.Buffer
 	moe       moeState    // backend_moe_js.go

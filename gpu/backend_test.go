@@ -3,7 +3,6 @@
 package gpu
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -11,16 +10,12 @@ import (
 	"wasmllm/gpu/webgpu"
 )
 
-// newTestBackend opens the browser's device; WASMLLM_MAX_BINDING lowers the
-// binding limit so split tensors are exercised.
+// newTestBackend builds a Backend of its own on the test binary's device
+// for opts (sharedDevice), with that device's compiled pipelines.
 func newTestBackend(t *testing.T, opts webgpu.Options) *Backend {
 	t.Helper()
-	d, err := webgpu.Open(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	b, err := NewBackend(d, BackendOptions{})
+	d := sharedDevice(t, opts)
+	b, err := NewBackend(d, sharedPipelines(d, BackendOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,14 +30,14 @@ func TestF16Math(t *testing.T) {
 		testkit.Need(t, !strings.Contains(ua, "Firefox"), "no shader-f16 in Firefox (%s): TestF16Math runs in no browser", ua)
 		t.Skip("no shader-f16 on this adapter (Chromium's SwiftShader has none): Firefox runs this test")
 	}
-	auto, err := NewBackend(d, BackendOptions{})
+	auto, err := NewBackend(d, sharedPipelines(d, BackendOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if auto.F16Math() != !d.AdapterInfo.Fallback {
 		t.Errorf("MathAuto: f16 math %v on an adapter with fallback %v", auto.F16Math(), d.AdapterInfo.Fallback)
 	}
-	b, err := NewBackend(d, BackendOptions{PrefillMath: MathF16})
+	b, err := NewBackend(d, sharedPipelines(d, BackendOptions{PrefillMath: MathF16}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 func TestGrammarOnGPU(t *testing.T) {
 	// A backend of its own: the shared one's scratch buffers stay sized as
 	// the other tests expect (their submit counts include growing them).
-	b, berr := NewBackend(device(t), BackendOptions{})
+	b, berr := NewBackend(device(t), sharedPipelines(device(t), BackendOptions{}))
 	if berr != nil {
 		t.Fatal(berr)
 	}

@@ -5,6 +5,7 @@ package gpu
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -18,20 +19,60 @@ import (
 // Helpers shared by the backend's tests; the binding's own tests in
 // gpu/webgpu have their twins.
 
-var (
-	sharedOnce sync.Once
-	sharedDev  *webgpu.Device
-	sharedErr  error
-)
+// testDevices are the devices the tests share, one for each distinct
+// webgpu.Options, with the compiled pipelines of each. On the software
+// adapters compiling a pipeline is most of a kernel test's time, so a
+// kernel compiles once per test binary: every test builds its own Backend
+// (its own tuning, programs, bind groups and errors) on the shared device
+// and its cache of pipelines. A test that loses or closes its device opens
+// its own (openDevice).
+var testDevices struct {
+	sync.Mutex
+	byOpts map[string]*webgpu.Device
+	errs   map[string]error
+	pipes  map[*webgpu.Device]*pipelineCache
+}
+
+// sharedDevice returns the test binary's device opened with opt, opening
+// it on first use; it is never closed.
+func sharedDevice(t testing.TB, opt webgpu.Options) *webgpu.Device {
+	t.Helper()
+	key := fmt.Sprintf("%+v", opt)
+	testDevices.Lock()
+	defer testDevices.Unlock()
+	if testDevices.byOpts == nil {
+		testDevices.byOpts, testDevices.errs = map[string]*webgpu.Device{}, map[string]error{}
+		testDevices.pipes = map[*webgpu.Device]*pipelineCache{}
+	}
+	d, ok := testDevices.byOpts[key]
+	if !ok {
+		var err error
+		if d, err = openDevice(opt); err != nil {
+			testDevices.errs[key] = err
+		} else {
+			testDevices.byOpts[key] = d
+			testDevices.pipes[d] = newPipelineCache(d)
+		}
+	}
+	if err := testDevices.errs[key]; err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// sharedPipelines returns the BackendOptions for a Backend on the shared
+// device d: opts with d's cache of compiled pipelines.
+func sharedPipelines(d *webgpu.Device, opts BackendOptions) BackendOptions {
+	testDevices.Lock()
+	defer testDevices.Unlock()
+	opts.pipelines = testDevices.pipes[d]
+	return opts
+}
 
 // device returns the device shared by the tests that do not change it.
 func device(t testing.TB) *webgpu.Device {
 	t.Helper()
-	sharedOnce.Do(func() { sharedDev, sharedErr = openDevice(webgpu.Options{}) })
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
-	}
-	return sharedDev
+	return sharedDevice(t, webgpu.Options{})
 }
 
 func openDevice(opt webgpu.Options) (*webgpu.Device, error) {

@@ -268,13 +268,13 @@ func TestMatMulRepeatAllocatesNothing(t *testing.T) {
 		}
 	}
 	step()
-	builds, groups, kernels := b.counters.ProgramBuilds, len(b.groups), len(b.kernels)
+	builds, groups, kernels := b.counters.ProgramBuilds, len(b.groups), len(b.pipes.kernels)
 	for i := 0; i < 3; i++ {
 		step()
 	}
-	if b.counters.ProgramBuilds != builds || len(b.groups) != groups || len(b.kernels) != kernels {
+	if b.counters.ProgramBuilds != builds || len(b.groups) != groups || len(b.pipes.kernels) != kernels {
 		t.Errorf("repeat steps built programs %d -> %d, bind groups %d -> %d, kernels %d -> %d",
-			builds, b.counters.ProgramBuilds, groups, len(b.groups), kernels, len(b.kernels))
+			builds, b.counters.ProgramBuilds, groups, len(b.groups), kernels, len(b.pipes.kernels))
 	}
 	if len(tt(w).parts) < 2 {
 		t.Errorf("weight not split: %d parts", len(tt(w).parts))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -79,7 +80,7 @@ var (
 func modelBackend(t testing.TB) *Backend {
 	t.Helper()
 	d := device(t)
-	modelOnce.Do(func() { modelB, modelErr = NewBackend(d, BackendOptions{}) })
+	modelOnce.Do(func() { modelB, modelErr = NewBackend(d, sharedPipelines(d, BackendOptions{})) })
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
@@ -222,9 +223,9 @@ func (c *rowChecker) log() {
 // TestModelGolden runs every exact golden on the GPU and the CPU backend:
 // the prompt in one batch (logits at every position against the golden),
 // then greedy decoding one token at a time (ids against the golden and the
-// CPU, logits against the golden's greedy_logits and the CPU's); then the
-// prompt again as two batches and token by token, whose logits must match
-// the single batch's.
+// CPU, logits against the golden's greedy_logits and the CPU's); then, on
+// the first golden of each model (see modelGoldens), the prompt again as two
+// batches and token by token, whose logits must match the single batch's.
 func TestModelGolden(t *testing.T) {
 	start := time.Now()
 	modelGoldens(t, modelBackend(t), exactGoldens(t))
@@ -233,14 +234,40 @@ func TestModelGolden(t *testing.T) {
 
 // modelGoldens runs checkModelGolden for each golden, its model built on b
 // and on the CPU backend, in a subtest each.
+//
+// Every golden gets the checks against llama.cpp and the CPU (the prompt in
+// one batch, every greedy step). The consistency passes (the prompt and the
+// greedy ids again as one batch, the prompt as two batches and token by
+// token) run once per model (modelStem: tiny-llama3 for its f32, q4_0 and
+// q8_0 files; stories260K for its two prompts), on the first of its files:
+// they test the cache, RoPE and attention at positions > 0, kernels that
+// are the same whatever the weights' type, while the weight type's own
+// GEMV (T = 1) and GEMM (T > 1) are checked against the golden by the
+// greedy steps and the prompt of every file, and at every shape class by
+// backendtest's MatMul cases.
 func modelGoldens(t *testing.T, b *Backend, files []*golden.File) {
+	seen := map[string]bool{}
 	for _, g := range files {
+		stem := modelStem(g.Model)
+		consistency := !seen[stem]
+		seen[stem] = true
 		t.Run(g.Name, func(t *testing.T) {
 			gm, cm := goldenModels(t, b, goldenWeights(t, g))
 			defer freeModel(b, gm)
-			checkModelGolden(t, gm, cm, g, 0)
+			checkModelGoldenOf(t, gm, cm, g, 0, consistency)
 		})
 	}
+}
+
+// weightTypeSuffix is a model file's weight type at the end of its name.
+var weightTypeSuffix = regexp.MustCompile(`-(f32|f16|bf16|q[0-9]_[0-9]|q[0-9]_k(_[sml])?)$`)
+
+// modelStem is a golden's model file name without its folder, extension
+// and weight type: the files of one model in several types share it.
+func modelStem(model string) string {
+	base := filepath.Base(model)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	return weightTypeSuffix.ReplaceAllString(base, "")
 }
 
 // goldenModels builds w on b and on the CPU backend.
@@ -258,9 +285,18 @@ func goldenModels(t *testing.T, b *Backend, w *model.Weights) (gpuModel, cpuMode
 	return gm, cm
 }
 
-// checkModelGolden checks one golden file; maxBatch, when set, bounds the
-// tokens of one batch (the activations must fit the device's bindings).
+// checkModelGolden checks one golden file with every pass; maxBatch, when
+// set, bounds the tokens of one batch (the activations must fit the
+// device's bindings).
 func checkModelGolden(t *testing.T, gm, cm *model.Model, g *golden.File, maxBatch int) {
+	t.Helper()
+	checkModelGoldenOf(t, gm, cm, g, maxBatch, true)
+}
+
+// checkModelGoldenOf is checkModelGolden, with the consistency passes (the
+// prompt and greedy ids as one batch, two batches, token by token) only
+// when consistency is set.
+func checkModelGoldenOf(t *testing.T, gm, cm *model.Model, g *golden.File, maxBatch int, consistency bool) {
 	T := len(g.Tokens)
 	capacity := T + len(g.Greedy) + 1
 	gr := newGoldenRun(t, gm, capacity, "gpu")
@@ -301,6 +337,10 @@ func checkModelGolden(t *testing.T, gm, cm *model.Model, g *golden.File, maxBatc
 			vsGolden.check(label, grow, g.GreedyLogits[step])
 		}
 		vsCPU.check(label, grow, crow)
+	}
+
+	if !consistency {
+		return
 	}
 
 	// The prompt and the greedy ids as one batch (or batches of maxBatch):
@@ -489,15 +529,7 @@ func checkTimings(t *testing.T, res *engine.Result, wall, firstToken time.Durati
 // still holds the largest activation, a 12-token prompt's gate_up rows.
 func TestModelSplitBinding(t *testing.T) {
 	const limit = 40 << 10
-	d, err := openDevice(webgpu.Options{MaxStorageBufferBindingSize: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	b, err := NewBackend(d, BackendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newTestBackend(t, webgpu.Options{MaxStorageBufferBindingSize: limit})
 	for _, c := range []struct {
 		name           string
 		embed, experts int // at least this many parts
