@@ -215,8 +215,8 @@ func testGatedAttention(t *testing.T, b model.Backend, o Options) {
 // cache, for a backend that has them (model.KVCacheAllocator): the
 // reference is RoPEKV, StoreKV on the rows written (what the cache
 // keeps), then Attend. Heads of 8 (stories260K: one q8 block a head), 32,
-// 64 and 128 (blocks of 32), decode and prefill batches, a window, the
-// output gate.
+// 64, 128 and 512 (blocks of 32; Gemma 4 E2B's global layers), decode and
+// prefill batches, a window, the output gate.
 func testTypedKV(t *testing.T, b model.Backend, o Options) {
 	a, ok := b.(model.KVCacheAllocator)
 	if !ok {
@@ -226,7 +226,7 @@ func testTypedKV(t *testing.T, b model.Backend, o Options) {
 	cases := [][7]int{ // H, Hk, Dh, prior, T, window, gated
 		{8, 4, 8, 0, 12, 0, 0}, {8, 4, 8, 40, 1, 0, 0}, {4, 2, 32, 255, 1, 0, 0}, {8, 2, 64, 30, 3, 0, 0},
 		{4, 1, 128, 100, 7, 0, 0}, {16, 4, 64, 0, 33, 16, 0}, {4, 2, 32, 300, 1, 100, 0}, {8, 2, 32, 5, 3, 0, 1},
-		{32, 8, 128, 300, 1, 0, 0},
+		{32, 8, 128, 300, 1, 0, 0}, {8, 1, 512, 70, 1, 0, 0}, {4, 1, 512, 0, 9, 0, 0},
 	}
 	if o.Short {
 		cases = [][7]int{{8, 4, 8, 0, 12, 0, 0}, {8, 4, 8, 40, 1, 0, 0}, {4, 2, 32, 255, 1, 0, 0}, {4, 1, 128, 100, 7, 0, 0}, {4, 2, 32, 300, 1, 100, 0}, {8, 2, 32, 5, 3, 0, 1}}
