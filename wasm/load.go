@@ -441,6 +441,7 @@ func (r *loadRun) info() map[string]any {
 			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
 		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes,
+			"state_bytes":      r.plan.StateBytes,
 			"activation_bytes": r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk},
 		"load": map[string]any{
 			"ms":                  msSince(r.start),

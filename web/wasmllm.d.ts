@@ -197,10 +197,13 @@ export interface EngineInfo {
     /** The chat template has Qwen3's enable_thinking switch. */
     thinking: boolean;
   };
-  /** kv_bytes: the whole KV cache, in kv_cache_dtype; activation_bytes: a
-   * decode step's and a prefill batch's activations; prefill_chunk: the
-   * tokens of a prefill batch (shortened to fit the device's binding limit). */
-  plan: { weight_bytes: number; kv_bytes: number; activation_bytes: number; prefill_chunk: number };
+  /** kv_bytes: the whole KV cache, in kv_cache_dtype, with a recurrent
+   * model's (Qwen3.5's) f32 states; state_bytes: that part of kv_bytes
+   * which is recurrent state, the same at any context (0 for other models);
+   * activation_bytes: a decode step's and a prefill batch's activations;
+   * prefill_chunk: the tokens of a prefill batch (shortened to fit the
+   * device's binding limit). */
+  plan: { weight_bytes: number; kv_bytes: number; state_bytes: number; activation_bytes: number; prefill_chunk: number };
   /**
    * A GGUF model: where its conversion is kept (folder), what was read (name, url, bytes, etag),
    * whether this load converted it (converted, convert_ms, lossless: every value equal to the

@@ -62,9 +62,12 @@ const DefaultPrefillChunk = 128
 
 // Plan is the outcome of checking a manifest against Limits.
 type Plan struct {
-	Context       int   // KV cache capacity in tokens
-	WeightBytes   int64 // weights as the backend stores them
-	KVBytes       int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
+	Context     int   // KV cache capacity in tokens
+	WeightBytes int64 // weights as the backend stores them
+	KVBytes     int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
+	// StateBytes is the part of KVBytes that is recurrent state: fixed,
+	// whatever the context (0 for a model without Gated DeltaNet layers).
+	StateBytes    int64
 	KVDType       loader.DType
 	DownloadBytes int64 // the shards
 	// ActivationBytes is the activations of a decode step and of a
@@ -194,12 +197,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	// none: kvLayers·row is the values of one position over them all,
 	// row the largest group's (a binding holds one layer of one group).
 	kvLayers := int64(c.AttentionLayers())
-	var states int64
-	for _, sp := range c.Specs() {
-		if sp.IsDeltaNet() {
-			states += 4 * int64(sp.DeltaNet.ConvStateLen()+sp.DeltaNet.StateLen())
-		}
-	}
+	states := c.StateBytes()
 	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
 	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
 		var perPos int64
@@ -279,6 +277,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	}
 	p.Context = ctx
 	p.KVBytes = 2*kvLayers*int64(ctx)*row + states
+	p.StateBytes = states
 	if gpu {
 		// Most weights go from JavaScript to the GPU; the Go heap holds the
 		// others.

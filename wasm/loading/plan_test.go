@@ -310,8 +310,31 @@ func TestCheckDeltaNet(t *testing.T) {
 	}
 	// one attention layer's K and V (100 × 64 × 4 each), three linear
 	// layers' conv (3 × 256) and recurrent (4 × 32 × 32) states
-	if want := int64(2*100*64*4 + 3*4*(3*256+4*32*32)); p.KVBytes != want {
-		t.Errorf("KV and state bytes %d, want %d", p.KVBytes, want)
+	states := int64(3 * 4 * (3*256 + 4*32*32))
+	if want := int64(2*100*64*4) + states; p.KVBytes != want || p.StateBytes != states {
+		t.Errorf("KV and state bytes %d (state %d), want %d (state %d)", p.KVBytes, p.StateBytes, want, states)
+	}
+	if got := c.StateBytes(); got != states {
+		t.Errorf("Config.StateBytes %d, want %d", got, states)
+	}
+	// On the CPU the heap holds the states too: a context asked for fits a
+	// heap of exactly weights, activations, KV and states, and not one
+	// byte less.
+	cpuLim := loading.Limits{Backend: loading.BackendCPU}
+	full, err := loading.Check(m, cpuLim, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.StateBytes != states || full.KVBytes != 2*300*64*4+states {
+		t.Errorf("CPU plan: KV %d, state %d", full.KVBytes, full.StateBytes)
+	}
+	cpuLim.HeapBytes = full.WeightBytes + full.ActivationBytes + full.KVBytes - 1
+	if _, err := loading.Check(m, cpuLim, 300); err == nil {
+		t.Errorf("a heap one byte short of weights, activations, KV and states: no error")
+	}
+	cpuLim.HeapBytes++
+	if _, err := loading.Check(m, cpuLim, 300); err != nil {
+		t.Errorf("a heap of exactly weights, activations, KV and states: %v", err)
 	}
 	lim.MaxStorageBufferBindingSize = 4*4*32*32 - 4 // one float short of a layer's state
 	d := tooLarge(t, func() error { _, err := loading.Check(m, lim, 16); return err }())
