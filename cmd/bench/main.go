@@ -22,6 +22,11 @@
 //     decode_native_vs_llamacpp and prefill_native_vs_llamacpp;
 //   - createEngine's load time from the network and from Cache Storage,
 //     next to the time to read the same cached bytes alone.
+//   - Qwen3.5: synthetic Qwen3.5-2B- and Qwen3.5-35B-A3B-shaped models
+//     (cut in layers and experts) on WebGPU, and the shapes table
+//     (shapes.go): for those two and Qwen3-1.7B, weight bytes read per
+//     decode token, KV + recurrent state bytes at 4k and 32k positions,
+//     and the dispatches per layer of each kind recorded in the run.
 //
 // It writes bench.json, bench.txt and decode.svg to -out
 // (build/bench), prints the table and one `ratio NAME VALUE` line per

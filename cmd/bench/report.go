@@ -27,13 +27,16 @@ type Report struct {
 	Kernels  []result.Kernel `json:"kernels"`
 	// Firefox is the kernel table again in Firefox (nil: no Firefox runs;
 	// its notes are among Notes).
-	Firefox   *result.Kernels `json:"firefox_kernels,omitempty"`
-	Prompts   []int           `json:"prompt_lengths"`
-	Headline  int             `json:"headline_prompt"` // the prompt length the ratios use
-	Models    []*ModelReport  `json:"models"`
-	Ratios    []Ratio         `json:"ratios"`
-	Notes     []string        `json:"notes,omitempty"` // what was scaled down or skipped
-	ChartFile string          `json:"chart,omitempty"`
+	Firefox  *result.Kernels `json:"firefox_kernels,omitempty"`
+	Prompts  []int           `json:"prompt_lengths"`
+	Headline int             `json:"headline_prompt"` // the prompt length the ratios use
+	Models   []*ModelReport  `json:"models"`
+	// Shapes are real models' decode memory and traffic, computed, with
+	// the dispatches per layer this run recorded (shapes.go).
+	Shapes    []ShapeRow `json:"shapes,omitempty"`
+	Ratios    []Ratio    `json:"ratios"`
+	Notes     []string   `json:"notes,omitempty"` // what was scaled down or skipped
+	ChartFile string     `json:"chart,omitempty"`
 }
 
 // software reports whether the kernel tables ran on a software adapter
@@ -89,6 +92,7 @@ type EngineReport struct {
 	// LayerDispatches are a decode step's dispatches per layer, as
 	// recorded (WebGPU); Experts is the model's (0: dense).
 	LayerDispatches []int          `json:"layer_dispatches,omitempty"`
+	LayerTypes      []string       `json:"layer_types,omitempty"` // a hybrid model's (result.Model.LayerTypes)
 	Experts         int            `json:"experts,omitempty"`
 	StepsAhead      *float64       `json:"decode_submitted_ahead,omitempty"`
 	WeightBytes     int64          `json:"weight_bytes,omitempty"`
@@ -448,6 +452,7 @@ func (r *Report) writeText(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	r.writeShapes(w)
 	fmt.Fprintln(w, "\nload (ms from createEngine to ready, from the network and from Cache Storage; raw = reading the cached shards alone):")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tshard bytes\tbackend\tnetwork\tcache\traw cache read\t")
