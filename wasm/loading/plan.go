@@ -57,6 +57,19 @@ type Limits struct {
 	PrefillChunk int
 }
 
+// StateCopies is how many copies of a recurrent model's states
+// (model.Config.StateBytes) the engine keeps: the live states, the
+// checkpoint at the last prompt's end (engine's prefix reuse), and on
+// WebGPU the states a pipelined decode step saves before it is submitted
+// ahead of its input's readback (the CPU reads synchronously and never
+// goes ahead).
+func StateCopies(gpu bool) int {
+	if gpu {
+		return 3
+	}
+	return 2
+}
+
 // DefaultPrefillChunk is engine.Options.PrefillChunk's default.
 const DefaultPrefillChunk = 128
 
@@ -65,8 +78,9 @@ type Plan struct {
 	Context     int   // KV cache capacity in tokens
 	WeightBytes int64 // weights as the backend stores them
 	KVBytes     int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
-	// StateBytes is the part of KVBytes that is recurrent state: fixed,
-	// whatever the context (0 for a model without Gated DeltaNet layers).
+	// StateBytes is the part of KVBytes that is recurrent state, every copy
+	// the engine keeps (StateCopies): fixed, whatever the context (0 for a
+	// model without Gated DeltaNet layers).
 	StateBytes    int64
 	KVDType       loader.DType
 	DownloadBytes int64 // the shards
@@ -197,7 +211,10 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	// none: kvLayers·row is the values of one position over them all,
 	// row the largest group's (a binding holds one layer of one group).
 	kvLayers := int64(c.AttentionLayers())
-	states := c.StateBytes()
+	// The engine keeps the states in StateCopies copies: the live ones,
+	// the prompt's checkpoint, and on WebGPU the copy a pipelined decode
+	// step saves before it goes ahead.
+	states := c.StateBytes() * int64(StateCopies(gpu))
 	row := int64(c.KVHeads) * int64(c.HeadDim) * elt
 	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
 		var perPos int64
