@@ -427,8 +427,12 @@ func (r *benchRun) hybrids() ([]*benchModel, error) {
 			real = synth.Qwen35_35BA3B
 		}
 		if s.Layers != real.Layers || s.Experts != real.Experts {
-			r.note("%s: %d of %s's %d layers and %d of its %d experts (widths, heads and vocabulary kept), %d decode tokens a run: the file must fit a browser's heap and the bench's time (its shapes row gives the whole model's bytes)",
-				name, s.Layers, real.Name, real.Layers, s.Experts, real.Experts, decode)
+			experts := ""
+			if real.Experts > 0 {
+				experts = fmt.Sprintf(" and %d of its %d experts", s.Experts, real.Experts)
+			}
+			r.note("%s: %d of %s's %d layers%s (widths, heads and vocabulary kept), %d decode tokens a run: the file must fit a browser's heap and the bench's time (its shapes row gives the whole model's bytes)",
+				name, s.Layers, real.Name, real.Layers, experts, decode)
 		}
 		out = append(out, &benchModel{name: name, gguf: path, synthetic: true, hybrid: true, noPeer: true, decode: decode})
 	}
