@@ -199,7 +199,9 @@ export interface EngineInfo {
   };
   /** kv_bytes: the whole KV cache, in kv_cache_dtype, with a recurrent
    * model's (Qwen3.5's) f32 states; state_bytes: that part of kv_bytes
-   * which is recurrent state, the same at any context (0 for other models);
+   * which is recurrent state, every copy the engine keeps (the live states,
+   * the prompt's checkpoint, on WebGPU the pipelined decode step's saved
+   * copy), the same at any context (0 for other models);
    * activation_bytes: a decode step's and a prefill batch's activations;
    * prefill_chunk: the tokens of a prefill batch (shortened to fit the
    * device's binding limit). */
