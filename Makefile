@@ -84,7 +84,7 @@ $(BUILD)/wasmexec: $(wildcard cmd/wasmexec/*.go cmd/wasmexec/*.html cmd/wasmexec
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./cmd/wasmexec
 
-# bench: roofline probes, hot kernels, every test model and a synthetic Llama-3.2-1B-shaped q4 model on WebGPU, our CPU engine and wllama, in headless Chromium, and the native engine beside llama.cpp's own CPU build (node-llama-cpp's prebuilt linux-x64, pinned by cmd/bench/llamacpp/package-lock.json) on the synthetic model (build/bench/).
+# bench: roofline probes, hot kernels, every test model and a synthetic Llama-3.2-1B-shaped q4 model on WebGPU (and Qwen3.5-2B- and Qwen3.5-35B-A3B-shaped ones on WebGPU, with the shapes table: KV + state bytes at 4k and 32k beside Qwen3-1.7B's, dispatches per layer kind), our CPU engine and wllama, in headless Chromium, and the native engine beside llama.cpp's own CPU build (node-llama-cpp's prebuilt linux-x64, pinned by cmd/bench/llamacpp/package-lock.json) on the synthetic model (build/bench/).
 bench:
 	$(GO) run ./cmd/bench
 

@@ -103,7 +103,9 @@ func (b *Backend) ReadI32(x model.Tensor, dst []int32) error {
 	return nil
 }
 
-// Embed implements model.Backend.
+// Embed implements model.Backend. An id outside the table (the argmax of
+// a NaN row, -1, that a pipelined step reads on the backend:
+// model.ForwardFrom) gives a row of zeros, logits the engine discards.
 func (b *Backend) Embed(out, table, ids model.Tensor) {
 	o, tb := t(out), t(table)
 	D := tb.cols()
@@ -111,8 +113,13 @@ func (b *Backend) Embed(out, table, ids model.Tensor) {
 		b.embedSharded(o, tb, t(ids).i)
 		return
 	}
+	V := tb.shape[0]
 	for r, id := range t(ids).i {
 		dst := o.f[r*D : (r+1)*D]
+		if id < 0 || int(id) >= V {
+			clear(dst)
+			continue
+		}
 		if tb.dtype == loader.F32 {
 			copy(dst, tb.f[int(id)*D:])
 		} else {
@@ -156,9 +163,15 @@ func (b *Backend) rope(x []float32, pos []int32, bias []float32, C, heads, Dh in
 }
 
 // CopyRows implements model.Backend.
+// An i32 tensor's rows are copied as i32 (the pipelined decode step's
+// token id, model.ForwardFrom).
 func (b *Backend) CopyRows(dst, src model.Tensor, row0 int) {
 	d, s := t(dst), t(src)
 	C := s.cols()
+	if s.dtype == loader.I32 {
+		copy(d.i, s.i[row0*C:row0*C+len(d.i)])
+		return
+	}
 	copy(d.f, s.f[row0*C:row0*C+len(d.f)])
 }
 

@@ -77,6 +77,10 @@ func (d *deltaTask) step(M []float32, j, t int, o, dv []float32) {
 	S := d.S
 	q, k, v := d.qkv(t, j)
 	decay, beta := expf(d.g[t*d.nv+j]), d.beta[t*d.nv+j]
+	if simd != nil && S%4 == 0 {
+		simd.deltaStep(M, k, v, q, o, dv, decay, beta)
+		return
+	}
 	clear(dv)
 	for r := range S {
 		m := M[r*S : (r+1)*S]

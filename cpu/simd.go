@@ -16,6 +16,10 @@ type simdKernels interface {
 	attn(a *attnTask, worker, lo, hi int)
 	// silu is siluMul's first F&^3 columns of each row.
 	silu(out, gateUp []float32, T, F int)
+	// deltaStep is deltaTask.step's recurrence of one value head's state
+	// M (S, S) for one token: key k, value v, query q, read-out o, scratch
+	// dv (S each, S a multiple of 4).
+	deltaStep(M, k, v, q, o, dv []float32, decay, beta float32)
 	// batch makes the calls, in order, in one call into the module.
 	batch(calls []kcall)
 	has(d loader.DType) bool

@@ -38,15 +38,15 @@ func loadSIMD() {
 	imports := map[string]any{"env": map[string]any{"mem": mem}}
 	ex := wa.Get("Instance").New(mod, imports).Get("exports")
 	k := &jsSIMD{}
-	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk, wasmsimd.Batch: &k.batchk} {
+	for name, dst := range map[string]*js.Value{wasmsimd.F32: &k.f32k, wasmsimd.Q8_0: &k.q80, wasmsimd.Q4_0: &k.q40, wasmsimd.Q8: &k.q8, wasmsimd.Q4: &k.q4, wasmsimd.Attn: &k.attnk, wasmsimd.Exp: &k.exp, wasmsimd.Silu: &k.siluk, wasmsimd.Batch: &k.batchk, wasmsimd.DeltaStep: &k.deltak} {
 		*dst = ex.Get(name)
 	}
 	simd = k
 }
 
 type jsSIMD struct {
-	f32k, q80, q40, q8, q4, attnk, exp, siluk, batchk js.Value
-	table                                             []int32 // batch's entries
+	f32k, q80, q40, q8, q4, attnk, exp, siluk, batchk, deltak js.Value
+	table                                                     []int32 // batch's entries
 }
 
 func ptr[T any](s []T) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(s)))) }
@@ -161,4 +161,15 @@ func (k *jsSIMD) batch(calls []kcall) {
 	k.batchk.Invoke(ptr(k.table), len(calls))
 	runtime.KeepAlive(calls)
 	runtime.KeepAlive(k.table)
+}
+
+// deltaStep is deltaTask.step's recurrence on the module's DeltaStep.
+func (k *jsSIMD) deltaStep(M, kv, v, q, o, dv []float32, decay, beta float32) {
+	k.deltak.Invoke(ptr(M), ptr(kv), ptr(v), ptr(q), ptr(o), ptr(dv), len(dv), int(math.Float32bits(decay)), int(math.Float32bits(beta)))
+	runtime.KeepAlive(M)
+	runtime.KeepAlive(kv)
+	runtime.KeepAlive(v)
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(dv)
 }

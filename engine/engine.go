@@ -80,7 +80,8 @@ type Engine struct {
 	maskT   model.Tensor                 // (ceil(V/32)) i32: a constrained step's token mask
 	maskI32 []int32
 
-	next *ahead // the decode step submitted ahead of its input's readback (pipeline.go)
+	next   *ahead             // the decode step submitted ahead of its input's readback (pipeline.go)
+	behind *model.HybridCache // a recurrent model's states before that step (pipeline.go)
 
 	ckpt *checkpoint // a recurrent model's state at the last prompt's last token (recurrent.go)
 
@@ -273,6 +274,10 @@ var ErrNoTokenizer = errors.New("engine: the model has no tokenizer; pass token 
 // and text still held back for a possible stop string or a partial
 // character goes out in one more emit of the last token).
 func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) error) (*Result, error) {
+	// A step still ahead when the request ends (a stop, a cancel, an
+	// error) is discarded: a recurrent state goes back to the cached
+	// tokens (pipeline.go).
+	defer e.dropAhead()
 	p := req.Params
 	if err := e.CheckParams(&p); err != nil {
 		return nil, err
@@ -362,8 +367,7 @@ func (e *Engine) Generate(ctx context.Context, req *Request, emit func(Token) er
 		}
 		// Another token follows this one unless it stops the request.
 		more := (p.MaxTokens <= 0 || len(res.Tokens)+1 < p.MaxTokens) && len(e.cached)+2 < e.opts.Context
-		// A recurrent state must not run ahead (recurrent.go).
-		r, err := e.sample(s, logits, hostMask, more && c == nil && !e.Model.Recurrent())
+		r, err := e.sample(s, logits, hostMask, more && c == nil)
 		e.Stats.DecodeSteps++
 		if decodeStart.IsZero() {
 			decodeStart = time.Now()

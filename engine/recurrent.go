@@ -14,9 +14,10 @@ import "wasmllm/model"
 //     reply);
 //   - else it starts over from zero.
 // Model.Forward refuses any other position (*model.StateError), so a
-// mistake here is an error, never wrong text. Decode steps are not
-// submitted ahead of their input's readback (pipeline.go): a step run
-// past a stop would leave the state one token too far.
+// mistake here is an error, never wrong text. A decode step submitted
+// ahead of its input's readback (pipeline.go) saves the states first, and
+// one run past a stop restores them, so the state holds the cached tokens
+// and no more.
 
 // checkpoint is a recurrent state saved at a prompt's last token.
 type checkpoint struct {

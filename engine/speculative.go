@@ -272,7 +272,7 @@ func (e *Engine) speculate(ctx context.Context, s *sampler.Sampler, o *output, l
 		if r.ckpt != nil {
 			m.SaveState(r.ckpt, e.cache.(*model.HybridCache))
 		}
-		e.next = nil
+		e.dropAhead()
 		vl, vh, err := m.ForwardHidden(e.cache, batch, n, true)
 		if err != nil {
 			return err

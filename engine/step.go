@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	"wasmllm/model"
 	"wasmllm/sampler"
@@ -58,7 +59,7 @@ func (e *Engine) prefill(ctx context.Context, prompt []int32) (model.Tensor, int
 
 // forward runs ids after the cached tokens and returns the last token's logits.
 func (e *Engine) forward(ids []int32) (model.Tensor, error) {
-	e.next = nil // a step submitted ahead is superseded
+	e.dropAhead() // a step submitted ahead is superseded
 	var logits model.Tensor
 	var err error
 	if e.spec != nil {
@@ -87,7 +88,7 @@ func (e *Engine) forward(ids []int32) (model.Tensor, error) {
 // stops the request.
 func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor, hostMask []uint32, ahead bool) (sampler.Result, error) {
 	if hostMask != nil {
-		e.next = nil
+		e.dropAhead()
 		return e.sampleRow(s, logits, hostMask)
 	}
 	b := e.Model.Backend()
@@ -114,16 +115,14 @@ func (e *Engine) sample(s *sampler.Sampler, logits model.Tensor, hostMask []uint
 		// A NaN row: the step submitted ahead may have reused logits'
 		// memory, so the step runs again for its row.
 		if e.next != nil {
-			e.next = nil
-			last := e.cached[len(e.cached)-1]
-			e.cached = e.cached[:len(e.cached)-1]
-			if logits, err = e.forward([]int32{last}); err != nil {
+			e.dropAhead()
+			if logits, err = e.rerunLast(); err != nil {
 				return sampler.Result{}, err
 			}
 		}
 		return e.sampleRow(s, logits, nil)
 	}
-	e.next = nil
+	e.dropAhead()
 	if k > 0 {
 		if k != e.topK {
 			if e.topIDs != nil {
@@ -163,4 +162,28 @@ func (e *Engine) sampleRow(s *sampler.Sampler, logits model.Tensor, mask []uint3
 	e.Stats.ReadbackBytes += int64(4 * len(e.row))
 	e.Stats.FullRows++
 	return s.Sample(e.row)
+}
+
+// rerunLast runs the last cached token again for its logits. A recurrent
+// state already holds it and cannot go back one token, so on such a model
+// the cached tokens run again from a zeroed state (a NaN row's rare
+// path, in prefill chunks).
+func (e *Engine) rerunLast() (model.Tensor, error) {
+	ids := slices.Clone(e.cached)
+	if !e.Model.Recurrent() {
+		e.cached = e.cached[:len(ids)-1]
+		return e.forward(ids[len(ids)-1:])
+	}
+	e.Model.ResetState(e.cache)
+	e.cached = e.cached[:0]
+	var logits model.Tensor
+	for pos := 0; pos < len(ids); {
+		n := min(e.opts.PrefillChunk, len(ids)-pos)
+		var err error
+		if logits, err = e.forward(ids[pos : pos+n]); err != nil {
+			return nil, err
+		}
+		pos += n
+	}
+	return logits, nil
 }

@@ -200,8 +200,10 @@ func TestQwen35DecodeDispatches(t *testing.T) {
 }
 
 // TestQwen35Engine generates greedily through the engine on WebGPU (f16
-// KV cache): the golden ids; the same request again reuses the saved
-// state (cached prompt tokens) and gives the same ids.
+// KV cache), decode steps pipelined: the golden ids; the same request
+// again reuses the saved state (cached prompt tokens) and gives the same
+// ids; after a stop found one step late, the next turn reuses every
+// cached token and continues as the golden does.
 func TestQwen35Engine(t *testing.T) {
 	b := modelBackend(t)
 	g := golden.Read(t, qwen35GoldenDir+"/tiny-qwen35moe-f32.golden")
@@ -225,5 +227,34 @@ func TestQwen35Engine(t *testing.T) {
 			t.Errorf("turn %d: no cached prompt tokens", turn)
 		}
 		t.Logf("turn %d: %d cached prompt tokens", turn, res.Usage.CachedTokens)
+	}
+	if e.Stats.StepsAhead == 0 {
+		t.Errorf("no decode step went ahead of its readback (%d steps)", e.Stats.DecodeSteps)
+	}
+	// A stop token found one step late (the step consuming it was
+	// submitted ahead): the state goes back to the cached tokens, and the
+	// next turn, which extends the reply, reuses them all and gives a
+	// fresh run's tokens (the golden's continuation).
+	at := 5
+	for slices.Contains(g.Greedy[:at], g.Greedy[at]) {
+		at++
+	}
+	stop := p
+	stop.StopTokenIDs = []int32{g.Greedy[at]}
+	first, err := e.Generate(context.Background(), &engine.Request{Tokens: g.Tokens, Params: stop}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(first.Tokens, g.Greedy[:at+1]) {
+		t.Fatalf("stopped turn: %v, want %v", first.Tokens, g.Greedy[:at+1])
+	}
+	next := slices.Concat(g.Tokens, first.Tokens)
+	p.MaxTokens = len(g.Greedy) - len(first.Tokens)
+	res, err := e.Generate(context.Background(), &engine.Request{Tokens: next, Params: p}, func(engine.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Tokens, g.Greedy[at+1:]) || res.Usage.CachedTokens != len(next)-1 {
+		t.Errorf("next turn: %v with %d cached tokens; want %v and %d", res.Tokens, res.Usage.CachedTokens, g.Greedy[at+1:], len(next)-1)
 	}
 }

@@ -59,9 +59,14 @@ func (c *HybridCache) DType() loader.DType {
 func (c *HybridCache) Len() int { return c.len }
 
 // StateBytes is the size of the recurrent states (conv and recurrent, f32).
-func (c *HybridCache) StateBytes(m *Model) int64 {
+func (c *HybridCache) StateBytes(m *Model) int64 { return m.Config.StateBytes() }
+
+// StateBytes is the size of one sequence's recurrent states: every Gated
+// DeltaNet layer's conv and recurrent state, f32, whatever the context (0
+// for a model without such layers).
+func (c *Config) StateBytes() int64 {
 	var n int64
-	for _, sp := range m.Config.Specs() {
+	for _, sp := range c.Specs() {
 		if sp.IsDeltaNet() {
 			n += 4 * int64(sp.DeltaNet.ConvStateLen()+sp.DeltaNet.StateLen())
 		}

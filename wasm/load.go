@@ -466,8 +466,8 @@ func (r *loadRun) info() map[string]any {
 			"thinking": tok != nil && strings.Contains(tok.ChatTemplate(), "enable_thinking"),
 		},
 		"plan": map[string]any{"weight_bytes": r.plan.WeightBytes, "kv_bytes": r.plan.KVBytes,
-			"kv_bytes_per_token": r.plan.KVBytesPerToken,
-			"activation_bytes":   r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk,
+			"kv_bytes_per_token": r.plan.KVBytesPerToken, "state_bytes": r.plan.StateBytes,
+			"activation_bytes": r.plan.ActivationBytes, "prefill_chunk": r.plan.PrefillChunk,
 			"per_layer_on_host": r.plan.PerLayerOnHost, "per_layer_host_bytes": r.plan.PerLayerHostBytes,
 			"per_layer_token_bytes": r.plan.PerLayerTokenBytes},
 		"load": map[string]any{

@@ -209,12 +209,17 @@ export interface EngineInfo {
     /** The chat template has Qwen3's enable_thinking switch. */
     thinking: boolean;
   };
-  /** kv_bytes: the whole KV cache, in kv_cache_dtype; kv_bytes_per_token:
-   * one position's keys and values over every layer; activation_bytes: a
+  /** kv_bytes: the whole KV cache, in kv_cache_dtype, with a recurrent
+   * model's (Qwen3.5's) f32 states; kv_bytes_per_token: one position's keys
+   * and values over every layer; state_bytes: that part of kv_bytes which
+   * is recurrent state, every copy the engine keeps (the live states, the
+   * prompt's checkpoint, on WebGPU the pipelined decode step's saved copy),
+   * the same at any context (0 for other models); activation_bytes: a
    * decode step's and a prefill batch's activations; prefill_chunk: the
    * tokens of a prefill batch (shortened to fit the device's binding limit). */
   plan: {
-    weight_bytes: number; kv_bytes: number; kv_bytes_per_token: number; activation_bytes: number; prefill_chunk: number;
+    weight_bytes: number; kv_bytes: number; kv_bytes_per_token: number; state_bytes: number;
+    activation_bytes: number; prefill_chunk: number;
     /** Gemma 4: the per-layer table in the worker's memory (its bytes), and what a token uploads. */
     per_layer_on_host: boolean; per_layer_host_bytes: number; per_layer_token_bytes: number;
   };

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -268,6 +270,118 @@ func TestProjections(t *testing.T) {
 	}
 }
 
+// TestShapeRows: the shapes table's KV and state bytes, worked by hand
+// from the published configs (f16 keys and values of the attention layers
+// alone, f32 conv states of 3 × (2·S·n_k + S·n_v) and recurrent states of
+// n_v × S × S per Gated DeltaNet layer), and the dispatches per layer
+// kind from a run's layers.
+func TestShapeRows(t *testing.T) {
+	rows, err := shapeRows(tableShapes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		deltaNet, attention int
+		kvPerPos, state     int64
+	}{
+		// 28 attention layers × 8 KV heads × 128
+		"Qwen3-1.7B": {0, 28, 2 * 28 * 8 * 128 * 2, 0},
+		// 6 attention layers × 2 × 256; 18 DeltaNet layers, S 128, n_k 16, n_v 16
+		"Qwen3.5-2B": {18, 6, 2 * 6 * 2 * 256 * 2, 18 * 4 * (3*(2*128*16+128*16) + 16*128*128)},
+		// 10 attention layers × 2 × 256; 30 DeltaNet layers, n_v 32
+		"Qwen3.5-35B-A3B": {30, 10, 2 * 10 * 2 * 256 * 2, 30 * 4 * (3*(2*128*16+128*32) + 32*128*128)},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		w, ok := want[r.Name]
+		if !ok {
+			t.Fatalf("row %q", r.Name)
+		}
+		if r.DeltaNetLayers != w.deltaNet || r.AttentionLayers != w.attention || r.KVBytesPerPos != w.kvPerPos || r.StateBytes != w.state {
+			t.Errorf("%s: %d DeltaNet + %d attention layers, KV %d B/position, state %d B; want %+v", r.Name, r.DeltaNetLayers,
+				r.AttentionLayers, r.KVBytesPerPos, r.StateBytes, w)
+		}
+		for i, n := range r.Contexts {
+			if mem := w.kvPerPos*int64(n) + w.state; r.Memory[i] != mem || r.Read[i] != r.ReadPerToken+mem {
+				t.Errorf("%s at %d: KV + state %d, read %d; want %d and weights + that", r.Name, n, r.Memory[i], r.Read[i], mem)
+			}
+		}
+		t.Logf("%s: weights %s, read %s/token, KV+state %s at 4k, %s at 32k", r.Name, bytesText(r.WeightBytes),
+			bytesText(r.ReadPerToken), bytesText(r.Memory[0]), bytesText(r.Memory[1]))
+	}
+	// Qwen3.5-2B reads less per token than its weights hold only by the
+	// embedding's other rows; the MoE reads 8 + shared of 256 experts.
+	two, moe := rows[1], rows[2]
+	if two.ReadPerToken >= two.WeightBytes*11/10 || two.ReadPerToken <= two.WeightBytes*9/10 {
+		t.Errorf("Qwen3.5-2B: reads %d of %d weight bytes a token", two.ReadPerToken, two.WeightBytes)
+	}
+	if moe.ReadPerToken*5 > moe.WeightBytes {
+		t.Errorf("Qwen3.5-35B-A3B: reads %d of %d weight bytes a token", moe.ReadPerToken, moe.WeightBytes)
+	}
+	// A state does not grow: Qwen3.5-2B at 32k keeps less than Qwen3-1.7B at 4k.
+	if two.Memory[1] >= rows[0].Memory[0] {
+		t.Errorf("Qwen3.5-2B at 32k: %d bytes; Qwen3-1.7B at 4k: %d", two.Memory[1], rows[0].Memory[0])
+	}
+
+	// The dispatches: the synthetic model's run first, else the tiny one's.
+	L, F := model.LayerLinearAttention, model.LayerFullAttention
+	r := &Report{Shapes: rows, Models: []*ModelReport{
+		{Name: "tiny-qwen3-q4_0", Engines: []*EngineReport{{Engine: engineGPU, LayerDispatches: []int{7, 7}}}},
+		{Name: "tiny-qwen35-q4_0", Engines: []*EngineReport{{Engine: engineGPU, LayerDispatches: []int{6, 6, 6, 7}, LayerTypes: []string{L, L, L, F}}}},
+		{Name: "tiny-qwen35moe-q4_0", Engines: []*EngineReport{{Engine: engineGPU, LayerDispatches: []int{10, 11}, LayerTypes: []string{L, F}}}},
+		{Name: synthQwen35MoEName, Engines: []*EngineReport{{Engine: engineCPU}, {Engine: engineGPU, LayerDispatches: []int{10, 10, 10, 12}, LayerTypes: []string{L, L, L, F}}}},
+	}}
+	r.fillShapes()
+	got := map[string]string{}
+	for _, s := range r.Shapes {
+		got[s.Name] = fmt.Sprintf("%v from %s", s.Dispatches, s.DispatchesFrom)
+	}
+	wantD := map[string]string{
+		"Qwen3-1.7B":      "map[attention:7] from tiny-qwen3-q4_0",
+		"Qwen3.5-2B":      "map[attention:7 deltanet:6] from tiny-qwen35-q4_0",
+		"Qwen3.5-35B-A3B": "map[attention:12 deltanet:10] from " + synthQwen35MoEName,
+	}
+	if !maps.Equal(got, wantD) {
+		t.Errorf("dispatches %v, want %v", got, wantD)
+	}
+	var txt strings.Builder
+	r.writeShapes(&txt)
+	for _, s := range []string{"Qwen3.5-2B", "18/6", "8 of 256 + shared", "kv+state 32k", synthQwen35MoEName} {
+		if !strings.Contains(txt.String(), s) {
+			t.Errorf("the table has no %q:\n%s", s, txt.String())
+		}
+	}
+	t.Logf("\n%s", txt.String())
+}
+
+// TestHybridShapes: the synthetic Qwen3.5 models the bench writes are the
+// real shapes cut in layers and experts only, with one period of layer
+// kinds at least, and each is what the shapes table names for it.
+func TestHybridShapes(t *testing.T) {
+	for _, software := range []bool{false, true} {
+		for _, s := range hybridShapes(software) {
+			real := synth.Qwen35_2B
+			if s.Experts > 0 {
+				real = synth.Qwen35_35BA3B
+			}
+			cut := s
+			cut.Layers, cut.Experts = real.Layers, real.Experts
+			if !reflect.DeepEqual(cut, real) || s.Layers < 4 || s.Layers > real.Layers {
+				t.Errorf("software %v: %+v is not %s cut", software, s, real.Name)
+			}
+			if !slices.Contains(measuredFor(real.Name), hybridName(s)) {
+				t.Errorf("%s: its shapes row does not read %s", real.Name, hybridName(s))
+			}
+			c := s.Config()
+			if c.AttentionLayers() == 0 || c.AttentionLayers() == c.Layers {
+				t.Errorf("%s: %d attention layers of %d", hybridName(s), c.AttentionLayers(), c.Layers)
+			}
+		}
+	}
+}
+
 // TestShortRun runs the whole bench in -short mode: stories260K on every
 // engine in headless Chromium. It checks the outputs' shape, never a speed.
 func TestShortRun(t *testing.T) {
@@ -325,7 +439,13 @@ func TestShortRun(t *testing.T) {
 	if m.Load == nil || m.Load.Error != "" || m.Load.Bytes <= 0 {
 		t.Errorf("load: %+v", m.Load)
 	}
+	if len(back.Shapes) != len(tableShapes) {
+		t.Errorf("shapes %+v", back.Shapes)
+	}
 	txt, _ := os.ReadFile(filepath.Join(o.Out, "bench.txt"))
+	if !strings.Contains(string(txt), "\nshapes: ") || !strings.Contains(string(txt), "Qwen3.5-35B-A3B") {
+		t.Errorf("bench.txt has no shapes table")
+	}
 	lines := []string{"ratio decode_bw_stories260k ", "ratio kernel_gemv_q4 ", "ratio kernel_gemv_q2_k_per_byte_vs_q4 "}
 	if ff != "off" {
 		lines = append(lines, "ratio kernel_firefox_gemv_q4 ", "ratio kernel_firefox_gemv_q2_k_per_byte_vs_q4 ")

@@ -29,7 +29,12 @@
 //     (synth.Llama32_1B_Q4KM), converted with -quant keep: ratio
 //     q4_k_m_bytes_vs_gguf, the weight bytes a decode token reads from the
 //     folder over the GGUF's (1: every merged q/k/v kept in its parts'
-//     types), and a short native run of it.
+//     types), and a short native run of it;
+//   - Qwen3.5: synthetic Qwen3.5-2B- and Qwen3.5-35B-A3B-shaped models
+//     (cut in layers and experts) on WebGPU, and the shapes table
+//     (shapes.go): for those two and Qwen3-1.7B, weight bytes read per
+//     decode token, KV + recurrent state bytes at 4k and 32k positions,
+//     and the dispatches per layer of each kind recorded in the run.
 //
 // It writes bench.json, bench.txt and decode.svg to -out
 // (build/bench), prints the table and one `ratio NAME VALUE` line per

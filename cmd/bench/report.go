@@ -32,8 +32,11 @@ type Report struct {
 	Headline int             `json:"headline_prompt"` // the prompt length the ratios use
 	Models   []*ModelReport  `json:"models"`
 	// Q4KM is the Q4_K_M synthetic model's bytes (nil: not run).
-	Q4KM   *Q4KMReport `json:"q4_k_m,omitempty"`
-	Ratios []Ratio     `json:"ratios"`
+	Q4KM *Q4KMReport `json:"q4_k_m,omitempty"`
+	// Shapes are real models' decode memory and traffic, computed, with
+	// the dispatches per layer this run recorded (shapes.go).
+	Shapes []ShapeRow `json:"shapes,omitempty"`
+	Ratios []Ratio    `json:"ratios"`
 	// KV is the KV cache types' perplexity and bytes (nil: not measured).
 	KV        *KVReport `json:"kv,omitempty"`
 	Notes     []string  `json:"notes,omitempty"` // what was scaled down or skipped
@@ -98,6 +101,7 @@ type EngineReport struct {
 	// LayerDispatches are a decode step's dispatches per layer, as
 	// recorded (WebGPU); Experts is the model's (0: dense).
 	LayerDispatches []int          `json:"layer_dispatches,omitempty"`
+	LayerTypes      []string       `json:"layer_types,omitempty"` // a hybrid model's (result.Model.LayerTypes)
 	Experts         int            `json:"experts,omitempty"`
 	StepsAhead      *float64       `json:"decode_submitted_ahead,omitempty"`
 	WeightBytes     int64          `json:"weight_bytes,omitempty"`
@@ -466,6 +470,7 @@ func (r *Report) writeText(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	r.writeShapes(w)
 	fmt.Fprintln(w, "\nload (ms from createEngine to ready, from the network and from Cache Storage; raw = reading the cached shards alone):")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tshard bytes\tbackend\tnetwork\tcache\traw cache read\t")

@@ -44,10 +44,14 @@ type options struct {
 type benchModel struct {
 	name, gguf string
 	synthetic  bool
-	decode     int
-	prompts    []promptSet
-	bias       map[string]float64
-	rep        *ModelReport
+	// hybrid: a synthetic Qwen3.5-shaped model, run on WebGPU only (its own
+	// group; no conversion, load or peers); noPeer: wllama and llama.cpp
+	// run no such architecture.
+	hybrid, noPeer bool
+	decode         int
+	prompts        []promptSet
+	bias           map[string]float64
+	rep            *ModelReport
 }
 
 // plan weights: a unit's share of the time left is its weight over the
@@ -58,6 +62,7 @@ const (
 	wTinyFirefox, wSynthFirefox                  float64 = 2, 10
 	wTinyNative, wSynthNative                    float64 = 0.5, 3
 	wSynthLlamaCpp                               float64 = 3
+	wHybridGPU, wHybridFirefox                   float64 = 8, 6
 )
 
 // run is one bench: builds, the server and the browser, the kernels, the
@@ -77,6 +82,7 @@ func run(ctx context.Context, o options) (*Report, error) {
 		r.rep.KV = kv
 	}
 	r.collectNotes()
+	r.rep.fillShapes()
 	r.rep.computeRatios()
 	r.rep.Seconds = time.Since(r.start).Seconds()
 	r.rep.LoadAvg[1] = loadAvg()
@@ -299,12 +305,20 @@ func (r *benchRun) planModels() error {
 	if r.list, err = listModels(r.root, r.o); err != nil {
 		return err
 	}
+	if r.rep.Shapes, err = shapeRows(tableShapes); err != nil {
+		return err
+	}
 	if r.o.Synthetic && !r.o.Short {
 		ms, err := r.synthetics()
 		if err != nil {
 			return err
 		}
 		r.list = append(r.list, ms...)
+		hy, err := r.hybrids()
+		if err != nil {
+			return err
+		}
+		r.list = append(r.list, hy...)
 	}
 	r.ranks = r.o.CPURanks
 	if r.ranks <= 0 {
@@ -327,6 +341,15 @@ func (r *benchRun) planModels() error {
 			return err
 		}
 		r.rep.Models = append(r.rep.Models, m.rep)
+		if m.hybrid {
+			if r.runs("webgpu") {
+				r.total += wHybridGPU
+			}
+			if r.ff != nil && r.runs("firefox") {
+				r.total += wHybridFirefox
+			}
+			continue
+		}
 		if m.synthetic {
 			r.total += wSynthGPU + wSynthCPU + wSynthLoad + wSynthNative
 			if r.ranks > 1 {
@@ -343,7 +366,7 @@ func (r *benchRun) planModels() error {
 			}
 		} else {
 			r.total += wTinyGPU + wTinyCPU + wTinyLoad + wTinyNative
-			if r.peerDir != "" {
+			if r.peerDir != "" && !m.noPeer {
 				r.total += wTinyPeer
 			}
 			if r.ff != nil {
@@ -406,6 +429,43 @@ func (r *benchRun) synthetics() ([]*benchModel, error) {
 	return out, nil
 }
 
+// hybrids writes (once) the Qwen3.5-shaped synthetic models
+// (hybridShapes), with the tiny Qwen3.5 model's tokenizer.
+func (r *benchRun) hybrids() ([]*benchModel, error) {
+	decode := 64
+	if r.rep.software() {
+		decode = 8
+	}
+	var out []*benchModel
+	for _, s := range hybridShapes(r.rep.software()) {
+		name := hybridName(s)
+		if !matches(name, r.o.Models) {
+			continue
+		}
+		path := filepath.Join(r.models, fmt.Sprintf("%s-%dL-%dE.gguf", name, s.Layers, s.Experts))
+		if _, err := os.Stat(path); err != nil {
+			logf("writing %s", path)
+			if err := synth.Write(path, filepath.Join(r.root, "testdata/qwen35/models/tiny-qwen35-f32.gguf"), s); err != nil {
+				return nil, fmt.Errorf("synthetic %s: %w", s.Name, err)
+			}
+		}
+		real := synth.Qwen35_2B
+		if s.Experts > 0 {
+			real = synth.Qwen35_35BA3B
+		}
+		if s.Layers != real.Layers || s.Experts != real.Experts {
+			experts := ""
+			if real.Experts > 0 {
+				experts = fmt.Sprintf(" and %d of its %d experts", s.Experts, real.Experts)
+			}
+			r.note("%s: %d of %s's %d layers%s (widths, heads and vocabulary kept), %d decode tokens a run: the file must fit a browser's heap and the bench's time (its shapes row gives the whole model's bytes)",
+				name, s.Layers, real.Name, real.Layers, experts, decode)
+		}
+		out = append(out, &benchModel{name: name, gguf: path, synthetic: true, hybrid: true, noPeer: true, decode: decode})
+	}
+	return out, nil
+}
+
 // share returns a unit's time: its weight's part of what is left.
 func (r *benchRun) share(w float64) time.Duration {
 	left := time.Until(r.deadline) - 20*time.Second // the report
@@ -418,11 +478,14 @@ func (r *benchRun) share(w float64) time.Duration {
 // per engine of ours (a WebGPU device compiles each kernel once), the
 // synthetic one alone, after them.
 func (r *benchRun) runModels() error {
-	var tiny, synth []*benchModel
+	var tiny, synth, hybrid []*benchModel
 	for _, m := range r.list {
-		if m.synthetic {
+		switch {
+		case m.hybrid:
+			hybrid = append(hybrid, m)
+		case m.synthetic:
 			synth = append(synth, m)
-		} else {
+		default:
 			tiny = append(tiny, m)
 		}
 	}
@@ -454,6 +517,9 @@ func (r *benchRun) runModels() error {
 		}
 		if r.peerDir != "" && r.runs("wllama") {
 			for _, m := range group {
+				if m.noPeer {
+					continue
+				}
 				m.rep.Engines = append(m.rep.Engines, peer(r.br, r.page, m, r.repeats, r.ctxLen, r.thread, r.share(wp)))
 			}
 		}
@@ -484,7 +550,35 @@ func (r *benchRun) runModels() error {
 			m.rep.Load = load(r.br, r.page, m, r.share(wl))
 		}
 	}
+	r.runHybrids(hybrid)
 	return nil
+}
+
+// runHybrids runs the synthetic Qwen3.5-shaped models on WebGPU (in
+// Chromium, and in Firefox when it runs): their decode rates and the
+// dispatches each layer kind records at a real width.
+func (r *benchRun) runHybrids(group []*benchModel) {
+	if len(group) == 0 {
+		return
+	}
+	ws := func(w float64) []float64 {
+		out := make([]float64, len(group))
+		for i := range out {
+			out[i] = w
+		}
+		return out
+	}
+	n := float64(len(group))
+	if r.runs("webgpu") {
+		for i, e := range ours(r.br, r.page, group, ws(wHybridGPU), "webgpu", engineGPU, 0, r.repeats, r.ctxLen, r.share(wHybridGPU*n)) {
+			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		}
+	}
+	if r.ff != nil && r.runs("firefox") {
+		for i, e := range ours(r.ff, r.page, group, ws(wHybridFirefox), "webgpu", engineFirefox, 0, r.repeats, r.ctxLen, r.share(wHybridFirefox*n)) {
+			group[i].rep.Engines = append(group[i].rep.Engines, e)
+		}
+	}
 }
 
 // collectNotes turns each engine's and load's skips and failures into
@@ -528,6 +622,13 @@ func listModels(root string, o options) ([]*benchModel, error) {
 		return nil, err
 	}
 	files = append(files, gemma...)
+	// Qwen3.5's tiny models in q4 (their per-layer dispatches are the
+	// shapes table's when the synthetic ones do not run).
+	hybrid, err := filepath.Glob(filepath.Join(root, "testdata/qwen35/models/tiny-qwen35*-q4_0.gguf"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, hybrid...)
 	sort.Strings(files)
 	var out []*benchModel
 	for _, f := range files {
@@ -538,7 +639,7 @@ func listModels(root string, o options) ([]*benchModel, error) {
 		if !matches(name, o.Models) {
 			continue
 		}
-		out = append(out, &benchModel{name: name, gguf: f, decode: 64})
+		out = append(out, &benchModel{name: name, gguf: f, decode: 64, noPeer: strings.HasPrefix(name, "tiny-qwen35")})
 	}
 	if o.Short {
 		for _, m := range out {
@@ -585,7 +686,7 @@ func prepareModel(ctx context.Context, m *benchModel, root, models, convBin stri
 	}
 	dir := filepath.Join(models, m.name)
 	src, _ := os.Stat(m.gguf)
-	if man, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil || src == nil || man.ModTime().Before(src.ModTime()) {
+	if man, err := os.Stat(filepath.Join(dir, "manifest.json")); !m.hybrid && (err != nil || src == nil || man.ModTime().Before(src.ModTime())) {
 		logf("converting %s", m.name)
 		if err := convert(ctx, convBin, root, m.gguf, dir); err != nil {
 			return err
@@ -675,7 +776,7 @@ func ours(br *browser, page string, ms []*benchModel, weights []float64, backend
 		case r != nil:
 			e.Runs, e.PerToken, e.Notes, e.Error = r.Runs, r.PerToken, r.Notes, r.Error
 			e.WeightBytes, e.ActiveBytes, e.KVBytesPerPos = r.WeightBytes, r.ActiveBytes, r.KVBytesPerPos
-			e.LayerDispatches, e.Experts, e.StepsAhead = r.LayerDispatches, r.Experts, r.StepsAhead
+			e.LayerDispatches, e.LayerTypes, e.Experts, e.StepsAhead = r.LayerDispatches, r.LayerTypes, r.Experts, r.StepsAhead
 			e.Extra = map[string]any{"build_ms": r.BuildMs, "kv_dtype": r.KVDType, "layers": r.Layers, "hidden": r.Hidden, "vocab": r.Vocab}
 			if r.Ranks > 0 {
 				e.Extra["ranks"] = r.Ranks

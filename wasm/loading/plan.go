@@ -89,6 +89,19 @@ func ParsePerLayer(s string) (PerLayerPlace, error) {
 	return 0, &OptionError{Msg: fmt.Sprintf("perLayerEmbeddings %q: want \"auto\", \"gpu\" or \"host\"", s)}
 }
 
+// StateCopies is how many copies of a recurrent model's states
+// (model.Config.StateBytes) the engine keeps: the live states, the
+// checkpoint at the last prompt's end (engine's prefix reuse), and on
+// WebGPU the states a pipelined decode step saves before it is submitted
+// ahead of its input's readback (the CPU reads synchronously and never
+// goes ahead).
+func StateCopies(gpu bool) int {
+	if gpu {
+		return 3
+	}
+	return 2
+}
+
 // DefaultPrefillChunk is engine.Options.PrefillChunk's default.
 const DefaultPrefillChunk = 128
 
@@ -97,7 +110,11 @@ type Plan struct {
 	Context     int   // KV cache capacity in tokens
 	WeightBytes int64 // weights as the backend stores them
 	KVBytes     int64 // the whole KV cache, and the recurrent states of Gated DeltaNet layers (f32)
-	KVDType     loader.DType
+	// StateBytes is the part of KVBytes that is recurrent state, every copy
+	// the engine keeps (StateCopies): fixed, whatever the context (0 for a
+	// model without Gated DeltaNet layers).
+	StateBytes int64
+	KVDType    loader.DType
 	// KVBytesPerToken is the keys and values of one position over every
 	// attention layer, in KVDType (model.KVRowBytes, twice, per layer).
 	KVBytesPerToken int64
@@ -243,12 +260,10 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	// none: kvLayers·row is the values of one position over them all,
 	// row the largest group's (a binding holds one layer of one group).
 	kvLayers := int64(c.AttentionLayers())
-	var states int64
-	for _, sp := range c.Specs() {
-		if sp.IsDeltaNet() {
-			states += 4 * int64(sp.DeltaNet.ConvStateLen()+sp.DeltaNet.StateLen())
-		}
-	}
+	// The engine keeps the states in StateCopies copies: the live ones,
+	// the prompt's checkpoint, and on WebGPU the copy a pipelined decode
+	// step saves before it goes ahead.
+	states := c.StateBytes() * int64(StateCopies(gpu))
 	row := model.KVRowBytes(kv, c.KVHeads, c.HeadDim)
 	if groups, _, _ := c.KVGroups(); len(groups) > 1 {
 		var perPos int64
@@ -329,6 +344,7 @@ func CheckKV(m *manifest.Manifest, lim Limits, context int, kv loader.DType) (*P
 	p.Context = ctx
 	p.KVBytesPerToken = 2 * kvLayers * row
 	p.KVBytes = p.KVBytesPerToken*int64(ctx) + states
+	p.StateBytes = states
 	if gpu {
 		// Most weights go from JavaScript to the GPU; the Go heap holds the
 		// others.

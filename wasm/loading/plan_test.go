@@ -309,9 +309,36 @@ func TestCheckDeltaNet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// one attention layer's K and V (100 × 64 × 4 each), three linear
-	// layers' conv (3 × 256) and recurrent (4 × 32 × 32) states
-	if want := int64(2*100*64*4 + 3*4*(3*256+4*32*32)); p.KVBytes != want {
-		t.Errorf("KV and state bytes %d, want %d", p.KVBytes, want)
+	// layers' conv (3 × 256) and recurrent (4 × 32 × 32) states, three
+	// times on WebGPU (live, the prompt's checkpoint, the pipelined step's
+	// copy)
+	one := int64(3 * 4 * (3*256 + 4*32*32))
+	if got := c.StateBytes(); got != one {
+		t.Errorf("Config.StateBytes %d, want %d", got, one)
+	}
+	states := 3 * one
+	if want := int64(2*100*64*4) + states; p.KVBytes != want || p.StateBytes != states {
+		t.Errorf("KV and state bytes %d (state %d), want %d (state %d)", p.KVBytes, p.StateBytes, want, states)
+	}
+	// On the CPU the heap holds the states too: a context asked for fits a
+	// heap of exactly weights, activations, KV and states, and not one
+	// byte less.
+	cpuLim := loading.Limits{Backend: loading.BackendCPU}
+	full, err := loading.Check(m, cpuLim, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// two copies on the CPU (live, checkpoint)
+	if full.StateBytes != 2*one || full.KVBytes != 2*300*64*4+2*one {
+		t.Errorf("CPU plan: KV %d, state %d", full.KVBytes, full.StateBytes)
+	}
+	cpuLim.HeapBytes = full.WeightBytes + full.ActivationBytes + full.KVBytes - 1
+	if _, err := loading.Check(m, cpuLim, 300); err == nil {
+		t.Errorf("a heap one byte short of weights, activations, KV and states: no error")
+	}
+	cpuLim.HeapBytes++
+	if _, err := loading.Check(m, cpuLim, 300); err != nil {
+		t.Errorf("a heap of exactly weights, activations, KV and states: %v", err)
 	}
 	lim.MaxStorageBufferBindingSize = 4*4*32*32 - 4 // one float short of a layer's state
 	d := tooLarge(t, func() error { _, err := loading.Check(m, lim, 16); return err }())

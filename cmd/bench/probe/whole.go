@@ -154,7 +154,10 @@ func runModel(ctx context.Context, be *modelBackend, c *modelConfig, deadline ti
 	if err != nil {
 		return nil, err
 	}
-	res.KVDType, res.KVBytesPerPos = "F32", int64(2*cfg.Layers*cfg.KVHeads*cfg.HeadDim*4)
+	// Only attention layers keep keys and values (a Gated DeltaNet
+	// layer's state is the same size at any position).
+	res.LayerTypes = cfg.LayerTypes
+	res.KVDType, res.KVBytesPerPos = "F32", int64(2*cfg.AttentionLayers()*cfg.KVHeads*cfg.HeadDim*4)
 	if e.KVDType() == loader.F16 {
 		res.KVDType, res.KVBytesPerPos = "F16", res.KVBytesPerPos/2
 	}

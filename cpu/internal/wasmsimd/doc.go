@@ -12,8 +12,10 @@
 // Each kernel computes what its plain-Go twin in package cpu computes, in
 // the same order, bit for bit: F32 is gemmF32, Q8_0 dotQ8_0, Q4_0
 // dotQ4_0, Q8 dotQ8, Q4 dotQ4, the DQ* kernels loader's dequantisation
-// (cpu's row), Attn attnTask.run, Exp expf, Silu siluMul; Batch makes a
-// table of kernel calls in one call from Go.
+// (cpu's row), Attn attnTask.run, Exp expf, Silu siluMul, DeltaStep a
+// Gated DeltaNet decode step of one value head (deltaTask.step: the
+// state's decay, the delta rule and the read-out, four state columns at a
+// time); Batch makes a table of kernel calls in one call from Go.
 //
 // What runs where: decode rows directly from the quantised blocks; a
 // prefill through 16 dequantised rows at a time and the F32 kernel over
@@ -35,7 +37,9 @@
 // through the table too.
 //
 // Measured in Chromium on this project's machine (BenchmarkSIMDMatMul,
-// BenchmarkSIMDAttention in package cpu): a 2048x2048 decode GEMV runs
+// BenchmarkSIMDAttention, BenchmarkSIMDDeltaNet in package cpu): a Gated
+// DeltaNet decode step of a 128 × 128 head state 0.97 ms against the Go
+// loop's 7.8 ms (8.1x, a loaded machine); a 2048x2048 decode GEMV runs
 // 5.4x (f32), 6.8x (Q8_0) and 6.9x (Q4_0) faster than the Go loops, a
 // 16-token prefill 5x, in Firefox 8-9x; attention of 128 tokens over 512
 // positions 12.7x; a 2048x2048 Q4_K GEMV took 22.7 ms on the Go dot product

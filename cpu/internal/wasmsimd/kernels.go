@@ -71,7 +71,7 @@ func Module() []byte {
 	fns := []*fn{f32Kernel(), blockKernel(Q8_0, false, 8), blockKernel(Q4_0, false, 4), blockKernel(Q8, true, 8), blockKernel(Q4, true, 4),
 		dequantKernel(DQ8_0, false, 8), dequantKernel(DQ4_0, false, 4), dequantKernel(DQ8, true, 8), dequantKernel(DQ4, true, 4)}
 	fns = append(fns, kquantKernels()...)
-	return module(append(fns, attnKernel(), expArrayKernel(), siluKernel(), batchKernel()))
+	return module(append(fns, attnKernel(), expArrayKernel(), siluKernel(), deltaStepKernel(), batchKernel()))
 }
 
 // hsum replaces the f32x4 in local v by (v0 + v1) + (v2 + v3) on the stack.

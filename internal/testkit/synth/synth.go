@@ -1,6 +1,6 @@
 // Package synth writes GGUF models with random weights in the shapes of
 // real ones (Llama-3.2-1B, DeepSeek-R1-Distill-Llama-70B, Qwen3-30B-A3B,
-// Phi-4-mini, Gemma-3-1B, Gemma-4-E2B),
+// Phi-4-mini, Gemma-3-1B, Gemma-4-E2B, Qwen3.5-2B, Qwen3.5-35B-A3B),
 // fewer layers where a test or a software adapter needs it: the bench's
 // synthetic model and the big-model loading tests. The tokenizer is a tiny
 // test model's vocabulary padded to the real size with filler tokens no
@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"wasmllm/loader"
+	"wasmllm/model"
 )
 
 // Shape is a model's architecture and dimensions.
@@ -28,11 +29,13 @@ type Shape struct {
 	// being one expert's), "phi3" (fused attn_qkv and gate/up in ffn_up,
 	// partial rotary over RopeDim dims, LongRoPE factors from
 	// OrigContext of Context positions), "gemma3" (q/k norms, sandwich
-	// norms, local layers of Window positions, five of every six) or
+	// norms, local layers of Window positions, five of every six),
 	// "gemma4" (gemma3's layers, local heads of HeadDim and global ones of
 	// GlobalHeadDim, every Period-th layer global, the last SharedKV
 	// layers reusing earlier KV with twice the FFN, per-layer embeddings
-	// of PerLayer, soft-capped logits).
+	// of PerLayer, soft-capped logits), "qwen35" or "qwen35moe" (below;
+	// FFN is one expert's, SharedFFN the shared expert's), or "qwen3" (a
+	// shape only: Write refuses it).
 	Arch                                                string
 	Window                                              int // gemma3's and gemma4's sliding window
 	GlobalHeadDim, Period, SharedKV, PerLayer           int // gemma4's
@@ -49,7 +52,20 @@ type Shape struct {
 	// Context is context_length (0: 8192); phi3's RopeDim (0: HeadDim)
 	// and OrigContext (LongRoPE's original context; 0: none).
 	Context, RopeDim, OrigContext int
+	// Qwen3.5 ("qwen35", "qwen35moe": Gated DeltaNet layers, and every
+	// AttnInterval-th layer (0: 4) gated attention with q/k norms and
+	// partial rotary over RopeDim dims): the linear layers' key and value
+	// heads of LinearHeadDim, and qwen35moe's shared expert's width.
+	LinearKeyHeads, LinearValueHeads, LinearHeadDim int
+	AttnInterval, SharedFFN                         int
 }
+
+// hybrid reports whether s is a Qwen3.5 shape (Gated DeltaNet layers).
+func (s Shape) hybrid() bool { return s.Arch == "qwen35" || s.Arch == "qwen35moe" }
+
+// linear reports whether layer l of a Qwen3.5 shape is a Gated DeltaNet
+// layer (llama.cpp's rule for full_attention_interval).
+func (s Shape) linear(l int) bool { return s.hybrid() && (l+1)%cmp.Or(s.AttnInterval, 4) != 0 }
 
 // The real models' shapes.
 var (
@@ -72,6 +88,23 @@ var (
 	// embeddings of 256 (a (262144, 35×256) table), 262,144 tokens, tied.
 	Gemma4E2B = Shape{Name: "Gemma-4-E2B", Arch: "gemma4", Layers: 35, Hidden: 1536, Heads: 8, KVHeads: 1, HeadDim: 256,
 		GlobalHeadDim: 512, Period: 5, SharedKV: 20, PerLayer: 256, FFN: 6144, Vocab: 262144, Window: 512, DType: loader.Q4_0}
+	// Qwen3_1_7B is Qwen3-1.7B (tied embeddings), the dense attention
+	// model Qwen3.5-2B replaces; synth writes no qwen3 file (the bench
+	// compares its KV cache with Qwen3.5's states).
+	Qwen3_1_7B = Shape{Name: "Qwen3-1.7B", Arch: "qwen3", Layers: 28, Hidden: 2048, Heads: 16, KVHeads: 8, HeadDim: 128,
+		FFN: 6144, Vocab: 151936, DType: loader.Q4_0, Context: 40960}
+	// Qwen35_2B is Qwen3.5-2B's text model: 24 layers, every 4th gated
+	// attention (8/2 heads of 256, a quarter rotated), the others Gated
+	// DeltaNet (16 key and 16 value heads of 128), tied embeddings.
+	Qwen35_2B = Shape{Name: "Qwen3.5-2B", Arch: "qwen35", Layers: 24, Hidden: 2048, Heads: 8, KVHeads: 2, HeadDim: 256,
+		FFN: 6144, Vocab: 248320, DType: loader.Q4_0, Context: 262144, RopeDim: 64,
+		LinearKeyHeads: 16, LinearValueHeads: 16, LinearHeadDim: 128}
+	// Qwen35_35BA3B is Qwen3.5-35B-A3B's text model: 40 layers as
+	// Qwen3.5-2B's pattern (16/2 attention heads, 32 DeltaNet value heads),
+	// 256 experts of 512, 8 routed plus a shared one of 512.
+	Qwen35_35BA3B = Shape{Name: "Qwen3.5-35B-A3B", Arch: "qwen35moe", Layers: 40, Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: 256,
+		FFN: 512, Experts: 256, ExpertsUsed: 8, SharedFFN: 512, Vocab: 248320, Untied: true, DType: loader.Q4_0, Context: 262144,
+		RopeDim: 64, LinearKeyHeads: 16, LinearValueHeads: 32, LinearHeadDim: 128}
 )
 
 // global reports whether layer l of a gemma3 or gemma4 shape is global.
@@ -109,6 +142,9 @@ func Write(path, base string, s Shape) error {
 	if s.Mix == "" && s.DType != loader.Q4_0 && s.DType != loader.Q8_0 {
 		return fmt.Errorf("synth: dtype %v: want Q4_0 or Q8_0", s.DType)
 	}
+	if s.Arch == "qwen3" {
+		return fmt.Errorf("synth: %s: no qwen3 files (its shape is for the bench's tables)", s.Name)
+	}
 	meta, err := tokenizerMeta(base, s.Vocab)
 	if err != nil {
 		return err
@@ -120,7 +156,7 @@ func Write(path, base string, s Shape) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = loader.WriteGGUF(w, 3, meta, tensors(s))
+	err = loader.WriteGGUF(w, 3, meta, tensors(s, true))
 	if err == nil {
 		err = w.Flush()
 	}
@@ -162,8 +198,22 @@ func archMeta(s Shape) []loader.MetaKV {
 		{Key: a + ".attention.layer_norm_rms_epsilon", Value: float32(1e-5)},
 		{Key: a + ".vocab_size", Value: u(s.Vocab)},
 	}
-	if a == "llama" || a == "phi3" {
+	if a == "llama" || a == "phi3" || s.hybrid() {
 		meta = append(meta, loader.MetaKV{Key: a + ".rope.dimension_count", Value: u(cmp.Or(s.RopeDim, s.HeadDim))})
+	}
+	if s.hybrid() {
+		S := s.LinearHeadDim
+		meta = append(meta,
+			loader.MetaKV{Key: a + ".rope.dimension_sections", Value: []int32{11, 11, 10, 0}},
+			loader.MetaKV{Key: a + ".ssm.conv_kernel", Value: u(4)},
+			loader.MetaKV{Key: a + ".ssm.state_size", Value: u(S)},
+			loader.MetaKV{Key: a + ".ssm.group_count", Value: u(s.LinearKeyHeads)},
+			loader.MetaKV{Key: a + ".ssm.time_step_rank", Value: u(s.LinearValueHeads)},
+			loader.MetaKV{Key: a + ".ssm.inner_size", Value: u(S * s.LinearValueHeads)},
+			loader.MetaKV{Key: a + ".full_attention_interval", Value: u(cmp.Or(s.AttnInterval, 4))})
+		if s.SharedFFN > 0 {
+			meta = append(meta, loader.MetaKV{Key: a + ".expert_shared_feed_forward_length", Value: u(s.SharedFFN)})
+		}
 	}
 	if s.OrigContext > 0 {
 		ctx := float64(cmp.Or(s.Context, 8192))
@@ -203,28 +253,45 @@ func archMeta(s Shape) []loader.MetaKV {
 }
 
 // tensors are the model's weights: random matrices, norms of ones, and an
-// F32 router.
-func tensors(s Shape) []*loader.Tensor {
+// F32 router; without data only their names, types and shapes (what the
+// file would hold, for Bytes).
+func tensors(s Shape, data bool) []*loader.Tensor {
 	rng := rand.New(rand.NewPCG(1, uint64(s.Layers)))
 	mat := func(name string, shape ...int) *loader.Tensor {
 		dt := s.DType
 		if s.Mix == MixQ4KM {
 			dt = q4KMType(name, s.Layers, !s.Untied)
 		}
+		if !data {
+			return &loader.Tensor{Name: name, DType: dt, Shape: shape}
+		}
 		if dt.BlockElems() == 256 {
 			return randomK(rng, dt, name, shape...)
 		}
 		return random(rng, dt, name, shape...)
 	}
+	f32 := func(name string, shape []int, make func() *loader.Tensor) *loader.Tensor {
+		if !data {
+			return &loader.Tensor{Name: name, DType: loader.F32, Shape: shape}
+		}
+		return make()
+	}
+	one := func(name string, n int) *loader.Tensor {
+		return f32(name, []int{n}, func() *loader.Tensor { return ones(name, n) })
+	}
 	D, Q, KV, F := s.Hidden, s.Heads*s.HeadDim, s.KVHeads*s.HeadDim, s.FFN
-	out := []*loader.Tensor{mat("token_embd.weight", s.Vocab, D), ones("output_norm.weight", D)}
+	out := []*loader.Tensor{mat("token_embd.weight", s.Vocab, D), one("output_norm.weight", D)}
 	if s.Untied {
 		out = append(out, mat("output.weight", s.Vocab, D))
 	}
 	if s.OrigContext > 0 {
 		half := cmp.Or(s.RopeDim, s.HeadDim) / 2
-		out = append(out, factors(rng, "rope_factors_short.weight", half, 1, 0.3),
-			factors(rng, "rope_factors_long.weight", half, 1.5, 10))
+		out = append(out,
+			f32("rope_factors_short.weight", []int{half}, func() *loader.Tensor { return factors(rng, "rope_factors_short.weight", half, 1, 0.3) }),
+			f32("rope_factors_long.weight", []int{half}, func() *loader.Tensor { return factors(rng, "rope_factors_long.weight", half, 1.5, 10) }))
+	}
+	router := func(name string, E int) *loader.Tensor {
+		return f32(name, []int{E, D}, func() *loader.Tensor { return gauss(rng, name, 1/math.Sqrt(float64(D)), E, D) })
 	}
 	if s.Arch == "gemma4" {
 		return append(out, gemma4Tensors(rng, s, mat)...)
@@ -233,36 +300,50 @@ func tensors(s Shape) []*loader.Tensor {
 		n := func(f string) string { return fmt.Sprintf("blk.%d.%s.weight", l, f) }
 		if s.Arch == "phi3" { // fused q/k/v, gate then up in ffn_up
 			out = append(out,
-				ones(n("attn_norm"), D),
+				one(n("attn_norm"), D),
 				mat(n("attn_qkv"), Q+2*KV, D),
 				mat(n("attn_output"), D, Q),
-				ones(n("ffn_norm"), D),
+				one(n("ffn_norm"), D),
 				mat(n("ffn_up"), 2*F, D),
 				mat(n("ffn_down"), D, F))
 			continue
 		}
-		out = append(out,
-			ones(n("attn_norm"), D),
-			mat(n("attn_q"), Q, D),
-			mat(n("attn_k"), KV, D),
-			mat(n("attn_v"), KV, D),
-			mat(n("attn_output"), D, Q),
-			ones(n("ffn_norm"), D))
+		if s.hybrid() {
+			out = append(out, hybridMixer(s, l, mat, f32, one, rng)...)
+		} else {
+			out = append(out,
+				one(n("attn_norm"), D),
+				mat(n("attn_q"), Q, D),
+				mat(n("attn_k"), KV, D),
+				mat(n("attn_v"), KV, D),
+				mat(n("attn_output"), D, Q),
+				one(n("ffn_norm"), D))
+		}
 		if s.Arch == "gemma3" {
-			out = append(out, ones(n("attn_q_norm"), s.HeadDim), ones(n("attn_k_norm"), s.HeadDim),
-				ones(n("post_attention_norm"), D), ones(n("post_ffw_norm"), D))
+			out = append(out, one(n("attn_q_norm"), s.HeadDim), one(n("attn_k_norm"), s.HeadDim),
+				one(n("post_attention_norm"), D), one(n("post_ffw_norm"), D))
 		}
 		if s.Experts == 0 {
 			out = append(out, mat(n("ffn_gate"), F, D), mat(n("ffn_up"), F, D), mat(n("ffn_down"), D, F))
 			continue
 		}
+		if !s.hybrid() {
+			out = append(out, one(n("attn_q_norm"), s.HeadDim), one(n("attn_k_norm"), s.HeadDim))
+		}
 		out = append(out,
-			ones(n("attn_q_norm"), s.HeadDim),
-			ones(n("attn_k_norm"), s.HeadDim),
-			router(rng, n("ffn_gate_inp"), s.Experts, D),
+			router(n("ffn_gate_inp"), s.Experts),
 			mat(n("ffn_gate_exps"), s.Experts, F, D),
 			mat(n("ffn_up_exps"), s.Experts, F, D),
 			mat(n("ffn_down_exps"), s.Experts, D, F))
+		if s.SharedFFN > 0 {
+			Fs := s.SharedFFN
+			name := n("ffn_gate_inp_shexp")
+			out = append(out,
+				f32(name, []int{D}, func() *loader.Tensor { return gauss(rng, name, 1/math.Sqrt(float64(D)), D) }),
+				mat(n("ffn_gate_shexp"), Fs, D),
+				mat(n("ffn_up_shexp"), Fs, D),
+				mat(n("ffn_down_shexp"), D, Fs))
+		}
 	}
 	return out
 }
@@ -287,7 +368,7 @@ func gemma4Tensors(rng *rand.Rand, s Shape, mat func(string, ...int) *loader.Ten
 	}
 	out := []*loader.Tensor{
 		mat("per_layer_token_embd.weight", s.Vocab, L*P),
-		router(rng, "per_layer_model_proj.weight", L*P, D),
+		gauss(rng, "per_layer_model_proj.weight", 1/math.Sqrt(float64(D)), L*P, D),
 		ones("per_layer_proj_norm.weight", P),
 		values("rope_freqs.weight", freqs),
 	}
@@ -319,6 +400,70 @@ func gemma4Tensors(rng *rand.Rand, s Shape, mat func(string, ...int) *loader.Ten
 	return out
 }
 
+// hybridMixer is layer l's norms and token mixer in a Qwen3.5 shape: a
+// Gated DeltaNet (llama.cpp's tensors, the README of testdata/qwen35) or
+// gated attention with q/k norms (attn_q's rows per head: q, then its
+// gate).
+func hybridMixer(s Shape, l int, mat func(string, ...int) *loader.Tensor,
+	f32 func(string, []int, func() *loader.Tensor) *loader.Tensor, one func(string, int) *loader.Tensor, rng *rand.Rand) []*loader.Tensor {
+	n := func(f string) string { return fmt.Sprintf("blk.%d.%s.weight", l, f) }
+	D := s.Hidden
+	out := []*loader.Tensor{one(n("attn_norm"), D), one(n("post_attention_norm"), D)}
+	if !s.linear(l) {
+		Q, KV := s.Heads*s.HeadDim, s.KVHeads*s.HeadDim
+		return append(out,
+			mat(n("attn_q"), 2*Q, D),
+			mat(n("attn_k"), KV, D),
+			mat(n("attn_v"), KV, D),
+			one(n("attn_q_norm"), s.HeadDim),
+			one(n("attn_k_norm"), s.HeadDim),
+			mat(n("attn_output"), D, Q))
+	}
+	S, nk, nv := s.LinearHeadDim, s.LinearKeyHeads, s.LinearValueHeads
+	conv, inner := 2*S*nk+S*nv, S*nv
+	convName, dt, a := n("ssm_conv1d"), fmt.Sprintf("blk.%d.ssm_dt.bias", l), fmt.Sprintf("blk.%d.ssm_a", l)
+	return append(out,
+		mat(n("attn_qkv"), conv, D),
+		mat(n("attn_gate"), inner, D),
+		f32(convName, []int{conv, 4}, func() *loader.Tensor { return gauss(rng, convName, 0.25, conv, 4) }),
+		f32(dt, []int{nv}, func() *loader.Tensor { return gauss(rng, dt, 0.25, nv) }),
+		f32(a, []int{nv}, func() *loader.Tensor { return decays(rng, a, nv) }),
+		mat(n("ssm_beta"), nv, D),
+		mat(n("ssm_alpha"), nv, D),
+		one(n("ssm_norm"), S),
+		mat(n("ssm_out"), D, inner))
+}
+
+// Bytes is the size of the weights a file of shape s holds, and of those a
+// decode step reads: everything but the embedding (one row of it, or all
+// as a tied head), the routed experts at the used count's share.
+func (s Shape) Bytes() (all, perToken int64, err error) {
+	for _, t := range tensors(s, false) {
+		n := 1
+		for _, d := range t.Shape {
+			n *= d
+		}
+		size, err := t.DType.Size(n)
+		if err != nil {
+			return 0, 0, fmt.Errorf("synth: %s: %w", t.Name, err)
+		}
+		b := int64(size)
+		all += b
+		switch {
+		case t.Name == "token_embd.weight":
+			perToken += b / int64(s.Vocab)
+			if !s.Untied {
+				perToken += b
+			}
+		case strings.HasSuffix(t.Name, "_exps.weight"):
+			perToken += b / int64(s.Experts) * int64(s.ExpertsUsed)
+		default:
+			perToken += b
+		}
+	}
+	return all, perToken, nil
+}
+
 // random is a matrix (the last dimension the rows' length) of random
 // quants whose scales keep each output near unit size.
 func random(rng *rand.Rand, dt loader.DType, name string, shape ...int) *loader.Tensor {
@@ -342,14 +487,28 @@ func random(rng *rand.Rand, dt loader.DType, name string, shape ...int) *loader.
 	return &loader.Tensor{Name: name, DType: dt, Shape: shape, Data: data}
 }
 
-// router is an F32 (E, D) router whose logits are about unit size.
-func router(rng *rand.Rand, name string, E, D int) *loader.Tensor {
-	data := make([]byte, 4*E*D)
-	scale := 1 / math.Sqrt(float64(D))
-	for i := range E * D {
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(rng.NormFloat64()*scale)))
+// gauss is an F32 tensor of normal values of standard deviation std.
+func gauss(rng *rand.Rand, name string, std float64, shape ...int) *loader.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
 	}
-	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{E, D}, Data: data}
+	data := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(rng.NormFloat64()*std)))
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: shape, Data: data}
+}
+
+// decays is a Gated DeltaNet's ssm_a: −exp(U(ln 0.005, ln 0.5)) per
+// value head, as the tiny Qwen3.5 models have it.
+func decays(rng *rand.Rand, name string, n int) *loader.Tensor {
+	data := make([]byte, 4*n)
+	lo, hi := math.Log(0.005), math.Log(0.5)
+	for i := range n {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(-math.Exp(lo+(hi-lo)*rng.Float64()))))
+	}
+	return &loader.Tensor{Name: name, DType: loader.F32, Shape: []int{n}, Data: data}
 }
 
 // factors is a LongRoPE factor set of n: from base rising by about span,
@@ -437,4 +596,36 @@ func tokenizerMeta(base string, vocab int) ([]loader.MetaKV, error) {
 		}
 	}
 	return meta, nil
+}
+
+// Config is the model.Config a file of shape s loads as (model.FromGGUF),
+// for what needs a shape's sizes without writing it (the bench's KV and
+// state tables). TestShapeConfig holds it to what the loader reads.
+func (s Shape) Config() model.Config {
+	c := model.Config{Arch: s.Arch, Vocab: s.Vocab, Hidden: s.Hidden, Layers: s.Layers, Heads: s.Heads, KVHeads: s.KVHeads,
+		HeadDim: s.HeadDim, FFN: s.FFN, RMSEps: float64(float32(1e-5)), RopeTheta: 500000, MaxContext: cmp.Or(s.Context, 8192),
+		TiedEmbeddings: !s.Untied}
+	if s.Experts > 0 {
+		c.FFN, c.Experts, c.ExpertsUsed, c.ExpertFFN, c.NormTopK = 0, s.Experts, s.ExpertsUsed, s.FFN, true
+	}
+	switch s.Arch {
+	case "qwen3", "qwen3moe":
+		c.QKNorm, c.RopeNeoX = true, true
+	case "qwen35", "qwen35moe":
+		c.QKNorm, c.RopeNeoX, c.AttnOutputGate = true, true, true
+		if s.RopeDim != s.HeadDim {
+			c.RopeDim = s.RopeDim
+		}
+		c.RopeSections = []int{11, 11, 10, 0}
+		c.LinearConvKernel, c.LinearKeyHeads, c.LinearValueHeads, c.LinearHeadDim = 4, s.LinearKeyHeads, s.LinearValueHeads, s.LinearHeadDim
+		c.SharedExpertFFN = s.SharedFFN
+		c.LayerTypes = make([]string, s.Layers)
+		for l := range c.LayerTypes {
+			c.LayerTypes[l] = model.LayerFullAttention
+			if s.linear(l) {
+				c.LayerTypes[l] = model.LayerLinearAttention
+			}
+		}
+	}
+	return c
 }

@@ -133,6 +133,10 @@ type Model struct {
 	// LayerDispatches are the dispatches each layer of a decode step
 	// recorded (gpu.Backend.LayerDispatches; WebGPU only).
 	LayerDispatches []int `json:"layer_dispatches,omitempty"`
+	// LayerTypes are a hybrid model's layer kinds (model.Config.LayerTypes:
+	// "linear_attention" for Gated DeltaNet, "full_attention"); nil when
+	// every layer is attention.
+	LayerTypes []string `json:"layer_types,omitempty"`
 	// StepsAhead is the fraction of greedy decode steps submitted before
 	// the previous step's token was read back (pipelined decode; WebGPU).
 	StepsAhead *float64  `json:"decode_submitted_ahead,omitempty"`
