@@ -75,7 +75,9 @@
 // with its post-norm, two router GEMVs (the experts' input and the
 // router's own), the route (which applies the experts' scales), the
 // GeGLU experts' gate_up and down into a scratch, the sum's post-norm into
-// the dense branch, AddNorm, the output scale. The final norm is folded into
+// the dense branch, AddNorm, the output scale (20 where its q/k/v rows mix
+// block types, as a q4_0 file's Q4_0 q with Q8_0 k and v: stacked row
+// blocks take the norm, then a GEMV each). The final norm is folded into
 // the lm_head. Qwen3.5's attention layers are the same 5 + FFN: the
 // output gate is applied where attention stores its output (the decode
 // reduce, the prefill kernel), partial rotary is RoPEKV's rotation of the

@@ -50,8 +50,8 @@ func exactGoldens(t *testing.T) []*golden.File {
 			}
 		}
 	}
-	if filter == "" && len(out) < 14 {
-		t.Fatalf("found %d exact golden files in %v, want at least 14", len(out), goldenDirs)
+	if filter == "" && len(out) < 13 {
+		t.Fatalf("found %d exact golden files in %v, want at least 13", len(out), goldenDirs)
 	}
 	return out
 }
