@@ -284,7 +284,12 @@ func (r *benchRun) probeKernels(br *browser, budget time.Duration) (*result.Kern
 		Error   string          `json:"error"`
 	}
 	kcfg := map[string]any{"phase": "kernels", "quick": r.o.Short, "budget_s": budget.Seconds()}
-	if err := br.call(r.page, "bench.runProbe", kcfg, budget+2*time.Minute, &kout); err != nil {
+	// The probe starts no kernel past its budget, but one started just
+	// before it runs to its end: on a software adapter the slowest rows
+	// (attend_seq, the MoE prefill) take minutes with their compiles, so
+	// the call waits for the budget twice over before it calls the page
+	// hung.
+	if err := br.call(r.page, "bench.runProbe", kcfg, 2*budget+4*time.Minute, &kout); err != nil {
 		return nil, fmt.Errorf("kernels: %w", err)
 	}
 	if kout.Error != "" || kout.Kernels == nil {
